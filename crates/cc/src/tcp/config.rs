@@ -1,0 +1,70 @@
+//! A TCP connection's settings. Defaults match today's stacks (IW10, 1448-byte MSS, delayed
+//! ACKs, no SACK); the paper scenarios set what their ns-2 runs used.
+
+use crate::time::Duration;
+use crate::units::Bytes;
+
+/// Which window controller a connection runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CcAlgorithm {
+    /// TCP NewReno (RFC 5681, RFC 6582).
+    #[default]
+    NewReno,
+}
+
+/// A TCP connection's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// The window controller.
+    pub cc: CcAlgorithm,
+    /// Sender maximum segment size, in bytes of payload.
+    pub mss: Bytes,
+    /// IP + TCP header bytes per segment (20 + 20 + 12 for the timestamps option).
+    pub header_bytes: Bytes,
+    /// Initial window, in segments (RFC 6928: 10).
+    pub initial_cwnd: u32,
+    /// Initial slow-start threshold, in bytes (`u64::MAX`: unbounded, RFC 5681 section 3.1).
+    pub initial_ssthresh: Bytes,
+    /// The receiver's advertised window, in bytes (a cap on data in flight).
+    pub rwnd: Bytes,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681: 3).
+    pub dupack_threshold: u32,
+    /// The receiver delays ACKs (RFC 5681 section 4.2).
+    pub delayed_ack: bool,
+    /// With delayed ACKs, acknowledge at least every this many full segments (2).
+    pub ack_every: u32,
+    /// With delayed ACKs, the delayed-ACK timer (at most 500 ms; 200 ms in ns-2 and Linux-like).
+    pub delayed_ack_timeout: Duration,
+    /// Negotiate ECN (RFC 3168): data is sent ECT(0), the receiver echoes CE with ECE.
+    pub ecn: bool,
+    /// Lower bound of the retransmission timeout (RFC 6298 2.4 says 1 s; stacks use 200 ms).
+    pub min_rto: Duration,
+    /// Upper bound of the retransmission timeout (RFC 6298 2.5: at least 60 s).
+    pub max_rto: Duration,
+    /// The RTO before any RTT sample (RFC 6298 2.1: 1 s).
+    pub initial_rto: Duration,
+    /// Clock granularity G of RFC 6298 2.3.
+    pub clock_granularity: Duration,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            cc: CcAlgorithm::NewReno,
+            mss: 1448,
+            header_bytes: 52,
+            initial_cwnd: 10,
+            initial_ssthresh: u64::MAX,
+            rwnd: u64::MAX,
+            dupack_threshold: 3,
+            delayed_ack: true,
+            ack_every: 2,
+            delayed_ack_timeout: Duration::from_millis(200),
+            ecn: false,
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(60),
+            initial_rto: Duration::from_secs(1),
+            clock_granularity: Duration::from_millis(1),
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! TCP congestion control: the window-controller interface, its implementations, the RTT
+//! estimator and the sans-IO sender and receiver that host them.
+
+pub mod config;
+pub mod controller;
+pub mod new_reno;
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+
+pub use config::TcpConfig;
+pub use controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
+pub use new_reno::NewReno;
+pub use receiver::TcpReceiver;
+pub use rtt::{RttConfig, RttEstimator};
+pub use sender::TcpSender;

@@ -1,0 +1,3 @@
+//! The TCP receiver (sink). PLACEHOLDER.
+/// Placeholder.
+pub struct TcpReceiver;

@@ -1,0 +1,192 @@
+//! The retransmission timer's RTT estimator (RFC 6298).
+
+use crate::time::Duration;
+
+/// The estimator's bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttConfig {
+    /// RTO before the first sample (RFC 6298 2.1: 1 s).
+    pub initial_rto: Duration,
+    /// Lower bound of the RTO (RFC 6298 2.4: 1 s; stacks use 200 ms).
+    pub min_rto: Duration,
+    /// Upper bound of the RTO (RFC 6298 2.5).
+    pub max_rto: Duration,
+    /// Clock granularity G (RFC 6298 2.2 and 2.3).
+    pub granularity: Duration,
+}
+
+impl Default for RttConfig {
+    fn default() -> Self {
+        RttConfig {
+            initial_rto: Duration::from_secs(1),
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(60),
+            granularity: Duration::from_millis(1),
+        }
+    }
+}
+
+/// SRTT, RTTVAR and the RTO with exponential backoff (RFC 6298 sections 2 and 5).
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    config: RttConfig,
+    /// Smoothed RTT; `None` before the first sample.
+    srtt: Option<Duration>,
+    /// RTT variation.
+    rttvar: Duration,
+    /// Smallest sample seen.
+    min_rtt: Duration,
+    /// Latest sample.
+    latest: Duration,
+    /// The RTO before backoff, already clamped to [min_rto, max_rto].
+    base_rto: Duration,
+    /// Number of consecutive backoffs (RFC 6298 5.5).
+    backoffs: u32,
+}
+
+impl RttEstimator {
+    /// An estimator with no samples: RTO = initial_rto.
+    pub fn new(config: RttConfig) -> RttEstimator {
+        RttEstimator {
+            config,
+            srtt: None,
+            rttvar: Duration::ZERO,
+            min_rtt: Duration::MAX,
+            latest: Duration::ZERO,
+            base_rto: config.initial_rto.min(config.max_rto),
+            backoffs: 0,
+        }
+    }
+
+    /// Takes an RTT measurement R (RFC 6298 2.2 and 2.3) and clears the backoff (a valid sample
+    /// arrives only for data not retransmitted, Karn's rule, so backing off ends here).
+    pub fn on_sample(&mut self, r: Duration) {
+        self.latest = r;
+        self.min_rtt = self.min_rtt.min(r);
+        match self.srtt {
+            None => {
+                // 2.2: SRTT <- R, RTTVAR <- R/2.
+                self.srtt = Some(r);
+                self.rttvar = r / 2;
+            }
+            Some(srtt) => {
+                // 2.3: RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|; SRTT <- 7/8 SRTT + 1/8 R'.
+                let diff = if srtt > r { srtt - r } else { r - srtt };
+                self.rttvar = Duration::from_nanos((3 * self.rttvar.as_nanos() + diff.as_nanos()) / 4);
+                self.srtt = Some(Duration::from_nanos((7 * srtt.as_nanos() + r.as_nanos()) / 8));
+            }
+        }
+        // RTO <- SRTT + max(G, K * RTTVAR), K = 4, then clamped (2.4, 2.5).
+        let srtt = self.srtt.unwrap_or(r);
+        let rto = srtt + self.config.granularity.max(self.rttvar * 4);
+        self.base_rto = rto.max(self.config.min_rto).min(self.config.max_rto);
+        self.backoffs = 0;
+    }
+
+    /// The timer expired: double the RTO (RFC 6298 5.5), up to max_rto.
+    pub fn back_off(&mut self) {
+        self.backoffs = self.backoffs.saturating_add(1);
+    }
+
+    /// The current RTO, backoff included.
+    pub fn rto(&self) -> Duration {
+        let mut rto = self.base_rto;
+        for _ in 0..self.backoffs.min(64) {
+            rto = rto * 2;
+            if rto >= self.config.max_rto {
+                return self.config.max_rto;
+            }
+        }
+        rto
+    }
+
+    /// Consecutive backoffs since the last valid sample.
+    pub fn backoffs(&self) -> u32 {
+        self.backoffs
+    }
+
+    /// The smoothed RTT, or `None` before the first sample.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+
+    /// The smoothed RTT, or the initial RTO before the first sample.
+    pub fn srtt_or_initial(&self) -> Duration {
+        self.srtt.unwrap_or(self.config.initial_rto)
+    }
+
+    /// The RTT variation.
+    pub fn rttvar(&self) -> Duration {
+        self.rttvar
+    }
+
+    /// The smallest sample seen (`Duration::MAX` before any).
+    pub fn min_rtt(&self) -> Duration {
+        self.min_rtt
+    }
+
+    /// The latest sample.
+    pub fn latest(&self) -> Duration {
+        self.latest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est() -> RttEstimator {
+        RttEstimator::new(RttConfig::default())
+    }
+
+    #[test]
+    fn the_rto_is_one_second_before_any_sample() {
+        assert_eq!(est().rto(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_first_sample_sets_srtt_and_half_of_it_as_rttvar() {
+        let mut e = est();
+        e.on_sample(Duration::from_millis(100));
+        assert_eq!(e.srtt(), Some(Duration::from_millis(100)));
+        assert_eq!(e.rttvar(), Duration::from_millis(50));
+        // 100 + 4 * 50 = 300 ms.
+        assert_eq!(e.rto(), Duration::from_millis(300));
+    }
+
+    #[test]
+    fn later_samples_follow_the_rfc_6298_gains() {
+        let mut e = est();
+        e.on_sample(Duration::from_millis(100));
+        e.on_sample(Duration::from_millis(200));
+        // RTTVAR = 3/4 * 50 + 1/4 * 100 = 62.5 ms; SRTT = 7/8 * 100 + 1/8 * 200 = 112.5 ms.
+        assert_eq!(e.rttvar(), Duration::from_micros(62_500));
+        assert_eq!(e.srtt(), Some(Duration::from_micros(112_500)));
+        assert_eq!(e.rto(), Duration::from_micros(362_500));
+    }
+
+    #[test]
+    fn the_rto_never_falls_below_its_minimum() {
+        let mut e = est();
+        for _ in 0..50 {
+            e.on_sample(Duration::from_millis(10));
+        }
+        assert_eq!(e.rto(), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_maximum_and_a_sample_clears_it() {
+        let mut e = est();
+        e.on_sample(Duration::from_millis(100));
+        e.back_off();
+        assert_eq!(e.rto(), Duration::from_millis(600));
+        e.back_off();
+        assert_eq!(e.rto(), Duration::from_millis(1200));
+        for _ in 0..20 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), Duration::from_secs(60));
+        e.on_sample(Duration::from_millis(100));
+        assert_eq!(e.backoffs(), 0);
+    }
+}

@@ -1,0 +1,3 @@
+//! The TCP sender. PLACEHOLDER.
+/// Placeholder.
+pub struct TcpSender;

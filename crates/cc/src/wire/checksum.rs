@@ -1,0 +1,1 @@
+//! The Internet checksum (RFC 1071). PLACEHOLDER.
