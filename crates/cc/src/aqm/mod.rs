@@ -75,6 +75,82 @@ pub enum AqmConfig {
     Red(RedConfig),
 }
 
+/// Why a queue configuration is impossible.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AqmConfigError {
+    /// The capacity is zero.
+    #[error("the queue limit is zero; give at least one packet (e.g. `limit = \"100pkt\"`)")]
+    ZeroLimit,
+    /// RED's thresholds are out of order.
+    #[error("min_th ({min_th}) must be below max_th ({max_th})")]
+    ThresholdOrder {
+        /// The lower threshold.
+        min_th: f64,
+        /// The upper threshold.
+        max_th: f64,
+    },
+    /// A RED threshold is negative or above the capacity.
+    #[error("{name} = {value} lies outside the queue (0..={limit})")]
+    ThresholdRange {
+        /// Which threshold.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+        /// The capacity in the same unit.
+        limit: f64,
+    },
+    /// RED's weight is not in (0, 1].
+    #[error("w_q = {0} must lie in (0, 1]; Floyd & Jacobson suggest 0.002")]
+    Weight(f64),
+    /// RED's max_p is not in (0, 1].
+    #[error("max_p = {0} must lie in (0, 1]; 0.1 is usual")]
+    MaxP(f64),
+}
+
+impl QueueLimit {
+    /// The capacity as a number in its own unit (packets or bytes).
+    pub fn value(self) -> f64 {
+        match self {
+            QueueLimit::Packets(n) => n as f64,
+            QueueLimit::Bytes(b) => b as f64,
+        }
+    }
+}
+
+impl AqmConfig {
+    /// The hard capacity.
+    pub fn limit(&self) -> QueueLimit {
+        match self {
+            AqmConfig::DropTail { limit } => *limit,
+            AqmConfig::Red(c) => c.limit,
+        }
+    }
+
+    /// Checks that the configuration can run.
+    pub fn validate(&self) -> Result<(), AqmConfigError> {
+        let limit = self.limit();
+        if limit.value() <= 0.0 {
+            return Err(AqmConfigError::ZeroLimit);
+        }
+        let AqmConfig::Red(c) = self else { return Ok(()) };
+        for (name, value) in [("min_th", c.min_th), ("max_th", c.max_th)] {
+            if !(0.0..=limit.value()).contains(&value) {
+                return Err(AqmConfigError::ThresholdRange { name, value, limit: limit.value() });
+            }
+        }
+        if c.min_th >= c.max_th {
+            return Err(AqmConfigError::ThresholdOrder { min_th: c.min_th, max_th: c.max_th });
+        }
+        if !(c.w_q > 0.0 && c.w_q <= 1.0) {
+            return Err(AqmConfigError::Weight(c.w_q));
+        }
+        if !(c.max_p > 0.0 && c.max_p <= 1.0) {
+            return Err(AqmConfigError::MaxP(c.max_p));
+        }
+        Ok(())
+    }
+}
+
 /// A queue discipline; an enum so that per-packet dispatch is a match, not a virtual call.
 #[derive(Clone, Debug)]
 pub enum Aqm {

@@ -27,6 +27,23 @@ pub struct RedConfig {
     pub mean_pktsize: Bytes,
 }
 
+impl RedConfig {
+    /// RED with thresholds at 25% and 75% of the capacity, w_q = 0.002, max_p = 0.1, gentle,
+    /// no ECN, 1500-byte mean packets.
+    pub fn for_limit(limit: QueueLimit) -> RedConfig {
+        RedConfig {
+            limit,
+            min_th: limit.value() * 0.25,
+            max_th: limit.value() * 0.75,
+            w_q: 0.002,
+            max_p: 0.1,
+            gentle: true,
+            ecn: false,
+            mean_pktsize: 1500,
+        }
+    }
+}
+
 /// A RED queue's state.
 #[derive(Clone, Debug)]
 pub struct Red {
