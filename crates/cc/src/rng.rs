@@ -25,7 +25,12 @@ impl Rng {
     /// A generator for `seed`.
     pub fn new(seed: u64) -> Rng {
         let mut st = seed;
-        let s = [splitmix64(&mut st), splitmix64(&mut st), splitmix64(&mut st), splitmix64(&mut st)];
+        let s = [
+            splitmix64(&mut st),
+            splitmix64(&mut st),
+            splitmix64(&mut st),
+            splitmix64(&mut st),
+        ];
         Rng { s }
     }
 

@@ -229,7 +229,10 @@ mod tests {
 
     #[test]
     fn arithmetic_saturates_instead_of_panicking() {
-        assert_eq!(Instant::from_millis(5) - Instant::from_millis(7), Duration::ZERO);
+        assert_eq!(
+            Instant::from_millis(5) - Instant::from_millis(7),
+            Duration::ZERO
+        );
         assert_eq!(Instant::MAX + Duration::from_secs(1), Instant::MAX);
         assert_eq!(Duration::from_secs(1) / 0, Duration::MAX);
         assert_eq!(Duration::MAX * 2, Duration::MAX);
@@ -237,10 +240,16 @@ mod tests {
 
     #[test]
     fn float_conversion_rounds_to_the_nanosecond() {
-        assert_eq!(Duration::from_secs_f64(0.0125), Duration::from_micros(12_500));
+        assert_eq!(
+            Duration::from_secs_f64(0.0125),
+            Duration::from_micros(12_500)
+        );
         assert_eq!(Duration::from_secs_f64(-1.0), Duration::ZERO);
         assert_eq!(Duration::from_secs_f64(f64::NAN), Duration::ZERO);
-        assert_eq!(Duration::from_millis(200).mul_f64(1.5), Duration::from_millis(300));
+        assert_eq!(
+            Duration::from_millis(200).mul_f64(1.5),
+            Duration::from_millis(300)
+        );
     }
 
     #[test]

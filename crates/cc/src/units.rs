@@ -142,21 +142,35 @@ pub enum ParseQuantityError {
 }
 
 /// Splits `"10.5Mbps"` into `(10.5, "Mbps")`.
-fn split_number(text: &str, example: &'static str, what: &'static str) -> Result<(f64, String), ParseQuantityError> {
+fn split_number(
+    text: &str,
+    example: &'static str,
+    what: &'static str,
+) -> Result<(f64, String), ParseQuantityError> {
     let t = text.trim();
     // The number is the longest prefix of digits, '.', '_' and a leading sign; no exponent form.
     let end = t
         .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == '_' || (i == 0 && (c == '-' || c == '+'))))
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit() || c == '.' || c == '_' || (i == 0 && (c == '-' || c == '+')))
+        })
         .map(|(i, _)| i)
         .unwrap_or(t.len());
     let num: String = t[..end].chars().filter(|&c| c != '_').collect();
-    let value: f64 = num.parse().map_err(|_| ParseQuantityError::NoNumber { text: text.to_string(), example })?;
+    let value: f64 = num.parse().map_err(|_| ParseQuantityError::NoNumber {
+        text: text.to_string(),
+        example,
+    })?;
     if !value.is_finite() {
-        return Err(ParseQuantityError::TooLarge { text: text.to_string() });
+        return Err(ParseQuantityError::TooLarge {
+            text: text.to_string(),
+        });
     }
     if value < 0.0 {
-        return Err(ParseQuantityError::Negative { text: text.to_string(), what });
+        return Err(ParseQuantityError::Negative {
+            text: text.to_string(),
+            what,
+        });
     }
     Ok((value, t[end..].trim().to_string()))
 }
@@ -181,7 +195,9 @@ impl FromStr for Rate {
         };
         let bps = v * scale;
         if bps >= u64::MAX as f64 {
-            return Err(ParseQuantityError::TooLarge { text: text.to_string() });
+            return Err(ParseQuantityError::TooLarge {
+                text: text.to_string(),
+            });
         }
         Ok(Rate::from_bps_f64(bps))
     }
@@ -206,7 +222,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, ParseQuantityError> {
     };
     let secs = v * scale;
     if secs * NANOS_PER_SEC as f64 >= u64::MAX as f64 {
-        return Err(ParseQuantityError::TooLarge { text: text.to_string() });
+        return Err(ParseQuantityError::TooLarge {
+            text: text.to_string(),
+        });
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -232,7 +250,9 @@ pub fn parse_bytes(text: &str) -> Result<Bytes, ParseQuantityError> {
     };
     let b = (v * scale).round();
     if b >= u64::MAX as f64 {
-        return Err(ParseQuantityError::TooLarge { text: text.to_string() });
+        return Err(ParseQuantityError::TooLarge {
+            text: text.to_string(),
+        });
     }
     Ok(b as u64)
 }
@@ -244,11 +264,17 @@ pub fn parse_fraction(text: &str) -> Result<f64, ParseQuantityError> {
         "" => v,
         "%" => v / 100.0,
         _ => {
-            return Err(ParseQuantityError::BadUnit { text: text.to_string(), unit, known: "% or none" });
+            return Err(ParseQuantityError::BadUnit {
+                text: text.to_string(),
+                unit,
+                known: "% or none",
+            });
         }
     };
     if f > 1.0 {
-        return Err(ParseQuantityError::TooLarge { text: text.to_string() });
+        return Err(ParseQuantityError::TooLarge {
+            text: text.to_string(),
+        });
     }
     Ok(f)
 }
@@ -259,8 +285,14 @@ mod tests {
 
     #[test]
     fn transmit_time_of_a_1500_byte_packet_at_10mbps_is_1_2ms() {
-        assert_eq!(Rate::from_mbps(10).transmit_time(1500), Duration::from_micros(1200));
-        assert_eq!(Rate::from_gbps(1).transmit_time(1500), Duration::from_nanos(12_000));
+        assert_eq!(
+            Rate::from_mbps(10).transmit_time(1500),
+            Duration::from_micros(1200)
+        );
+        assert_eq!(
+            Rate::from_gbps(1).transmit_time(1500),
+            Duration::from_nanos(12_000)
+        );
         assert_eq!(Rate::ZERO.transmit_time(1), Duration::MAX);
     }
 
@@ -276,9 +308,18 @@ mod tests {
         assert_eq!("10Mbps".parse::<Rate>(), Ok(Rate::from_mbps(10)));
         assert_eq!("1.5Gbps".parse::<Rate>(), Ok(Rate::from_bps(1_500_000_000)));
         assert_eq!("64 kbps".parse::<Rate>(), Ok(Rate::from_kbps(64)));
-        assert!(matches!("-5Mbps".parse::<Rate>(), Err(ParseQuantityError::Negative { .. })));
-        assert!(matches!("5furlongs".parse::<Rate>(), Err(ParseQuantityError::BadUnit { .. })));
-        assert!(matches!("fast".parse::<Rate>(), Err(ParseQuantityError::NoNumber { .. })));
+        assert!(matches!(
+            "-5Mbps".parse::<Rate>(),
+            Err(ParseQuantityError::Negative { .. })
+        ));
+        assert!(matches!(
+            "5furlongs".parse::<Rate>(),
+            Err(ParseQuantityError::BadUnit { .. })
+        ));
+        assert!(matches!(
+            "fast".parse::<Rate>(),
+            Err(ParseQuantityError::NoNumber { .. })
+        ));
     }
 
     #[test]
@@ -297,7 +338,11 @@ mod tests {
 
     #[test]
     fn display_round_trips_through_parse() {
-        for r in [Rate::from_mbps(10), Rate::from_kbps(64), Rate::from_bps(1_500_000_000)] {
+        for r in [
+            Rate::from_mbps(10),
+            Rate::from_kbps(64),
+            Rate::from_bps(1_500_000_000),
+        ] {
             assert_eq!(r.to_string().parse::<Rate>(), Ok(r));
         }
     }

@@ -132,14 +132,23 @@ impl AqmConfig {
         if limit.value() <= 0.0 {
             return Err(AqmConfigError::ZeroLimit);
         }
-        let AqmConfig::Red(c) = self else { return Ok(()) };
+        let AqmConfig::Red(c) = self else {
+            return Ok(());
+        };
         for (name, value) in [("min_th", c.min_th), ("max_th", c.max_th)] {
             if !(0.0..=limit.value()).contains(&value) {
-                return Err(AqmConfigError::ThresholdRange { name, value, limit: limit.value() });
+                return Err(AqmConfigError::ThresholdRange {
+                    name,
+                    value,
+                    limit: limit.value(),
+                });
             }
         }
         if c.min_th >= c.max_th {
-            return Err(AqmConfigError::ThresholdOrder { min_th: c.min_th, max_th: c.max_th });
+            return Err(AqmConfigError::ThresholdOrder {
+                min_th: c.min_th,
+                max_th: c.max_th,
+            });
         }
         if !(c.w_q > 0.0 && c.w_q <= 1.0) {
             return Err(AqmConfigError::Weight(c.w_q));
@@ -172,7 +181,14 @@ impl Aqm {
 
     /// Decides the fate of a packet of `size` bytes arriving at a queue of length `len`;
     /// `ect` says the packet is ECN-capable (ECT(0) or ECT(1)).
-    pub fn on_arrival(&mut self, now: Instant, len: QueueLen, size: Bytes, ect: bool, rng: &mut Rng) -> Verdict {
+    pub fn on_arrival(
+        &mut self,
+        now: Instant,
+        len: QueueLen,
+        size: Bytes,
+        ect: bool,
+        rng: &mut Rng,
+    ) -> Verdict {
         match self {
             Aqm::DropTail(q) => q.on_arrival(len, size),
             Aqm::Red(q) => q.on_arrival(now, len, size, ect, rng),

@@ -57,7 +57,14 @@ impl Red {
         Red { config, avg: 0.0 }
     }
     /// Admission decision.
-    pub fn on_arrival(&mut self, _now: Instant, len: QueueLen, size: Bytes, _ect: bool, _rng: &mut Rng) -> Verdict {
+    pub fn on_arrival(
+        &mut self,
+        _now: Instant,
+        len: QueueLen,
+        size: Bytes,
+        _ect: bool,
+        _rng: &mut Rng,
+    ) -> Verdict {
         if self.config.limit.is_full(len, size) {
             Verdict::DropFull
         } else {

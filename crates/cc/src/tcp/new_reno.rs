@@ -22,7 +22,12 @@ pub struct NewReno {
 impl NewReno {
     /// A NewReno controller with `initial_cwnd` bytes of window and the given ssthresh.
     pub fn new(mss: Bytes, initial_cwnd: Bytes, initial_ssthresh: Bytes) -> NewReno {
-        NewReno { mss: mss.max(1), cwnd: initial_cwnd.max(mss), ssthresh: initial_ssthresh, ca_acked: 0 }
+        NewReno {
+            mss: mss.max(1),
+            cwnd: initial_cwnd.max(mss),
+            ssthresh: initial_ssthresh,
+            ca_acked: 0,
+        }
     }
 
     /// The sender maximum segment size, in bytes.
@@ -77,7 +82,9 @@ impl WindowController for NewReno {
             CongestionKind::Timeout => self.mss,
             // Fast retransmit: the sender inflates on top of this (RFC 6582 section 3.2 step 2).
             // ECN and outside requests: cwnd = ssthresh, no retransmission (RFC 3168 6.1.2).
-            CongestionKind::DupAcks | CongestionKind::Ecn | CongestionKind::External => self.ssthresh,
+            CongestionKind::DupAcks | CongestionKind::Ecn | CongestionKind::External => {
+                self.ssthresh
+            }
         };
     }
 }
@@ -111,22 +118,38 @@ mod tests {
     }
 
     #[test]
-    fn congestion_avoidance_adds_one_mss_per_window_of_acks() {
+    fn congestion_avoidance_adds_smss_squared_over_cwnd_per_ack() {
         let mut c = NewReno::new(MSS, 10 * MSS, 10 * MSS);
-        for _ in 0..9 {
-            c.on_ack(Instant::ZERO, &ack(MSS));
-        }
-        // 9 * MSS^2 / (10 MSS) = 900 bytes, carried exactly.
-        assert_eq!(c.cwnd(), 10 * MSS + 900);
         c.on_ack(Instant::ZERO, &ack(MSS));
-        assert_eq!(c.cwnd(), 10 * MSS + 900 + 99);
+        // 1000 * 1000 / 10000 = 100 bytes.
+        assert_eq!(c.cwnd(), 10_100);
+        c.on_ack(Instant::ZERO, &ack(MSS));
+        // 10^6 / 10100 = 99, remainder 100 carried.
+        assert_eq!(c.cwnd(), 10_199);
+    }
+
+    #[test]
+    fn congestion_avoidance_carries_the_fraction_a_large_window_would_round_away() {
+        let big = 3_000 * MSS;
+        let mut c = NewReno::new(MSS, big, big);
+        c.on_ack(Instant::ZERO, &ack(MSS));
+        c.on_ack(Instant::ZERO, &ack(MSS));
+        assert_eq!(c.cwnd(), big, "a third of a byte per ACK so far");
+        c.on_ack(Instant::ZERO, &ack(MSS));
+        assert_eq!(c.cwnd(), big + 1);
     }
 
     #[test]
     fn duplicate_acks_and_recovery_acks_do_not_grow_the_window() {
         let mut c = NewReno::new(MSS, 10 * MSS, u64::MAX);
         c.on_ack(Instant::ZERO, &ack(0));
-        c.on_ack(Instant::ZERO, &AckInfo { in_recovery: true, ..ack(MSS) });
+        c.on_ack(
+            Instant::ZERO,
+            &AckInfo {
+                in_recovery: true,
+                ..ack(MSS)
+            },
+        );
         assert_eq!(c.cwnd(), 10 * MSS);
     }
 

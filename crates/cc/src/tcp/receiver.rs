@@ -1,3 +1,295 @@
-//! The TCP receiver (sink). PLACEHOLDER.
-/// Placeholder.
-pub struct TcpReceiver;
+//! The TCP receiver (sink) as a sans-IO state machine: cumulative ACKs, out-of-order holding,
+//! delayed ACKs (RFC 5681 section 4.2) and the ECN echo (RFC 3168 section 6.1.3).
+
+use super::config::TcpConfig;
+use crate::time::{Duration, Instant};
+use crate::units::Bytes;
+
+/// An ACK the receiver wants sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckSegment {
+    /// Cumulative acknowledgment: every byte below this has arrived.
+    pub ack: u64,
+    /// The ECN-Echo flag.
+    pub ece: bool,
+}
+
+/// Counters over the receiver's life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// Data segments that arrived.
+    pub segments: u64,
+    /// Segments that carried nothing new (already received).
+    pub duplicates: u64,
+    /// Segments that arrived beyond a hole.
+    pub out_of_order: u64,
+    /// Segments that arrived with CE set.
+    pub ce_marked: u64,
+    /// ACKs sent.
+    pub acks_sent: u64,
+}
+
+/// The receiver.
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    /// Next byte expected (RFC 9293 RCV.NXT).
+    rcv_nxt: u64,
+    /// Byte ranges received beyond a hole, sorted and disjoint, all above `rcv_nxt`.
+    out_of_order: Vec<(u64, u64)>,
+    delayed_ack: bool,
+    ack_every: u32,
+    delayed_ack_timeout: Duration,
+    ecn: bool,
+    /// Full-sized segments received since the last ACK.
+    unacked: u32,
+    /// An ACK must go out now.
+    ack_now: bool,
+    delack_deadline: Option<Instant>,
+    /// Echo ECE on every ACK until a CWR arrives.
+    ece: bool,
+    stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    /// A receiver with the delayed-ACK and ECN settings of `config`.
+    pub fn new(config: &TcpConfig) -> TcpReceiver {
+        TcpReceiver {
+            rcv_nxt: 0,
+            out_of_order: Vec::new(),
+            delayed_ack: config.delayed_ack,
+            ack_every: config.ack_every.max(1),
+            delayed_ack_timeout: config.delayed_ack_timeout,
+            ecn: config.ecn,
+            unacked: 0,
+            ack_now: false,
+            delack_deadline: None,
+            ece: false,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    /// Bytes delivered in order to the application so far.
+    pub fn delivered(&self) -> Bytes {
+        self.rcv_nxt
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> ReceiverStats {
+        self.stats
+    }
+
+    /// When [`TcpReceiver::on_timeout`] must be called (the delayed-ACK timer).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.delack_deadline
+    }
+
+    /// A data segment of `len` bytes at `seq` arrived; `ce` is its IP ECN field's CE codepoint,
+    /// `cwr` its TCP CWR flag. Returns the bytes newly delivered in order.
+    pub fn on_segment(&mut self, now: Instant, seq: u64, len: u32, ce: bool, cwr: bool) -> Bytes {
+        self.stats.segments += 1;
+        if self.ecn {
+            // RFC 3168 6.1.3: CWR ends the echo; a CE (also on the same segment) starts it.
+            if cwr {
+                self.ece = false;
+            }
+            if ce {
+                self.stats.ce_marked += 1;
+                self.ece = true;
+            }
+        }
+        let end = seq.saturating_add(len as u64);
+        let before = self.rcv_nxt;
+        if end <= self.rcv_nxt {
+            // Nothing new: ACK at once so that the sender's duplicate-ACK count is right.
+            self.stats.duplicates += 1;
+            self.ack_now = true;
+        } else if seq > self.rcv_nxt {
+            // Beyond a hole: hold it and ACK at once (RFC 5681 4.2, a duplicate ACK).
+            self.stats.out_of_order += 1;
+            self.insert_range(seq, end);
+            self.ack_now = true;
+        } else {
+            let filled_hole = !self.out_of_order.is_empty();
+            self.rcv_nxt = end;
+            self.absorb_ranges();
+            if filled_hole {
+                // A segment that fills a hole is acknowledged at once (RFC 5681 4.2).
+                self.ack_now = true;
+            } else {
+                self.unacked += 1;
+                if !self.delayed_ack || self.unacked >= self.ack_every {
+                    self.ack_now = true;
+                } else if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + self.delayed_ack_timeout);
+                }
+            }
+        }
+        self.rcv_nxt - before
+    }
+
+    fn insert_range(&mut self, start: u64, end: u64) {
+        let pos = self.out_of_order.partition_point(|&(s, _)| s < start);
+        self.out_of_order.insert(pos, (start, end));
+        // Merge overlapping or touching neighbours.
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.out_of_order.len());
+        for &(s, e) in &self.out_of_order {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        self.out_of_order = merged;
+    }
+
+    fn absorb_ranges(&mut self) {
+        let mut taken = 0;
+        for &(s, e) in &self.out_of_order {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(e);
+            taken += 1;
+        }
+        self.out_of_order.drain(..taken);
+    }
+
+    /// The delayed-ACK timer, if due, makes an ACK due.
+    pub fn on_timeout(&mut self, now: Instant) {
+        if matches!(self.delack_deadline, Some(t) if now >= t) {
+            self.delack_deadline = None;
+            self.ack_now = true;
+        }
+    }
+
+    /// The ACK to send now, if one is due.
+    pub fn poll_ack(&mut self) -> Option<AckSegment> {
+        if !self.ack_now {
+            return None;
+        }
+        self.ack_now = false;
+        self.unacked = 0;
+        self.delack_deadline = None;
+        self.stats.acks_sent += 1;
+        Some(AckSegment {
+            ack: self.rcv_nxt,
+            ece: self.ece,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receiver(delayed: bool, ecn: bool) -> TcpReceiver {
+        TcpReceiver::new(&TcpConfig {
+            delayed_ack: delayed,
+            ecn,
+            ..TcpConfig::default()
+        })
+    }
+
+    fn ms(n: u64) -> Instant {
+        Instant::from_millis(n)
+    }
+
+    #[test]
+    fn every_second_segment_is_acknowledged_at_once() {
+        let mut r = receiver(true, false);
+        assert_eq!(r.on_segment(ms(0), 0, 1000, false, false), 1000);
+        assert_eq!(r.poll_ack(), None);
+        assert_eq!(r.poll_timeout(), Some(ms(200)));
+        r.on_segment(ms(1), 1000, 1000, false, false);
+        assert_eq!(
+            r.poll_ack(),
+            Some(AckSegment {
+                ack: 2000,
+                ece: false
+            })
+        );
+        assert_eq!(r.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_lone_segment_is_acknowledged_when_the_delayed_ack_timer_fires() {
+        let mut r = receiver(true, false);
+        r.on_segment(ms(0), 0, 1000, false, false);
+        r.on_timeout(ms(199));
+        assert_eq!(r.poll_ack(), None);
+        r.on_timeout(ms(200));
+        assert_eq!(
+            r.poll_ack(),
+            Some(AckSegment {
+                ack: 1000,
+                ece: false
+            })
+        );
+    }
+
+    #[test]
+    fn without_delayed_acks_each_segment_is_acknowledged() {
+        let mut r = receiver(false, false);
+        r.on_segment(ms(0), 0, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(1000));
+    }
+
+    #[test]
+    fn out_of_order_segments_give_immediate_duplicate_acks_and_a_filled_hole_a_jump() {
+        let mut r = receiver(true, false);
+        r.on_segment(ms(0), 0, 1000, false, false);
+        r.on_segment(ms(1), 2000, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(1000));
+        r.on_segment(ms(2), 3000, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(1000));
+        assert_eq!(r.on_segment(ms(3), 1000, 1000, false, false), 3000);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(4000));
+        assert_eq!(r.stats().out_of_order, 2);
+    }
+
+    #[test]
+    fn an_old_segment_is_a_duplicate_and_acknowledged_at_once() {
+        let mut r = receiver(true, false);
+        r.on_segment(ms(0), 0, 1000, false, false);
+        r.on_segment(ms(1), 1000, 1000, false, false);
+        r.poll_ack();
+        assert_eq!(r.on_segment(ms(2), 0, 1000, false, false), 0);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(2000));
+        assert_eq!(r.stats().duplicates, 1);
+    }
+
+    #[test]
+    fn ce_is_echoed_on_every_ack_until_cwr_arrives() {
+        let mut r = receiver(false, true);
+        r.on_segment(ms(0), 0, 1000, true, false);
+        assert_eq!(
+            r.poll_ack(),
+            Some(AckSegment {
+                ack: 1000,
+                ece: true
+            })
+        );
+        r.on_segment(ms(1), 1000, 1000, false, false);
+        assert_eq!(
+            r.poll_ack(),
+            Some(AckSegment {
+                ack: 2000,
+                ece: true
+            })
+        );
+        r.on_segment(ms(2), 2000, 1000, false, true);
+        assert_eq!(
+            r.poll_ack(),
+            Some(AckSegment {
+                ack: 3000,
+                ece: false
+            })
+        );
+    }
+
+    #[test]
+    fn without_ecn_ce_marks_are_not_echoed() {
+        let mut r = receiver(false, false);
+        r.on_segment(ms(0), 0, 1000, true, false);
+        assert_eq!(r.poll_ack().map(|a| a.ece), Some(false));
+    }
+}

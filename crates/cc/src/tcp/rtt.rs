@@ -72,8 +72,11 @@ impl RttEstimator {
             Some(srtt) => {
                 // 2.3: RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|; SRTT <- 7/8 SRTT + 1/8 R'.
                 let diff = if srtt > r { srtt - r } else { r - srtt };
-                self.rttvar = Duration::from_nanos((3 * self.rttvar.as_nanos() + diff.as_nanos()) / 4);
-                self.srtt = Some(Duration::from_nanos((7 * srtt.as_nanos() + r.as_nanos()) / 8));
+                self.rttvar =
+                    Duration::from_nanos((3 * self.rttvar.as_nanos() + diff.as_nanos()) / 4);
+                self.srtt = Some(Duration::from_nanos(
+                    (7 * srtt.as_nanos() + r.as_nanos()) / 8,
+                ));
             }
         }
         // RTO <- SRTT + max(G, K * RTTVAR), K = 4, then clamped (2.4, 2.5).

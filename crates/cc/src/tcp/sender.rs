@@ -1,3 +1,796 @@
-//! The TCP sender. PLACEHOLDER.
-/// Placeholder.
-pub struct TcpSender;
+//! The TCP sender as a sans-IO state machine: sequence space, duplicate-ACK counting, fast
+//! retransmit and NewReno fast recovery (RFC 5681 section 3.2, RFC 6582), the retransmission
+//! timer (RFC 6298) and the ECN reaction (RFC 3168 section 6.1.2). The window controller
+//! ([`WindowCtl`]) supplies growth and reduction; this module owns everything around it.
+//!
+//! Drive it with [`TcpSender::on_ack`], [`TcpSender::on_timeout`] and [`TcpSender::poll_transmit`];
+//! ask [`TcpSender::poll_timeout`] when to call `on_timeout`. Sequence numbers are 64-bit byte
+//! offsets from zero (no wrap-around); the wire codec keeps the low 32 bits. There is no
+//! handshake: the connection starts established, as ns-2's one-way TCP agents do.
+
+use super::config::{CcAlgorithm, TcpConfig};
+use super::controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
+use super::new_reno::NewReno;
+use super::rtt::{RttConfig, RttEstimator};
+use crate::time::{Duration, Instant};
+use crate::units::Bytes;
+use std::collections::VecDeque;
+
+/// A segment the sender wants transmitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Sequence number of the first payload byte.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// This range was sent before.
+    pub retransmission: bool,
+    /// Set the CWR flag (the first new segment after an ECN reduction, RFC 3168 6.1.2).
+    pub cwr: bool,
+    /// Mark the packet ECT(0): the connection negotiated ECN.
+    pub ect: bool,
+}
+
+/// How sends are limited. TCP/CM and GCCA gate a connection from outside.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SendGate {
+    /// The congestion window alone limits sends.
+    #[default]
+    Window,
+    /// A send needs both room in the window and granted credit.
+    WindowAndCredit,
+    /// Granted credit alone limits sends (congestion control delegated, as in TCP/CM); the
+    /// receiver's window still applies.
+    CreditOnly,
+}
+
+/// What one ACK did, for modules that observe the connection (a Congestion Manager's update).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckOutcome {
+    /// Bytes newly acknowledged.
+    pub bytes_acked: Bytes,
+    /// The RTT sample taken, if any.
+    pub rtt: Option<Duration>,
+    /// The ACK was a duplicate.
+    pub duplicate: bool,
+    /// This ACK triggered fast retransmit (a loss was detected).
+    pub fast_retransmit: bool,
+    /// This ACK caused an ECN window reduction.
+    pub ecn_reduction: bool,
+    /// This ACK was ignored (it acknowledges data never sent, or is older than snd_una).
+    pub ignored: bool,
+}
+
+/// Counters over the connection's life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Retransmitted segments.
+    pub retransmissions: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// ECN window reductions.
+    pub ecn_reductions: u64,
+    /// ACKs ignored as invalid.
+    pub invalid_acks: u64,
+}
+
+/// A segment sent once and not yet acknowledged, kept for RTT sampling.
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    end: u64,
+    at: Instant,
+    retransmitted: bool,
+}
+
+/// The sender.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    config: TcpConfig,
+    ctl: WindowCtl,
+    rtt: RttEstimator,
+    /// Oldest unacknowledged byte (RFC 9293 SND.UNA).
+    snd_una: u64,
+    /// Next byte to send (SND.NXT); moves back to snd_una after a timeout.
+    snd_nxt: u64,
+    /// Highest byte ever sent, plus one.
+    snd_max: u64,
+    /// Bytes the application has made available (`u64::MAX`: an infinite source).
+    app_limit: u64,
+    dupacks: u32,
+    /// RFC 6582 `recover`: highest byte sent when the last fast retransmit or timeout happened.
+    recover: Option<u64>,
+    in_recovery: bool,
+    /// The first partial ACK of this recovery has reset the timer (RFC 6582 3.2 step 5).
+    partial_ack_seen: bool,
+    /// End of the window in which an ECN reduction already happened (RFC 3168 6.1.2).
+    ecn_recover: u64,
+    send_cwr: bool,
+    /// A single segment to resend before anything else (fast retransmit, partial ACK), at
+    /// this sequence number; sent regardless of the window (RFC 5681 3.2 step 2).
+    rexmit: Option<u64>,
+    rto_deadline: Option<Instant>,
+    sent: VecDeque<Sent>,
+    gate: SendGate,
+    credit: Bytes,
+    stats: SenderStats,
+}
+
+impl TcpSender {
+    /// A sender with an infinite source, its controller chosen by `config.cc`.
+    pub fn new(config: TcpConfig) -> TcpSender {
+        let ctl = match config.cc {
+            CcAlgorithm::NewReno => WindowCtl::NewReno(NewReno::new(
+                config.mss,
+                config.mss.saturating_mul(config.initial_cwnd.max(1) as u64),
+                config.initial_ssthresh,
+            )),
+        };
+        TcpSender::with_controller(config, ctl)
+    }
+
+    /// A sender with the given controller (a controller configured outside).
+    pub fn with_controller(config: TcpConfig, ctl: WindowCtl) -> TcpSender {
+        let rtt = RttEstimator::new(RttConfig {
+            initial_rto: config.initial_rto,
+            min_rto: config.min_rto,
+            max_rto: config.max_rto,
+            granularity: config.clock_granularity,
+        });
+        TcpSender {
+            config,
+            ctl,
+            rtt,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            app_limit: u64::MAX,
+            dupacks: 0,
+            recover: None,
+            in_recovery: false,
+            partial_ack_seen: false,
+            ecn_recover: 0,
+            send_cwr: false,
+            rexmit: None,
+            rto_deadline: None,
+            sent: VecDeque::new(),
+            gate: SendGate::Window,
+            credit: 0,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// Limits the transfer to `total` bytes from the start (a finite application).
+    pub fn set_app_limit(&mut self, total: Bytes) {
+        self.app_limit = total;
+    }
+
+    /// Stops offering new data: what was sent is still delivered, nothing new is sent.
+    pub fn stop(&mut self) {
+        self.app_limit = self.app_limit.min(self.snd_max);
+    }
+
+    /// Every byte the application offered is acknowledged.
+    pub fn is_finished(&self) -> bool {
+        self.app_limit != u64::MAX && self.snd_una >= self.app_limit
+    }
+
+    /// Chooses how sends are limited.
+    pub fn set_gate(&mut self, gate: SendGate) {
+        self.gate = gate;
+    }
+
+    /// Adds `bytes` of send credit (used by the gated modes).
+    pub fn grant(&mut self, bytes: Bytes) {
+        self.credit = self.credit.saturating_add(bytes);
+    }
+
+    /// Unused send credit, in bytes.
+    pub fn credit(&self) -> Bytes {
+        self.credit
+    }
+
+    /// The window controller.
+    pub fn controller(&self) -> &WindowCtl {
+        &self.ctl
+    }
+
+    /// The window controller, for modules that set cwnd or ssthresh from outside.
+    pub fn controller_mut(&mut self) -> &mut WindowCtl {
+        &mut self.ctl
+    }
+
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TcpConfig {
+        &self.config
+    }
+
+    /// The congestion window, in bytes.
+    pub fn cwnd(&self) -> Bytes {
+        self.ctl.cwnd()
+    }
+
+    /// The slow-start threshold, in bytes.
+    pub fn ssthresh(&self) -> Bytes {
+        self.ctl.ssthresh()
+    }
+
+    /// FlightSize (RFC 5681): bytes sent and not yet acknowledged.
+    pub fn bytes_in_flight(&self) -> Bytes {
+        self.snd_max - self.snd_una
+    }
+
+    /// The oldest unacknowledged byte.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// The next byte to send.
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    /// The sender is in NewReno fast recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// Duplicate ACKs counted since the last new ACK.
+    pub fn dupacks(&self) -> u32 {
+        self.dupacks
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> SenderStats {
+        self.stats
+    }
+
+    /// When [`TcpSender::on_timeout`] must be called, if the retransmission timer runs.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.rto_deadline
+    }
+
+    fn mss(&self) -> Bytes {
+        self.config.mss
+    }
+
+    fn restart_timer(&mut self, now: Instant) {
+        self.rto_deadline = if self.snd_max > self.snd_una {
+            Some(now + self.rtt.rto())
+        } else {
+            None
+        };
+    }
+
+    fn ack_info(&self, bytes_acked: Bytes, rtt: Option<Duration>, ece: bool) -> AckInfo {
+        AckInfo {
+            bytes_acked,
+            rtt,
+            srtt: self.rtt.srtt_or_initial(),
+            min_rtt: self.rtt.min_rtt(),
+            bytes_in_flight: self.bytes_in_flight(),
+            in_recovery: self.in_recovery,
+            ece,
+        }
+    }
+
+    /// Processes a cumulative ACK of every byte below `ack`, with the ECN-Echo flag `ece`.
+    pub fn on_ack(&mut self, now: Instant, ack: u64, ece: bool) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        if ack > self.snd_max || ack < self.snd_una {
+            // An ACK for data never sent, or an old reordered ACK: RFC 9293 3.10.7.4 ignores it.
+            self.stats.invalid_acks += 1;
+            out.ignored = true;
+            return out;
+        }
+        let mut reduced_for_ecn = false;
+        if ece
+            && self.config.ecn
+            && !self.in_recovery
+            && ack >= self.ecn_recover
+            && self.snd_max > self.snd_una
+        {
+            // RFC 3168 6.1.2: reduce once per window of data, no retransmission.
+            self.ctl
+                .on_congestion(now, CongestionKind::Ecn, self.bytes_in_flight());
+            self.ecn_recover = self.snd_max;
+            self.send_cwr = true;
+            self.stats.ecn_reductions += 1;
+            reduced_for_ecn = true;
+            out.ecn_reduction = true;
+        }
+
+        if ack == self.snd_una {
+            if self.snd_max > self.snd_una {
+                out.duplicate = true;
+                self.on_dup_ack(now, ece, &mut out);
+            }
+            return out;
+        }
+
+        // New data acknowledged.
+        let acked = ack - self.snd_una;
+        out.bytes_acked = acked;
+        self.snd_una = ack;
+        if self.snd_nxt < self.snd_una {
+            // After a timeout, the receiver may hold data beyond what was resent.
+            self.snd_nxt = self.snd_una;
+        }
+        // Karn's rule (RFC 6298 section 3): sample only when no acknowledged segment was
+        // retransmitted, from the newest one acknowledged.
+        let mut newest: Option<Instant> = None;
+        let mut ambiguous = false;
+        while let Some(front) = self.sent.front() {
+            if front.end > ack {
+                break;
+            }
+            ambiguous |= front.retransmitted;
+            newest = Some(front.at);
+            self.sent.pop_front();
+        }
+        if let (Some(at), false) = (newest, ambiguous) {
+            let r = now.saturating_since(at);
+            self.rtt.on_sample(r);
+            out.rtt = Some(r);
+        }
+        self.dupacks = 0;
+
+        if self.in_recovery {
+            let recover = self.recover.unwrap_or(0);
+            if ack >= recover {
+                // Full acknowledgment (RFC 6582 3.2 step 3): deflate to
+                // min(ssthresh, max(FlightSize, SMSS) + SMSS) and leave recovery.
+                let flight = self.bytes_in_flight();
+                let cwnd = self.ctl.ssthresh().min(flight.max(self.mss()) + self.mss());
+                self.ctl.set_cwnd(cwnd);
+                self.in_recovery = false;
+                self.ctl.on_recovery_end(now);
+                self.restart_timer(now);
+                // The full ACK sets the window; it does not also grow it.
+                let info = AckInfo {
+                    in_recovery: true,
+                    ..self.ack_info(acked, out.rtt, ece)
+                };
+                self.ctl.on_ack(now, &info);
+                return out;
+            } else {
+                // Partial acknowledgment (step 5): retransmit the first unacknowledged segment,
+                // deflate by the amount acknowledged, add back one SMSS if at least one was
+                // acknowledged; reset the timer on the first partial ACK only.
+                let cwnd = self.ctl.cwnd().saturating_sub(acked);
+                let cwnd = if acked >= self.mss() {
+                    cwnd + self.mss()
+                } else {
+                    cwnd
+                };
+                self.ctl.set_cwnd(cwnd);
+                if !self.partial_ack_seen {
+                    self.partial_ack_seen = true;
+                    self.restart_timer(now);
+                }
+                let info = self.ack_info(acked, out.rtt, ece);
+                self.ctl.on_ack(now, &info);
+                self.retransmit_front();
+                return out;
+            }
+        } else {
+            self.restart_timer(now);
+        }
+        // RFC 3168 6.1.2: no increase in response to an ECE that reduced the window; and, as
+        // Linux's CWR state does, none until the window outstanding at the reduction is
+        // acknowledged. Estimators still see the arrival, as a zero-growth ACK.
+        let cwr_window = reduced_for_ecn || self.snd_una < self.ecn_recover;
+        let info = AckInfo {
+            in_recovery: cwr_window,
+            ..self.ack_info(acked, out.rtt, ece)
+        };
+        self.ctl.on_ack(now, &info);
+        out
+    }
+
+    fn on_dup_ack(&mut self, now: Instant, ece: bool, out: &mut AckOutcome) {
+        self.dupacks = self.dupacks.saturating_add(1);
+        if self.in_recovery {
+            // RFC 6582 3.2 step 4: inflate by one SMSS per additional duplicate ACK.
+            self.ctl.set_cwnd(self.ctl.cwnd() + self.mss());
+        } else if self.dupacks == self.config.dupack_threshold {
+            // Step 1: enter fast retransmit only if the ACK covers more than `recover`,
+            // which prevents a second reduction for losses of one window after a timeout.
+            let allowed = match self.recover {
+                None => true,
+                Some(r) => self.snd_una > r,
+            };
+            if allowed {
+                let flight = self.bytes_in_flight();
+                self.recover = Some(self.snd_max);
+                self.ctl.on_congestion(now, CongestionKind::DupAcks, flight);
+                // Step 2: cwnd = ssthresh + 3 * SMSS, retransmit the lost segment.
+                let ssthresh = self.ctl.ssthresh();
+                self.ctl.set_cwnd(ssthresh + 3 * self.mss());
+                self.in_recovery = true;
+                self.partial_ack_seen = false;
+                self.stats.fast_retransmits += 1;
+                out.fast_retransmit = true;
+                self.retransmit_front();
+            }
+        }
+        let info = self.ack_info(0, None, ece);
+        self.ctl.on_ack(now, &info);
+    }
+
+    /// Arranges for the one segment at snd_una to go out next, marking it retransmitted.
+    fn retransmit_front(&mut self) {
+        self.rexmit = Some(self.snd_una);
+        if let Some(front) = self.sent.front_mut() {
+            front.retransmitted = true;
+        }
+    }
+
+    /// Fires the retransmission timer if it is due; returns true if it fired.
+    pub fn on_timeout(&mut self, now: Instant) -> bool {
+        match self.rto_deadline {
+            Some(t) if now >= t => {}
+            _ => return false,
+        }
+        if self.snd_max == self.snd_una {
+            self.rto_deadline = None;
+            return false;
+        }
+        // RFC 6298 5.4-5.6 and RFC 5681 eq. 4: retransmit the earliest unacknowledged segment,
+        // back off the timer, ssthresh = max(FlightSize / 2, 2 SMSS), cwnd = loss window.
+        self.stats.timeouts += 1;
+        self.ctl
+            .on_congestion(now, CongestionKind::Timeout, self.bytes_in_flight());
+        self.rtt.back_off();
+        self.recover = Some(self.snd_max);
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.rexmit = None;
+        // Go back N: resend from snd_una as the window reopens.
+        self.snd_nxt = self.snd_una;
+        // Karn: nothing outstanding may give an RTT sample any more.
+        for s in self.sent.iter_mut() {
+            s.retransmitted = true;
+        }
+        self.rto_deadline = Some(now + self.rtt.rto());
+        true
+    }
+
+    /// The next segment to transmit now, if the window, the gate and the application allow one.
+    /// Call repeatedly until it returns `None`.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        if let Some(seq) = self.rexmit {
+            if seq < self.snd_una || seq >= self.snd_max {
+                self.rexmit = None;
+            } else {
+                let len = self.mss().min(self.snd_max - seq);
+                if self.gate != SendGate::Window {
+                    if self.credit < len {
+                        return None;
+                    }
+                    self.credit -= len;
+                }
+                self.rexmit = None;
+                return Some(self.emit(now, seq, len));
+            }
+        }
+        let end_of_data = self.app_limit;
+        if self.snd_nxt >= end_of_data {
+            return None;
+        }
+        let len = self.mss().min(end_of_data - self.snd_nxt);
+        let window_end = match self.gate {
+            SendGate::CreditOnly => u64::MAX,
+            _ => self.snd_una.saturating_add(self.ctl.cwnd()),
+        };
+        let rwnd_end = self.snd_una.saturating_add(self.config.rwnd);
+        let end = self.snd_nxt + len;
+        if end > window_end.min(rwnd_end) {
+            return None;
+        }
+        if self.gate != SendGate::Window {
+            if self.credit < len {
+                return None;
+            }
+            self.credit -= len;
+        }
+        let seq = self.snd_nxt;
+        self.snd_nxt = end;
+        Some(self.emit(now, seq, len))
+    }
+
+    /// Records the transmission of `len` bytes at `seq` and builds the segment.
+    fn emit(&mut self, now: Instant, seq: u64, len: Bytes) -> Segment {
+        let end = seq + len;
+        let retransmission = seq < self.snd_max;
+        if end > self.snd_max {
+            self.sent.push_back(Sent {
+                end,
+                at: now,
+                retransmitted: false,
+            });
+            self.snd_max = end;
+        }
+        self.stats.segments_sent += 1;
+        if retransmission {
+            self.stats.retransmissions += 1;
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        let cwr = self.send_cwr && !retransmission;
+        if cwr {
+            self.send_cwr = false;
+        }
+        Segment {
+            seq,
+            len: len as u32,
+            retransmission,
+            cwr,
+            ect: self.config.ecn,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn config() -> TcpConfig {
+        TcpConfig {
+            mss: MSS,
+            initial_cwnd: 4,
+            ..TcpConfig::default()
+        }
+    }
+
+    fn ms(n: u64) -> Instant {
+        Instant::from_millis(n)
+    }
+
+    fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
+        std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    #[test]
+    fn the_initial_window_limits_the_first_flight() {
+        let mut s = TcpSender::new(config());
+        let segs = drain(&mut s, ms(0));
+        assert_eq!(segs.len(), 4);
+        assert_eq!(
+            segs.iter().map(|g| g.seq).collect::<Vec<_>>(),
+            vec![0, 1000, 2000, 3000]
+        );
+        assert_eq!(s.bytes_in_flight(), 4000);
+        assert_eq!(s.poll_timeout(), Some(ms(1000)));
+    }
+
+    #[test]
+    fn a_new_ack_takes_an_rtt_sample_and_grows_cwnd_in_slow_start() {
+        let mut s = TcpSender::new(config());
+        drain(&mut s, ms(0));
+        let out = s.on_ack(ms(100), 1000, false);
+        assert_eq!(out.bytes_acked, 1000);
+        assert_eq!(out.rtt, Some(Duration::from_millis(100)));
+        assert_eq!(s.cwnd(), 5000);
+        // RTO = 100 + 4 * 50 = 300 ms, restarted at the ACK.
+        assert_eq!(s.poll_timeout(), Some(ms(400)));
+        assert_eq!(drain(&mut s, ms(100)).len(), 2);
+    }
+
+    #[test]
+    fn the_third_duplicate_ack_triggers_fast_retransmit_with_halved_ssthresh() {
+        let mut s = TcpSender::new(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        s.on_ack(ms(100), 1000, false); // cwnd 11000, segments up to 12000 may go out
+        drain(&mut s, ms(100));
+        assert_eq!(s.bytes_in_flight(), 11_000);
+        assert!(!s.on_ack(ms(101), 1000, false).fast_retransmit);
+        assert!(!s.on_ack(ms(102), 1000, false).fast_retransmit);
+        assert_eq!(s.cwnd(), 11_000, "no reduction before the third duplicate");
+        let out = s.on_ack(ms(103), 1000, false);
+        assert!(out.fast_retransmit && out.duplicate);
+        // ssthresh = FlightSize / 2 = 5500; cwnd = ssthresh + 3 SMSS.
+        assert_eq!(s.ssthresh(), 5500);
+        assert_eq!(s.cwnd(), 8500);
+        assert!(s.in_recovery());
+        let seg = s
+            .poll_transmit(ms(103))
+            .expect("the lost segment is resent at once");
+        assert_eq!((seg.seq, seg.len, seg.retransmission), (1000, 1000, true));
+        assert_eq!(s.stats().fast_retransmits, 1);
+    }
+
+    #[test]
+    fn each_further_duplicate_ack_inflates_cwnd_by_one_segment() {
+        let mut s = TcpSender::new(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        for i in 0..3 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        assert_eq!(s.cwnd(), 5000 + 3000);
+        s.poll_transmit(ms(103));
+        s.on_ack(ms(104), 0, false);
+        assert_eq!(s.cwnd(), 9000);
+        // Flight is 10000 and the window ends at 0 + 9000: nothing new may go.
+        assert_eq!(s.poll_transmit(ms(104)), None);
+        s.on_ack(ms(105), 0, false);
+        s.on_ack(ms(106), 0, false);
+        // cwnd 11000: one new segment beyond snd_max 10000.
+        let seg = s
+            .poll_transmit(ms(106))
+            .expect("inflation releases new data");
+        assert_eq!((seg.seq, seg.retransmission), (10_000, false));
+    }
+
+    #[test]
+    fn a_partial_ack_retransmits_the_next_hole_and_deflates() {
+        let mut s = TcpSender::new(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        for i in 0..3 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        s.poll_transmit(ms(102)); // retransmission of 0..1000
+        assert_eq!(s.cwnd(), 8000);
+        // Partial ACK: 0..3000 acknowledged, recover point is 10000.
+        let out = s.on_ack(ms(200), 3000, false);
+        assert_eq!(out.bytes_acked, 3000);
+        assert!(s.in_recovery());
+        // Deflate by 3000, add back one SMSS: 8000 - 3000 + 1000.
+        assert_eq!(s.cwnd(), 6000);
+        let seg = s.poll_transmit(ms(200)).expect("the next hole is resent");
+        assert_eq!((seg.seq, seg.retransmission), (3000, true));
+        // The first partial ACK restarted the timer: RTO is still the initial 1 s (no sample:
+        // every outstanding segment is older than the retransmission).
+        assert_eq!(s.poll_timeout(), Some(ms(1200)));
+    }
+
+    #[test]
+    fn a_full_ack_ends_recovery_with_cwnd_at_most_ssthresh() {
+        let mut s = TcpSender::new(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        for i in 0..3 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        s.poll_transmit(ms(102));
+        s.on_ack(ms(200), 10_000, false);
+        assert!(!s.in_recovery());
+        // min(ssthresh 5000, max(flight 0, SMSS) + SMSS) = 2000.
+        assert_eq!(s.cwnd(), 2000);
+    }
+
+    #[test]
+    fn the_timer_backs_off_exponentially_and_collapses_the_window() {
+        let mut s = TcpSender::new(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        s.on_ack(ms(100), 1000, false); // RTO = 300 ms from the 100 ms sample
+        drain(&mut s, ms(100));
+        assert_eq!(s.poll_timeout(), Some(ms(400)));
+        assert!(!s.on_timeout(ms(399)), "not due yet");
+        assert!(s.on_timeout(ms(400)));
+        assert_eq!(s.cwnd(), MSS);
+        assert_eq!(s.ssthresh(), 5500);
+        let seg = s.poll_transmit(ms(400)).expect("go back to snd_una");
+        assert_eq!((seg.seq, seg.retransmission), (1000, true));
+        assert_eq!(s.poll_transmit(ms(400)), None, "loss window is one segment");
+        // Backoff doubles: 600 ms, then 1200 ms.
+        assert_eq!(s.poll_timeout(), Some(ms(1000)));
+        assert!(s.on_timeout(ms(1000)));
+        assert_eq!(s.poll_timeout(), Some(ms(2200)));
+        assert_eq!(s.stats().timeouts, 2);
+    }
+
+    #[test]
+    fn duplicate_acks_after_a_timeout_do_not_trigger_a_second_reduction() {
+        let mut s = TcpSender::new(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        assert!(s.on_timeout(ms(1000)));
+        s.poll_transmit(ms(1000));
+        for i in 0..3 {
+            assert!(!s.on_ack(ms(1100 + i), 0, false).fast_retransmit);
+        }
+        assert_eq!(s.ssthresh(), 5000);
+    }
+
+    #[test]
+    fn an_ecn_echo_halves_cwnd_once_per_window_without_retransmitting() {
+        let mut s = TcpSender::new(TcpConfig {
+            initial_cwnd: 10,
+            ecn: true,
+            ..config()
+        });
+        let first = drain(&mut s, ms(0));
+        assert!(first.iter().all(|g| g.ect && !g.cwr));
+        let out = s.on_ack(ms(100), 1000, true);
+        assert!(out.ecn_reduction);
+        // ssthresh = cwnd = FlightSize / 2 at the signal = 10000 / 2; no growth from this ACK.
+        assert_eq!((s.ssthresh(), s.cwnd()), (5000, 5000));
+        assert_eq!(
+            s.poll_transmit(ms(100)),
+            None,
+            "9000 in flight exceeds the new window"
+        );
+        s.on_ack(ms(101), 6000, false);
+        let seg = s
+            .poll_transmit(ms(101))
+            .expect("new data, not a retransmission");
+        assert_eq!(
+            (seg.seq, seg.retransmission, seg.cwr),
+            (10_000, false, true)
+        );
+        // A second ECE within the window outstanding at the reduction changes nothing, and
+        // the window does not grow until that window is acknowledged.
+        assert!(!s.on_ack(ms(102), 7000, true).ecn_reduction);
+        assert_eq!((s.ssthresh(), s.cwnd()), (5000, 5000));
+        assert_eq!(s.stats().retransmissions, 0);
+        // Once that window is acknowledged, ECE reduces again.
+        assert!(
+            drain(&mut s, ms(102)).iter().all(|g| !g.cwr),
+            "CWR goes on one segment only"
+        );
+        assert!(s.on_ack(ms(200), 10_000, true).ecn_reduction);
+        assert_eq!(s.stats().ecn_reductions, 2);
+    }
+
+    #[test]
+    fn a_finite_transfer_ends_when_all_bytes_are_acknowledged() {
+        let mut s = TcpSender::new(config());
+        s.set_app_limit(2500);
+        let segs = drain(&mut s, ms(0));
+        assert_eq!(
+            segs.iter().map(|g| g.len).collect::<Vec<_>>(),
+            vec![1000, 1000, 500]
+        );
+        assert!(!s.is_finished());
+        s.on_ack(ms(50), 2500, false);
+        assert!(s.is_finished());
+        assert_eq!(s.poll_timeout(), None);
+    }
+
+    #[test]
+    fn acks_for_unsent_data_are_ignored_and_counted() {
+        let mut s = TcpSender::new(config());
+        drain(&mut s, ms(0));
+        assert!(s.on_ack(ms(1), 99_999, false).ignored);
+        assert_eq!(s.stats().invalid_acks, 1);
+        assert_eq!(s.snd_una(), 0);
+    }
+
+    #[test]
+    fn a_credit_gate_releases_exactly_the_granted_bytes() {
+        let mut s = TcpSender::new(config());
+        s.set_gate(SendGate::CreditOnly);
+        assert_eq!(s.poll_transmit(ms(0)), None);
+        s.grant(2500);
+        assert_eq!(drain(&mut s, ms(0)).len(), 2);
+        assert_eq!(s.credit(), 500);
+    }
+}
