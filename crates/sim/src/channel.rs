@@ -118,7 +118,10 @@ impl Channel {
 
     /// Packets waiting (not counting the one being transmitted).
     pub fn queue_len(&self) -> QueueLen {
-        QueueLen { packets: self.queue.len() as u32, bytes: self.queued_bytes }
+        QueueLen {
+            packets: self.queue.len() as u32,
+            bytes: self.queued_bytes,
+        }
     }
 
     /// The discipline's average queue, if it keeps one (RED's avg).
@@ -141,7 +144,13 @@ impl Channel {
     pub fn offer(&mut self, now: Instant, mut pkt: Packet) -> Offer {
         self.stats.arrivals += 1;
         let len = self.queue_len();
-        let verdict = self.aqm.on_arrival(now, len, pkt.size as u64, pkt.ecn.is_capable(), &mut self.rng);
+        let verdict = self.aqm.on_arrival(
+            now,
+            len,
+            pkt.size as u64,
+            pkt.ecn.is_capable(),
+            &mut self.rng,
+        );
         match verdict {
             Verdict::DropFull => {
                 self.stats.drops_full += 1;

@@ -19,7 +19,13 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { heap: BinaryHeap::new(), slab: Vec::new(), free: Vec::new(), next_seq: 0, processed: 0 }
+        EventQueue {
+            heap: BinaryHeap::new(),
+            slab: Vec::new(),
+            free: Vec::new(),
+            next_seq: 0,
+            processed: 0,
+        }
     }
 }
 
@@ -41,13 +47,16 @@ impl<E> EventQueue<E> {
                 (self.slab.len() - 1) as u32
             }
         };
-        self.heap.push(Reverse((at.as_nanos(), self.next_seq, slot)));
+        self.heap
+            .push(Reverse((at.as_nanos(), self.next_seq, slot)));
         self.next_seq += 1;
     }
 
     /// The time of the earliest event.
     pub fn peek_time(&self) -> Option<Instant> {
-        self.heap.peek().map(|Reverse((t, _, _))| Instant::from_nanos(*t))
+        self.heap
+            .peek()
+            .map(|Reverse((t, _, _))| Instant::from_nanos(*t))
     }
 
     /// Removes and returns the earliest event with its time.

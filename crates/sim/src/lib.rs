@@ -1,4 +1,18 @@
 //! concord-sim: a deterministic discrete-event packet simulator that hosts concord-cc's
 //! algorithms.
+//!
+//! A [`scenario::Scenario`] (loaded from a TOML file) builds a [`Simulator`]; running it fills
+//! the flows' and channels' measurements, which [`results::RunResults`] turns into tables.
 
+pub mod channel;
+pub mod event;
+pub mod flow;
+pub mod metrics;
+pub mod packet;
+pub mod results;
+pub mod routing;
 pub mod scenario;
+pub mod simulator;
+pub mod trace;
+
+pub use simulator::Simulator;

@@ -92,10 +92,14 @@ impl Histogram {
 
     /// Non-empty buckets as (lower bound, upper bound, count).
     pub fn buckets(&self) -> impl Iterator<Item = (Duration, Duration, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| {
-            let (lo, w) = bucket_range(i);
-            (Duration::from_nanos(lo), Duration::from_nanos(lo + w), c)
-        })
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                let (lo, w) = bucket_range(i);
+                (Duration::from_nanos(lo), Duration::from_nanos(lo + w), c)
+            })
     }
 
     /// Adds every count of `other`.
@@ -118,7 +122,18 @@ mod tests {
 
     #[test]
     fn every_value_falls_inside_its_bucket() {
-        for v in [0u64, 1, 63, 64, 65, 127, 128, 1_000, 123_456_789, u64::MAX / 3] {
+        for v in [
+            0u64,
+            1,
+            63,
+            64,
+            65,
+            127,
+            128,
+            1_000,
+            123_456_789,
+            u64::MAX / 3,
+        ] {
             let (lo, w) = bucket_range(bucket_of(v));
             assert!(lo <= v && v - lo < w, "v {v} lo {lo} w {w}");
             assert!(w == 1 || (w as f64) / (lo as f64) <= 1.0 / 64.0 + 1e-12);

@@ -12,7 +12,10 @@ pub struct Series {
 impl Series {
     /// An empty series with bins of width `bin` (at least 1 ns).
     pub fn new(bin: Duration) -> Series {
-        Series { bin: bin.max(Duration::from_nanos(1)), bins: Vec::new() }
+        Series {
+            bin: bin.max(Duration::from_nanos(1)),
+            bins: Vec::new(),
+        }
     }
 
     /// Adds `bytes` at time `at`.
@@ -38,7 +41,9 @@ impl Series {
     pub fn rates_bps(&self, end: Instant) -> Vec<f64> {
         let n = end.as_nanos().div_ceil(self.bin.as_nanos()) as usize;
         let secs = self.bin.as_secs_f64();
-        (0..n).map(|i| self.bins.get(i).copied().unwrap_or(0) as f64 * 8.0 / secs).collect()
+        (0..n)
+            .map(|i| self.bins.get(i).copied().unwrap_or(0) as f64 * 8.0 / secs)
+            .collect()
     }
 }
 
@@ -78,7 +83,10 @@ mod tests {
         s.add(Instant::from_millis(50), 1000);
         s.add(Instant::from_millis(250), 500);
         assert_eq!(s.bins(), &[1000, 0, 500]);
-        assert_eq!(s.rates_bps(Instant::from_millis(400)), vec![80_000.0, 0.0, 40_000.0, 0.0]);
+        assert_eq!(
+            s.rates_bps(Instant::from_millis(400)),
+            vec![80_000.0, 0.0, 40_000.0, 0.0]
+        );
     }
 
     #[test]

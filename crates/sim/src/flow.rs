@@ -1,0 +1,104 @@
+//! The runtime state of a flow: its transport agents and its measurements.
+
+use crate::metrics::{Histogram, Series};
+use crate::packet::NodeId;
+use concord_cc::rng::Rng;
+use concord_cc::tcp::{TcpReceiver, TcpSender};
+use concord_cc::time::{Duration, Instant};
+use concord_cc::units::{Bytes, Rate};
+
+/// A TCP connection: both halves live here, the sender at the flow's source host and the
+/// receiver at its destination.
+#[derive(Debug)]
+pub struct TcpFlow {
+    /// The sender.
+    pub sender: TcpSender,
+    /// The receiver.
+    pub receiver: TcpReceiver,
+    /// The instant of the sender's scheduled timer event, if one is pending.
+    pub sender_timer: Option<Instant>,
+    /// The instant of the receiver's scheduled timer event, if one is pending.
+    pub receiver_timer: Option<Instant>,
+    /// IP + TCP header bytes of every segment.
+    pub header_bytes: u32,
+    /// The latest TSval the receiver saw in order (echoed as TSecr).
+    pub ts_recent: u32,
+    /// When the last byte of a finite transfer was acknowledged.
+    pub completed: Option<Instant>,
+    /// Sum of RTT samples in the measurement window, in seconds.
+    pub rtt_sum: f64,
+    /// RTT samples in the measurement window.
+    pub rtt_count: u64,
+    /// Sum of the RTO at each sample in the measurement window, in seconds.
+    pub rto_sum: f64,
+    /// The last (cwnd, ssthresh) written to the trace.
+    pub traced: (Bytes, Bytes),
+}
+
+/// A UDP source of constant rate, possibly switched on and off.
+#[derive(Debug)]
+pub struct UdpFlow {
+    /// Rate while on.
+    pub rate: Rate,
+    /// Bytes on the wire per packet.
+    pub packet_size: u32,
+    /// Mean on and off periods, for an on/off source.
+    pub on_off: Option<(Duration, Duration, bool)>,
+    /// True while sending.
+    pub on: bool,
+    /// End of the current on or off period.
+    pub phase_end: Instant,
+    /// Next datagram number.
+    pub next_seq: u64,
+    /// Draws period lengths.
+    pub rng: Rng,
+    /// Datagrams received by the sink.
+    pub received: u64,
+}
+
+/// What kind of agent a flow runs.
+#[derive(Debug)]
+pub enum Agent {
+    /// TCP.
+    Tcp(Box<TcpFlow>),
+    /// UDP.
+    Udp(Box<UdpFlow>),
+}
+
+/// A flow's runtime.
+#[derive(Debug)]
+pub struct Flow {
+    /// Name from the scenario.
+    pub name: String,
+    /// Source host.
+    pub src: NodeId,
+    /// Destination host.
+    pub dst: NodeId,
+    /// When the application starts.
+    pub start: Instant,
+    /// When it stops offering data.
+    pub stop: Instant,
+    /// The transport.
+    pub agent: Agent,
+    /// Application bytes delivered in order at the destination, binned over time.
+    pub goodput: Series,
+    /// Application bytes delivered in order at the destination.
+    pub delivered: Bytes,
+    /// `delivered` at the end of the warm-up.
+    pub delivered_at_warmup: Bytes,
+    /// One-way delay of every data packet that reached the destination (after the warm-up).
+    pub delay: Histogram,
+    /// Trace cwnd and ssthresh of this flow.
+    pub trace_cwnd: bool,
+}
+
+impl Flow {
+    /// The flow's kind as a word for tables.
+    pub fn kind(&self) -> &'static str {
+        match &self.agent {
+            Agent::Tcp(_) => "tcp",
+            Agent::Udp(u) if u.on_off.is_some() => "onoff",
+            Agent::Udp(_) => "cbr",
+        }
+    }
+}

@@ -1,0 +1,402 @@
+//! A run's results: the summary figures (per-flow goodput, Jain's index, utilisation, drops,
+//! delays) and the tables written as CSV files plus `summary.json`.
+//!
+//! Everything here is a function of the simulation alone (no wall-clock time), so the same
+//! scenario and seed give byte-identical files.
+
+use crate::flow::Agent;
+use crate::metrics::jain_index;
+use crate::simulator::Simulator;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+/// One flow's figures over the measurement window (warm-up to end).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowSummary {
+    /// Name.
+    pub name: String,
+    /// `tcp`, `cbr` or `onoff`.
+    pub kind: String,
+    /// Source host.
+    pub from: String,
+    /// Destination host.
+    pub to: String,
+    /// Application bytes delivered in order in the window, in bit/s over the window.
+    pub goodput_bps: f64,
+    /// Application bytes delivered in order in the window.
+    pub delivered_bytes: u64,
+    /// Application bytes delivered over the whole run.
+    pub delivered_bytes_total: u64,
+    /// TCP: segments sent (whole run).
+    pub segments_sent: u64,
+    /// TCP: retransmitted segments (whole run).
+    pub retransmissions: u64,
+    /// TCP: fast retransmits (whole run).
+    pub fast_retransmits: u64,
+    /// TCP: retransmission timeouts (whole run).
+    pub timeouts: u64,
+    /// TCP: ECN window reductions (whole run).
+    pub ecn_reductions: u64,
+    /// TCP: mean RTT sample in the window, in seconds.
+    pub mean_rtt_s: f64,
+    /// TCP: mean RTO at the samples in the window, in seconds.
+    pub mean_rto_s: f64,
+    /// TCP with a finite transfer: when the last byte was acknowledged, in seconds.
+    pub completion_s: Option<f64>,
+    /// UDP: datagrams sent (whole run).
+    pub datagrams_sent: u64,
+    /// UDP: datagrams received (whole run).
+    pub datagrams_received: u64,
+    /// Mean one-way delay of data packets in the window, in milliseconds.
+    pub delay_mean_ms: f64,
+    /// Median one-way delay, in milliseconds (1.6% resolution).
+    pub delay_p50_ms: f64,
+    /// 90th percentile one-way delay, in milliseconds.
+    pub delay_p90_ms: f64,
+    /// 99th percentile one-way delay, in milliseconds.
+    pub delay_p99_ms: f64,
+}
+
+/// One channel's figures over the measurement window.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChannelSummary {
+    /// `from->to`.
+    pub name: String,
+    /// Rate, in bit/s.
+    pub rate_bps: u64,
+    /// Propagation delay, in seconds.
+    pub delay_s: f64,
+    /// Packets offered.
+    pub arrivals: u64,
+    /// Drops because the queue was full.
+    pub drops_full: u64,
+    /// Early drops (RED).
+    pub drops_early: u64,
+    /// CE marks.
+    pub marks: u64,
+    /// Losses on the wire.
+    pub wire_losses: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Bytes transmitted (IP total lengths).
+    pub tx_bytes: u64,
+    /// Transmitted bits over rate times the window.
+    pub utilisation: f64,
+    /// Time-average queue length, in packets.
+    pub mean_queue_packets: f64,
+    /// Largest queue length over the whole run, in packets.
+    pub max_queue_packets: u32,
+}
+
+/// The figures of a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunResults {
+    /// Scenario name.
+    pub scenario: String,
+    /// The seed.
+    pub seed: u64,
+    /// Simulated duration, in seconds.
+    pub duration_s: f64,
+    /// Start of the measurement window, in seconds.
+    pub warmup_s: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Sum of the flows' goodput, in bit/s.
+    pub total_goodput_bps: f64,
+    /// Jain's index over the flows' goodput.
+    pub jain_index: f64,
+    /// The channel whose utilisation is reported.
+    pub bottleneck: String,
+    /// Its utilisation in the window.
+    pub bottleneck_utilisation: f64,
+    /// Its queue drops in the window (full and early).
+    pub bottleneck_drops: u64,
+    /// Its CE marks in the window.
+    pub bottleneck_marks: u64,
+    /// Per flow.
+    pub flows: Vec<FlowSummary>,
+    /// Per channel.
+    pub channels: Vec<ChannelSummary>,
+}
+
+fn ms(d: concord_cc::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+impl RunResults {
+    /// Computes the figures of a finished run.
+    pub fn from_simulator(sim: &Simulator) -> RunResults {
+        let window = sim
+            .end()
+            .saturating_since(sim.warmup())
+            .as_secs_f64()
+            .max(1e-12);
+        let node = |n: u32| {
+            sim.nodes
+                .get(n as usize)
+                .map(|x| x.name.clone())
+                .unwrap_or_default()
+        };
+        let flows: Vec<FlowSummary> = sim
+            .flows
+            .iter()
+            .map(|f| {
+                let delivered = f.delivered - f.delivered_at_warmup;
+                let mut s = FlowSummary {
+                    name: f.name.clone(),
+                    kind: f.kind().to_string(),
+                    from: node(f.src),
+                    to: node(f.dst),
+                    goodput_bps: delivered as f64 * 8.0 / window,
+                    delivered_bytes: delivered,
+                    delivered_bytes_total: f.delivered,
+                    segments_sent: 0,
+                    retransmissions: 0,
+                    fast_retransmits: 0,
+                    timeouts: 0,
+                    ecn_reductions: 0,
+                    mean_rtt_s: 0.0,
+                    mean_rto_s: 0.0,
+                    completion_s: None,
+                    datagrams_sent: 0,
+                    datagrams_received: 0,
+                    delay_mean_ms: ms(f.delay.mean()),
+                    delay_p50_ms: ms(f.delay.quantile(0.5)),
+                    delay_p90_ms: ms(f.delay.quantile(0.9)),
+                    delay_p99_ms: ms(f.delay.quantile(0.99)),
+                };
+                match &f.agent {
+                    Agent::Tcp(t) => {
+                        let st = t.sender.stats();
+                        s.segments_sent = st.segments_sent;
+                        s.retransmissions = st.retransmissions;
+                        s.fast_retransmits = st.fast_retransmits;
+                        s.timeouts = st.timeouts;
+                        s.ecn_reductions = st.ecn_reductions;
+                        if t.rtt_count > 0 {
+                            s.mean_rtt_s = t.rtt_sum / t.rtt_count as f64;
+                            s.mean_rto_s = t.rto_sum / t.rtt_count as f64;
+                        }
+                        s.completion_s = t.completed.map(|c| c.as_secs_f64());
+                    }
+                    Agent::Udp(u) => {
+                        s.datagrams_sent = u.next_seq;
+                        s.datagrams_received = u.received;
+                    }
+                }
+                s
+            })
+            .collect();
+        let channels: Vec<ChannelSummary> = sim
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let st = c.stats.since(&sim.channel_stats_at_warmup(i));
+                let capacity = c.rate.bps_f64() * window;
+                ChannelSummary {
+                    name: c.name.clone(),
+                    rate_bps: c.rate.bps(),
+                    delay_s: c.delay.as_secs_f64(),
+                    arrivals: st.arrivals,
+                    drops_full: st.drops_full,
+                    drops_early: st.drops_early,
+                    marks: st.marks,
+                    wire_losses: st.wire_losses,
+                    tx_packets: st.tx_packets,
+                    tx_bytes: st.tx_bytes,
+                    utilisation: if capacity > 0.0 {
+                        st.tx_bytes as f64 * 8.0 / capacity
+                    } else {
+                        0.0
+                    },
+                    mean_queue_packets: st.queue_area / (window * 1e9),
+                    max_queue_packets: st.max_queue_packets,
+                }
+            })
+            .collect();
+        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        let b = sim.bottleneck() as usize;
+        let (bname, butil, bdrops, bmarks) = channels
+            .get(b)
+            .map(|c| {
+                (
+                    c.name.clone(),
+                    c.utilisation,
+                    c.drops_full + c.drops_early,
+                    c.marks,
+                )
+            })
+            .unwrap_or_default();
+        RunResults {
+            scenario: sim.name().to_string(),
+            seed: sim.seed(),
+            duration_s: sim.end().as_secs_f64(),
+            warmup_s: sim.warmup().as_secs_f64(),
+            events: sim.events_processed(),
+            total_goodput_bps: goodputs.iter().sum(),
+            jain_index: jain_index(&goodputs),
+            bottleneck: bname,
+            bottleneck_utilisation: butil,
+            bottleneck_drops: bdrops,
+            bottleneck_marks: bmarks,
+            flows,
+            channels,
+        }
+    }
+
+    /// Writes `summary.json`, `flows.csv`, `channels.csv`, `goodput.csv`, `queues.csv`,
+    /// `delay.csv` and (when traced) `cwnd.csv` into `dir`, creating it if needed.
+    pub fn write_dir(&self, sim: &Simulator, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let json = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
+        std::fs::write(dir.join("summary.json"), json + "\n")?;
+        std::fs::write(dir.join("flows.csv"), self.flows_csv())?;
+        std::fs::write(dir.join("channels.csv"), self.channels_csv())?;
+        std::fs::write(dir.join("goodput.csv"), goodput_csv(sim))?;
+        std::fs::write(dir.join("queues.csv"), queues_csv(sim))?;
+        std::fs::write(dir.join("delay.csv"), delay_csv(sim))?;
+        if !sim.cwnd_samples.is_empty() {
+            std::fs::write(dir.join("cwnd.csv"), cwnd_csv(sim))?;
+        }
+        Ok(())
+    }
+
+    fn flows_csv(&self) -> String {
+        let mut s = String::from("flow,kind,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s\n");
+        for f in &self.flows {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{:.3},{},{},{},{},{:.6},{:.4},{:.4},{:.4},{:.4},{}",
+                field(&f.name),
+                f.kind,
+                field(&f.from),
+                field(&f.to),
+                f.goodput_bps,
+                f.delivered_bytes,
+                f.retransmissions,
+                f.timeouts,
+                f.ecn_reductions,
+                f.mean_rtt_s,
+                f.delay_mean_ms,
+                f.delay_p50_ms,
+                f.delay_p90_ms,
+                f.delay_p99_ms,
+                f.completion_s
+                    .map(|c| format!("{c:.6}"))
+                    .unwrap_or_default()
+            );
+        }
+        s
+    }
+
+    fn channels_csv(&self) -> String {
+        let mut s = String::from("channel,rate_bps,delay_s,arrivals,drops_full,drops_early,marks,wire_losses,tx_packets,tx_bytes,utilisation,mean_queue_packets,max_queue_packets\n");
+        for c in &self.channels {
+            let _ = writeln!(
+                s,
+                "{},{},{:.6},{},{},{},{},{},{},{},{:.6},{:.4},{}",
+                field(&c.name),
+                c.rate_bps,
+                c.delay_s,
+                c.arrivals,
+                c.drops_full,
+                c.drops_early,
+                c.marks,
+                c.wire_losses,
+                c.tx_packets,
+                c.tx_bytes,
+                c.utilisation,
+                c.mean_queue_packets,
+                c.max_queue_packets
+            );
+        }
+        s
+    }
+}
+
+/// Quotes a CSV field if it needs it (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn goodput_csv(sim: &Simulator) -> String {
+    let mut s = String::from("time_s,flow,goodput_bps\n");
+    for f in &sim.flows {
+        let bin = f.goodput.bin().as_secs_f64();
+        for (i, bps) in f.goodput.rates_bps(sim.end()).iter().enumerate() {
+            let _ = writeln!(s, "{:.6},{},{:.1}", i as f64 * bin, field(&f.name), bps);
+        }
+    }
+    s
+}
+
+fn queues_csv(sim: &Simulator) -> String {
+    let mut s = String::from("time_s,channel,packets,bytes,average\n");
+    for q in &sim.queue_samples {
+        let name = sim
+            .channels
+            .get(q.channel as usize)
+            .map(|c| c.name.as_str())
+            .unwrap_or("");
+        let avg = q.average.map(|a| format!("{a:.4}")).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "{:.6},{},{},{},{}",
+            q.at.as_secs_f64(),
+            field(name),
+            q.packets,
+            q.bytes,
+            avg
+        );
+    }
+    s
+}
+
+fn delay_csv(sim: &Simulator) -> String {
+    let mut s = String::from("flow,lower_us,upper_us,count\n");
+    for f in &sim.flows {
+        for (lo, hi, n) in f.delay.buckets() {
+            let _ = writeln!(
+                s,
+                "{},{:.3},{:.3},{}",
+                field(&f.name),
+                lo.as_secs_f64() * 1e6,
+                hi.as_secs_f64() * 1e6,
+                n
+            );
+        }
+    }
+    s
+}
+
+fn cwnd_csv(sim: &Simulator) -> String {
+    let mut s = String::from("time_s,flow,cwnd_bytes,ssthresh_bytes\n");
+    for c in &sim.cwnd_samples {
+        let name = sim
+            .flows
+            .get(c.flow as usize)
+            .map(|f| f.name.as_str())
+            .unwrap_or("");
+        let ss = if c.ssthresh == u64::MAX {
+            String::new()
+        } else {
+            c.ssthresh.to_string()
+        };
+        let _ = writeln!(
+            s,
+            "{:.9},{},{},{}",
+            c.at.as_secs_f64(),
+            field(name),
+            c.cwnd,
+            ss
+        );
+    }
+    s
+}

@@ -1,0 +1,702 @@
+//! The simulator: a loop over `(time, sequence)`-ordered events that moves packets through
+//! channels and hands them to the flows' transport agents.
+
+use crate::channel::{Channel, ChannelStats, Offer};
+use crate::event::EventQueue;
+use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
+use crate::metrics::{Histogram, Series};
+use crate::packet::{FlowId, NodeId, Packet, Transport};
+use crate::routing::{shortest_paths, NO_ROUTE};
+use crate::scenario::{FlowKind, NodeKind, Scenario};
+use crate::trace::capture::{Capture, CaptureError};
+use concord_cc::rng::Rng;
+use concord_cc::tcp::{TcpReceiver, TcpSender, WindowController};
+use concord_cc::time::{Duration, Instant};
+use concord_cc::wire::Ecn;
+
+/// Stream ids of the random streams derived from the scenario seed.
+mod streams {
+    /// Channel `c` uses stream `CHANNEL + c`.
+    pub const CHANNEL: u64 = 0x1000_0000;
+    /// Flow `f` uses stream `FLOW + f`.
+    pub const FLOW: u64 = 0x2000_0000;
+}
+
+/// Size of a UDP + IP header, in bytes.
+const UDP_IP_HEADER: u32 = 28;
+
+/// What happens next.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// Channel finished serialising its packet in service.
+    TxDone(u32),
+    /// A packet reaches the far end of a channel.
+    Arrive(u32, Packet),
+    /// A flow's application starts.
+    FlowStart(FlowId),
+    /// A flow's application stops offering data.
+    FlowStop(FlowId),
+    /// A TCP sender's timer (retransmission).
+    SenderTimer(FlowId),
+    /// A TCP receiver's timer (delayed ACK).
+    ReceiverTimer(FlowId),
+    /// A UDP source's next packet or phase change.
+    SourceTick(FlowId),
+    /// Sample the recorded queues.
+    Sample,
+    /// The warm-up ends: snapshot counters.
+    Warmup,
+}
+
+/// A node at run time.
+#[derive(Debug)]
+pub struct Node {
+    /// Name from the scenario.
+    pub name: String,
+    /// Host or router.
+    pub kind: NodeKind,
+    /// Outgoing channel toward each destination node, or [`NO_ROUTE`].
+    routes: Vec<u32>,
+}
+
+/// One sample of a queue's occupancy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueSample {
+    /// When.
+    pub at: Instant,
+    /// Which channel.
+    pub channel: u32,
+    /// Packets waiting.
+    pub packets: u32,
+    /// Bytes waiting.
+    pub bytes: u64,
+    /// The discipline's average (RED avg), if it keeps one.
+    pub average: Option<f64>,
+}
+
+/// One change of a traced flow's window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CwndSample {
+    /// When.
+    pub at: Instant,
+    /// Which flow.
+    pub flow: FlowId,
+    /// Congestion window, in bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, in bytes (`u64::MAX`: unbounded).
+    pub ssthresh: u64,
+}
+
+/// The simulator.
+#[derive(Debug)]
+pub struct Simulator {
+    now: Instant,
+    end: Instant,
+    warmup: Instant,
+    seed: u64,
+    name: String,
+    events: EventQueue<Event>,
+    /// Nodes.
+    pub nodes: Vec<Node>,
+    /// Channels (two per link: forward then reverse).
+    pub channels: Vec<Channel>,
+    /// Flows.
+    pub flows: Vec<Flow>,
+    channel_at_warmup: Vec<ChannelStats>,
+    sampled: Vec<u32>,
+    sample_interval: Duration,
+    /// Queue occupancy samples.
+    pub queue_samples: Vec<QueueSample>,
+    /// cwnd/ssthresh changes of traced flows.
+    pub cwnd_samples: Vec<CwndSample>,
+    /// Packets that found no route (scenario loading prevents it for flows' own packets).
+    pub unroutable: u64,
+    bottleneck: u32,
+    capture: Capture,
+    /// Reused buffer for the segments one ACK releases.
+    scratch: Vec<Packet>,
+}
+
+impl Simulator {
+    /// Builds the simulator for a validated scenario.
+    pub fn new(sc: &Scenario) -> Result<Simulator, CaptureError> {
+        Simulator::with_capture_dir(sc, None)
+    }
+
+    /// Builds the simulator, writing pcap traces (if the scenario asks for them) into `dir`.
+    pub fn with_capture_dir(
+        sc: &Scenario,
+        dir: Option<&std::path::Path>,
+    ) -> Result<Simulator, CaptureError> {
+        let seed = sc.seed;
+        let mut channels = Vec::with_capacity(sc.links.len() * 2);
+        for link in &sc.links {
+            for (from, to, spec) in [
+                (link.a, link.b, &link.forward),
+                (link.b, link.a, &link.reverse),
+            ] {
+                let idx = channels.len() as u64;
+                let name = format!("{}->{}", sc.nodes[from].name, sc.nodes[to].name);
+                channels.push(Channel::new(
+                    name,
+                    from as NodeId,
+                    to as NodeId,
+                    spec,
+                    Rng::stream(seed, streams::CHANNEL + idx),
+                ));
+            }
+        }
+        let ends: Vec<(u32, u32)> = channels.iter().map(|c| (c.from, c.to)).collect();
+        let forwards: Vec<bool> = sc
+            .nodes
+            .iter()
+            .map(|n| n.kind == NodeKind::Router)
+            .collect();
+        let mut routes = shortest_paths(sc.nodes.len(), &ends, &forwards);
+        let nodes = sc
+            .nodes
+            .iter()
+            .zip(routes.iter_mut())
+            .map(|(n, r)| Node {
+                name: n.name.clone(),
+                kind: n.kind,
+                routes: std::mem::take(r),
+            })
+            .collect();
+
+        let end = Instant::ZERO + sc.duration;
+        let bin = sc.record.bin;
+        let mut flows = Vec::with_capacity(sc.flows.len());
+        for (i, f) in sc.flows.iter().enumerate() {
+            let agent = match &f.kind {
+                FlowKind::Tcp { tcp, bytes } => {
+                    let mut sender = TcpSender::new(tcp.clone());
+                    if let Some(b) = bytes {
+                        sender.set_app_limit(*b);
+                    }
+                    Agent::Tcp(Box::new(TcpFlow {
+                        sender,
+                        receiver: TcpReceiver::new(tcp),
+                        sender_timer: None,
+                        receiver_timer: None,
+                        header_bytes: tcp.header_bytes as u32,
+                        ts_recent: 0,
+                        completed: None,
+                        rtt_sum: 0.0,
+                        rtt_count: 0,
+                        rto_sum: 0.0,
+                        traced: (0, 0),
+                    }))
+                }
+                FlowKind::Cbr { rate, packet_size } => Agent::Udp(Box::new(UdpFlow {
+                    rate: *rate,
+                    packet_size: *packet_size as u32,
+                    on_off: None,
+                    on: true,
+                    phase_end: Instant::MAX,
+                    next_seq: 0,
+                    rng: Rng::stream(seed, streams::FLOW + i as u64),
+                    received: 0,
+                })),
+                FlowKind::OnOff {
+                    rate,
+                    packet_size,
+                    on,
+                    off,
+                    exponential,
+                } => Agent::Udp(Box::new(UdpFlow {
+                    rate: *rate,
+                    packet_size: *packet_size as u32,
+                    on_off: Some((*on, *off, *exponential)),
+                    on: false,
+                    phase_end: Instant::ZERO,
+                    next_seq: 0,
+                    rng: Rng::stream(seed, streams::FLOW + i as u64),
+                    received: 0,
+                })),
+            };
+            flows.push(Flow {
+                name: f.name.clone(),
+                src: f.from as NodeId,
+                dst: f.to as NodeId,
+                start: Instant::ZERO + f.start,
+                stop: f.stop.map(|s| Instant::ZERO + s).unwrap_or(Instant::MAX),
+                agent,
+                goodput: Series::new(bin),
+                delivered: 0,
+                delivered_at_warmup: 0,
+                delay: Histogram::new(),
+                trace_cwnd: sc.record.cwnd.contains(&i),
+            });
+        }
+
+        let chan_idx =
+            |r: &crate::scenario::ChannelRef| (2 * r.link + usize::from(r.reverse)) as u32;
+        let sampled: Vec<u32> = if sc.record.queues.is_empty() {
+            (0..channels.len() as u32)
+                .filter(|&c| forwards[channels[c as usize].from as usize])
+                .collect()
+        } else {
+            sc.record.queues.iter().map(chan_idx).collect()
+        };
+        let bottleneck = match &sc.record.bottleneck {
+            Some(r) => chan_idx(r),
+            None => default_bottleneck(&channels, &forwards),
+        };
+        let pcap: Vec<u32> = sc.record.pcap.iter().map(chan_idx).collect();
+        let capture = Capture::open(dir, &pcap, &channels, sc.record.pcap_snaplen)?;
+
+        let mut sim = Simulator {
+            now: Instant::ZERO,
+            end,
+            warmup: Instant::ZERO + sc.record.warmup,
+            seed,
+            name: sc.name.clone(),
+            events: EventQueue::new(),
+            nodes,
+            channel_at_warmup: vec![ChannelStats::default(); channels.len()],
+            channels,
+            flows,
+            sampled,
+            sample_interval: sc.record.queue_interval.max(Duration::from_nanos(1)),
+            queue_samples: Vec::new(),
+            cwnd_samples: Vec::new(),
+            unroutable: 0,
+            bottleneck,
+            capture,
+            scratch: Vec::new(),
+        };
+        for i in 0..sim.flows.len() {
+            let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
+            sim.events.push(start, Event::FlowStart(i as FlowId));
+            if stop < end {
+                sim.events.push(stop, Event::FlowStop(i as FlowId));
+            }
+        }
+        if !sim.sampled.is_empty() {
+            sim.events.push(Instant::ZERO, Event::Sample);
+        }
+        sim.events.push(sim.warmup, Event::Warmup);
+        Ok(sim)
+    }
+
+    /// The current simulated time.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// When the run ends.
+    pub fn end(&self) -> Instant {
+        self.end
+    }
+
+    /// When the measurement window starts.
+    pub fn warmup(&self) -> Instant {
+        self.warmup
+    }
+
+    /// The seed of the run.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The scenario's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.events.processed()
+    }
+
+    /// The channel whose utilisation the summary reports.
+    pub fn bottleneck(&self) -> u32 {
+        self.bottleneck
+    }
+
+    /// Channel counters at the end of the warm-up.
+    pub fn channel_stats_at_warmup(&self, c: usize) -> ChannelStats {
+        self.channel_at_warmup[c]
+    }
+
+    /// Runs to the end of the scenario.
+    pub fn run(&mut self) -> Result<(), CaptureError> {
+        self.run_until(self.end)?;
+        self.finish()
+    }
+
+    /// Processes every event up to and including `until` (capped at the end of the run).
+    pub fn run_until(&mut self, until: Instant) -> Result<(), CaptureError> {
+        let until = until.min(self.end);
+        while let Some(t) = self.events.peek_time() {
+            if t > until {
+                break;
+            }
+            let Some((now, event)) = self.events.pop() else {
+                break;
+            };
+            self.now = now;
+            self.dispatch(event)?;
+        }
+        self.now = self.now.max(until);
+        Ok(())
+    }
+
+    /// Settles time integrals and flushes traces at the end of the run.
+    pub fn finish(&mut self) -> Result<(), CaptureError> {
+        let end = self.end;
+        for c in &mut self.channels {
+            c.settle(end);
+        }
+        self.capture.flush()
+    }
+
+    fn dispatch(&mut self, event: Event) -> Result<(), CaptureError> {
+        match event {
+            Event::TxDone(c) => self.on_tx_done(c)?,
+            Event::Arrive(c, pkt) => {
+                let node = self.channels[c as usize].to;
+                if node == pkt.dst {
+                    self.deliver(pkt)?;
+                } else {
+                    self.forward(node, pkt)?;
+                }
+            }
+            Event::FlowStart(f) => self.on_flow_start(f)?,
+            Event::FlowStop(f) => {
+                if let Agent::Tcp(t) = &mut self.flows[f as usize].agent {
+                    t.sender.stop();
+                }
+            }
+            Event::SenderTimer(f) => self.on_sender_timer(f)?,
+            Event::ReceiverTimer(f) => self.on_receiver_timer(f)?,
+            Event::SourceTick(f) => self.on_source_tick(f)?,
+            Event::Sample => self.on_sample(),
+            Event::Warmup => self.on_warmup(),
+        }
+        Ok(())
+    }
+
+    fn on_tx_done(&mut self, c: u32) -> Result<(), CaptureError> {
+        let now = self.now;
+        let ch = &mut self.channels[c as usize];
+        let (done, next) = ch.complete(now);
+        let delay = ch.delay;
+        if let Some(d) = next {
+            self.events.push(now + d, Event::TxDone(c));
+            if let Some(p) = self.channels[c as usize].in_service().copied() {
+                self.capture.packet(c, now, &p, &self.flows)?;
+            }
+        }
+        if let Some(p) = done {
+            self.events.push(now + delay, Event::Arrive(c, p));
+        }
+        Ok(())
+    }
+
+    /// Sends a packet from `node` toward its destination.
+    fn forward(&mut self, node: NodeId, pkt: Packet) -> Result<(), CaptureError> {
+        let c = self.nodes[node as usize]
+            .routes
+            .get(pkt.dst as usize)
+            .copied()
+            .unwrap_or(NO_ROUTE);
+        if c == NO_ROUTE {
+            self.unroutable += 1;
+            return Ok(());
+        }
+        let now = self.now;
+        if let Offer::Transmitting(d) = self.channels[c as usize].offer(now, pkt) {
+            self.events.push(now + d, Event::TxDone(c));
+            self.capture.packet(c, now, &pkt, &self.flows)?;
+        }
+        Ok(())
+    }
+
+    fn deliver(&mut self, pkt: Packet) -> Result<(), CaptureError> {
+        let now = self.now;
+        let after_warmup = now >= self.warmup;
+        let f = pkt.flow as usize;
+        let Some(flow) = self.flows.get_mut(f) else {
+            return Ok(());
+        };
+        match (pkt.transport, &mut flow.agent) {
+            (
+                Transport::TcpData {
+                    seq,
+                    len,
+                    cwr,
+                    ts_val,
+                },
+                Agent::Tcp(t),
+            ) => {
+                let newly = t
+                    .receiver
+                    .on_segment(now, seq, len, pkt.ecn == Ecn::Ce, cwr);
+                if newly > 0 {
+                    t.ts_recent = ts_val;
+                    flow.delivered += newly;
+                    flow.goodput.add(now, newly);
+                }
+                if after_warmup {
+                    flow.delay.record(now.saturating_since(pkt.created));
+                }
+                self.pump_receiver(f)?;
+            }
+            (Transport::TcpAck { ack, ece, .. }, Agent::Tcp(t)) => {
+                let out = t.sender.on_ack(now, ack, ece);
+                if let (Some(_), true) = (out.rtt, after_warmup) {
+                    t.rtt_sum += t.sender.rtt().latest().as_secs_f64();
+                    t.rtt_count += 1;
+                    t.rto_sum += t.sender.rtt().rto().as_secs_f64();
+                }
+                if t.completed.is_none() && t.sender.is_finished() {
+                    t.completed = Some(now);
+                }
+                self.pump_sender(f)?;
+            }
+            (Transport::Udp { len, .. }, Agent::Udp(u)) => {
+                u.received += 1;
+                flow.delivered += len as u64;
+                flow.goodput.add(now, len as u64);
+                if after_warmup {
+                    flow.delay.record(now.saturating_since(pkt.created));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn on_flow_start(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        match &mut flow.agent {
+            Agent::Tcp(_) => self.pump_sender(f as usize)?,
+            Agent::Udp(u) => {
+                if u.on_off.is_none() {
+                    u.on = true;
+                    u.phase_end = Instant::MAX;
+                } else {
+                    u.phase_end = now;
+                }
+                self.events.push(now, Event::SourceTick(f));
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends what the TCP sender of flow `f` may send, traces its window and re-arms its timer.
+    fn pump_sender(&mut self, f: usize) -> Result<(), CaptureError> {
+        let now = self.now;
+        let mut batch = std::mem::take(&mut self.scratch);
+        let flow = &mut self.flows[f];
+        let (src, dst) = (flow.src, flow.dst);
+        let Agent::Tcp(t) = &mut flow.agent else {
+            self.scratch = batch;
+            return Ok(());
+        };
+        while let Some(seg) = t.sender.poll_transmit(now) {
+            batch.push(Packet {
+                src,
+                dst,
+                flow: f as FlowId,
+                size: seg.len + t.header_bytes,
+                ecn: if seg.ect { Ecn::Ect0 } else { Ecn::NotEct },
+                created: now,
+                transport: Transport::TcpData {
+                    seq: seg.seq,
+                    len: seg.len,
+                    cwr: seg.cwr,
+                    ts_val: (now.as_nanos() / 1_000_000) as u32,
+                },
+            });
+        }
+        if flow.trace_cwnd {
+            let w = (
+                t.sender.controller().cwnd(),
+                t.sender.controller().ssthresh(),
+            );
+            if w != t.traced {
+                t.traced = w;
+                self.cwnd_samples.push(CwndSample {
+                    at: now,
+                    flow: f as FlowId,
+                    cwnd: w.0,
+                    ssthresh: w.1,
+                });
+            }
+        }
+        let want = t.sender.poll_timeout();
+        if let Some(at) = want {
+            if t.sender_timer.is_none_or(|armed| at < armed) {
+                t.sender_timer = Some(at);
+                self.events.push(at, Event::SenderTimer(f as FlowId));
+            }
+        }
+        let mut result = Ok(());
+        for p in batch.drain(..) {
+            if result.is_ok() {
+                result = self.forward(src, p);
+            }
+        }
+        self.scratch = batch;
+        result
+    }
+
+    /// Sends the ACK the receiver of flow `f` wants sent and re-arms its timer.
+    fn pump_receiver(&mut self, f: usize) -> Result<(), CaptureError> {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        let (src, dst) = (flow.src, flow.dst);
+        let Agent::Tcp(t) = &mut flow.agent else {
+            return Ok(());
+        };
+        let ack = t.receiver.poll_ack().map(|a| Packet {
+            src: dst,
+            dst: src,
+            flow: f as FlowId,
+            size: t.header_bytes,
+            ecn: Ecn::NotEct,
+            created: now,
+            transport: Transport::TcpAck {
+                ack: a.ack,
+                ece: a.ece,
+                ts_ecr: t.ts_recent,
+            },
+        });
+        if let Some(at) = t.receiver.poll_timeout() {
+            if t.receiver_timer.is_none_or(|armed| at < armed) {
+                t.receiver_timer = Some(at);
+                self.events.push(at, Event::ReceiverTimer(f as FlowId));
+            }
+        }
+        if let Some(p) = ack {
+            self.forward(dst, p)?;
+        }
+        Ok(())
+    }
+
+    fn on_sender_timer(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let now = self.now;
+        let Agent::Tcp(t) = &mut self.flows[f as usize].agent else {
+            return Ok(());
+        };
+        if t.sender_timer != Some(now) {
+            return Ok(()); // superseded by an earlier deadline
+        }
+        t.sender_timer = None;
+        t.sender.on_timeout(now);
+        self.pump_sender(f as usize)
+    }
+
+    fn on_receiver_timer(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let now = self.now;
+        let Agent::Tcp(t) = &mut self.flows[f as usize].agent else {
+            return Ok(());
+        };
+        if t.receiver_timer != Some(now) {
+            return Ok(());
+        }
+        t.receiver_timer = None;
+        t.receiver.on_timeout(now);
+        self.pump_receiver(f as usize)
+    }
+
+    fn on_source_tick(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        if now >= flow.stop {
+            return Ok(());
+        }
+        let (src, dst) = (flow.src, flow.dst);
+        let Agent::Udp(u) = &mut flow.agent else {
+            return Ok(());
+        };
+        if let Some((on, off, exponential)) = u.on_off {
+            if now >= u.phase_end {
+                // Phase change: draw the next period (exponential with the given mean, or fixed).
+                u.on = !u.on;
+                let mean = if u.on { on } else { off };
+                let len = if exponential {
+                    Duration::from_secs_f64(u.rng.exponential(mean.as_secs_f64()))
+                } else {
+                    mean
+                };
+                u.phase_end = now + len.max(Duration::from_nanos(1));
+            }
+        }
+        let next = if u.on {
+            let seq = u.next_seq;
+            u.next_seq += 1;
+            let size = u.packet_size.max(UDP_IP_HEADER + 1);
+            let pkt = Packet {
+                src,
+                dst,
+                flow: f,
+                size,
+                ecn: Ecn::NotEct,
+                created: now,
+                transport: Transport::Udp {
+                    seq,
+                    len: size - UDP_IP_HEADER,
+                },
+            };
+            let gap = u.rate.transmit_time(size as u64);
+            let next = (now + gap).min(u.phase_end);
+            self.forward(src, pkt)?;
+            next
+        } else {
+            u.phase_end
+        };
+        if next < self.end && next < Instant::MAX {
+            self.events.push(next, Event::SourceTick(f));
+        }
+        Ok(())
+    }
+
+    fn on_sample(&mut self) {
+        let now = self.now;
+        for &c in &self.sampled {
+            let ch = &self.channels[c as usize];
+            let len = ch.queue_len();
+            self.queue_samples.push(QueueSample {
+                at: now,
+                channel: c,
+                packets: len.packets,
+                bytes: len.bytes,
+                average: ch.aqm_average(),
+            });
+        }
+        let next = now + self.sample_interval;
+        if next <= self.end {
+            self.events.push(next, Event::Sample);
+        }
+    }
+
+    fn on_warmup(&mut self) {
+        let now = self.now;
+        for (c, ch) in self.channels.iter_mut().enumerate() {
+            ch.settle(now);
+            self.channel_at_warmup[c] = ch.stats;
+        }
+        for f in &mut self.flows {
+            f.delivered_at_warmup = f.delivered;
+        }
+    }
+}
+
+/// The slowest channel between two routers (lowest index on ties), else the slowest channel.
+fn default_bottleneck(channels: &[Channel], forwards: &[bool]) -> u32 {
+    let between_routers = |c: &Channel| forwards[c.from as usize] && forwards[c.to as usize];
+    let pick = |only_routers: bool| {
+        channels
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !only_routers || between_routers(c))
+            .min_by_key(|(i, c)| (c.rate, *i))
+            .map(|(i, _)| i as u32)
+    };
+    pick(true).or_else(|| pick(false)).unwrap_or(0)
+}
