@@ -7,6 +7,7 @@ pub mod new_reno;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
+pub mod abe;
 pub mod westwood;
 
 pub use config::TcpConfig;
