@@ -8,6 +8,7 @@ pub mod receiver;
 pub mod rtt;
 pub mod sender;
 pub mod abe;
+pub mod mccp;
 pub mod westwood;
 
 pub use config::TcpConfig;
