@@ -7,6 +7,9 @@ pub mod new_reno;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
+pub mod abe;
+pub mod mccp;
+pub mod westwood;
 
 pub use config::TcpConfig;
 pub use controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
