@@ -90,12 +90,19 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         walls.push(watch.secs());
         last = Some(sim);
     }
-    let Some(sim) = last else { return Err(Failure::runtime("no run completed")) };
+    let Some(sim) = last else {
+        return Err(Failure::runtime("no run completed"));
+    };
     walls.sort_by(f64::total_cmp);
     let wall = walls[walls.len() / 2];
     let r = RunResults::from_simulator(&sim);
     let events = sim.events_processed() as f64;
-    let bottleneck_packets = r.channels.iter().find(|c| c.name == r.bottleneck).map(|c| c.tx_packets).unwrap_or(0) as f64;
+    let bottleneck_packets = r
+        .channels
+        .iter()
+        .find(|c| c.name == r.bottleneck)
+        .map(|c| c.tx_packets)
+        .unwrap_or(0) as f64;
     let peak = peak_rss_bytes().map(|b| b as f64 / 1e6);
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     let min = goodputs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -119,7 +126,10 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "bottleneck_drops": r.bottleneck_drops,
             "bottleneck_utilisation": r.bottleneck_utilisation,
         });
-        println!("{}", serde_json::to_string_pretty(&v).map_err(|e| Failure::runtime(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| Failure::runtime(e.to_string()))?
+        );
         return Ok(());
     }
     println!("concord bench: {} NewReno flows, {} / {} bottleneck, {}-packet DropTail, {} simulated, seed {}", a.flows, a.rate, a.delay, a.queue, a.duration, a.seed);
@@ -127,18 +137,36 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
     println!("speed (median of {} runs)", a.runs);
     println!("  wall time                       {wall:.3} s");
     println!("  events per second               {:.0}", events / wall);
-    println!("  bottleneck packets per wall s   {:.0}  ({} packets)", bottleneck_packets / wall, bottleneck_packets);
-    println!("  simulated s per wall s          {:.1}", r.duration_s / wall);
+    println!(
+        "  bottleneck packets per wall s   {:.0}  ({} packets)",
+        bottleneck_packets / wall,
+        bottleneck_packets
+    );
+    println!(
+        "  simulated s per wall s          {:.1}",
+        r.duration_s / wall
+    );
     match peak {
         Some(mb) => println!("  peak memory                     {mb:.1} MB"),
         None => println!("  peak memory                     unknown (no /proc)"),
     }
     println!();
     println!("results (compare with ns-3 on the same scenario: bench/ns3/)");
-    println!("  total goodput                   {:.3} Mbps", r.total_goodput_bps / 1e6);
-    println!("  per-flow goodput                min {:.3}  mean {:.3}  max {:.3} Mbps", min / 1e6, r.total_goodput_bps / goodputs.len().max(1) as f64 / 1e6, max / 1e6);
+    println!(
+        "  total goodput                   {:.3} Mbps",
+        r.total_goodput_bps / 1e6
+    );
+    println!(
+        "  per-flow goodput                min {:.3}  mean {:.3}  max {:.3} Mbps",
+        min / 1e6,
+        r.total_goodput_bps / goodputs.len().max(1) as f64 / 1e6,
+        max / 1e6
+    );
     println!("  Jain's index                    {:.4}", r.jain_index);
     println!("  bottleneck drops                {}", r.bottleneck_drops);
-    println!("  bottleneck utilisation          {:.2}%", r.bottleneck_utilisation * 100.0);
+    println!(
+        "  bottleneck utilisation          {:.2}%",
+        r.bottleneck_utilisation * 100.0
+    );
     Ok(())
 }

@@ -60,7 +60,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, seed, out, json } => run::run(&scenario, seed, out, json),
+        Command::Run {
+            scenario,
+            seed,
+            out,
+            json,
+        } => run::run(&scenario, seed, out, json),
         Command::Bench(args) => bench::bench(&args),
     };
     match result {
@@ -84,10 +89,16 @@ pub struct Failure {
 impl Failure {
     /// A bad-input failure (exit code 2).
     pub fn input(message: impl Into<String>) -> Failure {
-        Failure { message: message.into(), code: 2 }
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
     }
     /// A runtime failure (exit code 1).
     pub fn runtime(message: impl Into<String>) -> Failure {
-        Failure { message: message.into(), code: 1 }
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
     }
 }

@@ -14,7 +14,12 @@ pub struct Progress {
 impl Progress {
     /// A bar labelled `label`; silent unless stderr is a terminal.
     pub fn new(label: &str) -> Progress {
-        Progress { enabled: std::io::stderr().is_terminal(), watch: Stopwatch::start(), shown: false, label: label.to_string() }
+        Progress {
+            enabled: std::io::stderr().is_terminal(),
+            watch: Stopwatch::start(),
+            shown: false,
+            label: label.to_string(),
+        }
     }
 
     /// Reports that `done` of `total` simulated seconds are done.
@@ -26,10 +31,19 @@ impl Progress {
         let frac = (done / total).clamp(0.0, 1.0);
         let width = 30;
         let filled = (frac * width as f64).round() as usize;
-        let eta = if frac > 0.0 { elapsed * (1.0 - frac) / frac } else { 0.0 };
+        let eta = if frac > 0.0 {
+            elapsed * (1.0 - frac) / frac
+        } else {
+            0.0
+        };
         let bar: String = "#".repeat(filled) + &".".repeat(width - filled);
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r{} [{bar}] {:3.0}%  {done:.1}/{total:.1} s simulated  eta {eta:.0} s ", self.label, frac * 100.0);
+        let _ = write!(
+            err,
+            "\r{} [{bar}] {:3.0}%  {done:.1}/{total:.1} s simulated  eta {eta:.0} s ",
+            self.label,
+            frac * 100.0
+        );
         let _ = err.flush();
         self.shown = true;
     }

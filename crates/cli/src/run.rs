@@ -10,15 +10,21 @@ use concord_sim::Simulator;
 use std::path::{Path, PathBuf};
 
 /// Runs `sc` to the end, drawing progress; returns the finished simulator.
-pub fn simulate(sc: &Scenario, capture_dir: Option<&Path>, label: &str) -> Result<Simulator, Failure> {
-    let mut sim = Simulator::with_capture_dir(sc, capture_dir).map_err(|e| Failure::runtime(e.to_string()))?;
+pub fn simulate(
+    sc: &Scenario,
+    capture_dir: Option<&Path>,
+    label: &str,
+) -> Result<Simulator, Failure> {
+    let mut sim = Simulator::with_capture_dir(sc, capture_dir)
+        .map_err(|e| Failure::runtime(e.to_string()))?;
     let mut progress = Progress::new(label);
     let total = sc.duration;
     let step = (total / 200).max(Duration::from_millis(1));
     let mut t = Instant::ZERO;
     while t < sim.end() {
         t = t + step;
-        sim.run_until(t).map_err(|e| Failure::runtime(e.to_string()))?;
+        sim.run_until(t)
+            .map_err(|e| Failure::runtime(e.to_string()))?;
         progress.update(sim.now().as_secs_f64(), total.as_secs_f64());
     }
     sim.finish().map_err(|e| Failure::runtime(e.to_string()))?;
@@ -27,20 +33,34 @@ pub fn simulate(sc: &Scenario, capture_dir: Option<&Path>, label: &str) -> Resul
 }
 
 /// `concord run SCENARIO [--seed N] [--out DIR] [--json]`.
-pub fn run(path: &Path, seed: Option<u64>, out: Option<PathBuf>, json: bool) -> Result<(), Failure> {
+pub fn run(
+    path: &Path,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    json: bool,
+) -> Result<(), Failure> {
     let mut sc = scenario::load(path).map_err(|e| Failure::input(e.to_string()))?;
     if let Some(s) = seed {
         sc.seed = s;
     }
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
-    std::fs::create_dir_all(&out).map_err(|e| Failure::runtime(format!("cannot create {}: {e}; choose a writable --out", out.display())))?;
+    std::fs::create_dir_all(&out).map_err(|e| {
+        Failure::runtime(format!(
+            "cannot create {}: {e}; choose a writable --out",
+            out.display()
+        ))
+    })?;
     let sim = simulate(&sc, Some(&out), &sc.name)?;
     let results = RunResults::from_simulator(&sim);
-    results
-        .write_dir(&sim, &out)
-        .map_err(|e| Failure::runtime(format!("cannot write results to {}: {e}; choose a writable --out", out.display())))?;
+    results.write_dir(&sim, &out).map_err(|e| {
+        Failure::runtime(format!(
+            "cannot write results to {}: {e}; choose a writable --out",
+            out.display()
+        ))
+    })?;
     if json {
-        let text = serde_json::to_string_pretty(&results).map_err(|e| Failure::runtime(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(&results).map_err(|e| Failure::runtime(e.to_string()))?;
         println!("{text}");
     } else {
         print!("{}", summary_text(&results));
@@ -71,8 +91,23 @@ pub fn summary_text(r: &RunResults) -> String {
             ]
         })
         .collect();
-    let mut s = format!("scenario {}  seed {}  {} s simulated (measured from {} s)\n\n", r.scenario, r.seed, r.duration_s, r.warmup_s);
-    s += &render(&["flow", "kind", "path", "goodput Mbps", "retx", "RTOs", "delay p50 ms", "p99 ms"], &rows);
+    let mut s = format!(
+        "scenario {}  seed {}  {} s simulated (measured from {} s)\n\n",
+        r.scenario, r.seed, r.duration_s, r.warmup_s
+    );
+    s += &render(
+        &[
+            "flow",
+            "kind",
+            "path",
+            "goodput Mbps",
+            "retx",
+            "RTOs",
+            "delay p50 ms",
+            "p99 ms",
+        ],
+        &rows,
+    );
     s += &format!(
         "\ntotal goodput {} Mbps   Jain {:.4}   bottleneck {}: utilisation {:.2}%, drops {}, marks {}   events {}\n",
         mbps(r.total_goodput_bps),

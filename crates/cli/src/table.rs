@@ -15,13 +15,25 @@ pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
         let parts: Vec<String> = cells
             .iter()
             .enumerate()
-            .map(|(i, c)| if numeric(c) { format!("{c:>w$}", w = width[i]) } else { format!("{c:<w$}", w = width[i]) })
+            .map(|(i, c)| {
+                if numeric(c) {
+                    format!("{c:>w$}", w = width[i])
+                } else {
+                    format!("{c:<w$}", w = width[i])
+                }
+            })
             .collect();
         out.push_str(parts.join("  ").trim_end());
         out.push('\n');
     };
     line(header.to_vec(), &mut out);
-    out.push_str(&width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+    out.push_str(
+        &width
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .join("  "),
+    );
     out.push('\n');
     for r in rows {
         line(r.iter().map(String::as_str).collect(), &mut out);
@@ -35,7 +47,16 @@ mod tests {
 
     #[test]
     fn columns_are_padded_and_numbers_right_aligned() {
-        let t = render(&["flow", "Mbps"], &[vec!["f1".into(), "2.5".into()], vec!["long-name".into(), "10.25".into()]]);
-        assert_eq!(t, "flow        Mbps\n---------  -----\nf1           2.5\nlong-name  10.25\n");
+        let t = render(
+            &["flow", "Mbps"],
+            &[
+                vec!["f1".into(), "2.5".into()],
+                vec!["long-name".into(), "10.25".into()],
+            ],
+        );
+        assert_eq!(
+            t,
+            "flow        Mbps\n---------  -----\nf1           2.5\nlong-name  10.25\n"
+        );
     }
 }

@@ -15,4 +15,4 @@ pub mod scenario;
 pub mod simulator;
 pub mod trace;
 
-pub use simulator::Simulator;
+pub use simulator::{SetupError, Simulator};

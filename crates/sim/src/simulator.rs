@@ -25,6 +25,22 @@ mod streams {
 /// Size of a UDP + IP header, in bytes.
 const UDP_IP_HEADER: u32 = 28;
 
+/// Why a simulator could not be built from a scenario.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// A trace file could not be opened.
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+    /// A TCP flow's settings cannot run.
+    #[error("flow `{flow}`: {source}")]
+    Tcp {
+        /// The flow.
+        flow: String,
+        /// What is wrong.
+        source: concord_cc::tcp::TcpConfigError,
+    },
+}
+
 /// What happens next.
 #[derive(Clone, Copy, Debug)]
 enum Event {
@@ -119,7 +135,7 @@ pub struct Simulator {
 
 impl Simulator {
     /// Builds the simulator for a validated scenario.
-    pub fn new(sc: &Scenario) -> Result<Simulator, CaptureError> {
+    pub fn new(sc: &Scenario) -> Result<Simulator, SetupError> {
         Simulator::with_capture_dir(sc, None)
     }
 
@@ -127,7 +143,7 @@ impl Simulator {
     pub fn with_capture_dir(
         sc: &Scenario,
         dir: Option<&std::path::Path>,
-    ) -> Result<Simulator, CaptureError> {
+    ) -> Result<Simulator, SetupError> {
         let seed = sc.seed;
         let mut channels = Vec::with_capacity(sc.links.len() * 2);
         for link in &sc.links {
@@ -170,7 +186,10 @@ impl Simulator {
         for (i, f) in sc.flows.iter().enumerate() {
             let agent = match &f.kind {
                 FlowKind::Tcp { tcp, bytes } => {
-                    let mut sender = TcpSender::new(tcp.clone());
+                    let mut sender = TcpSender::new(tcp.clone()).map_err(|e| SetupError::Tcp {
+                        flow: f.name.clone(),
+                        source: e,
+                    })?;
                     if let Some(b) = bytes {
                         sender.set_app_limit(*b);
                     }

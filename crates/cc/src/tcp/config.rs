@@ -1,15 +1,43 @@
 //! A TCP connection's settings. Defaults match today's stacks (IW10, 1448-byte MSS, delayed
 //! ACKs, no SACK); the paper scenarios set what their ns-2 runs used.
 
+use super::mccp::{MccpConfig, MccpConfigError};
 use crate::time::Duration;
 use crate::units::Bytes;
 
 /// Which window controller a connection runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum CcAlgorithm {
     /// TCP NewReno (RFC 5681, RFC 6582).
     #[default]
     NewReno,
+    /// TCP Westwood+: ssthresh from a once-per-RTT bandwidth estimate after a loss.
+    WestwoodPlus,
+    /// MCCP: the adaptive available-bandwidth estimate with fast probing and non-congestion
+    /// detection.
+    Mccp(MccpConfig),
+}
+
+impl CcAlgorithm {
+    /// The name used in scenario files and tables.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcAlgorithm::NewReno => "newreno",
+            CcAlgorithm::WestwoodPlus => "westwood+",
+            CcAlgorithm::Mccp(_) => "mccp",
+        }
+    }
+}
+
+/// Why a [`TcpConfig`] cannot run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TcpConfigError {
+    /// The segment size is zero.
+    #[error("mss is 0; give the payload bytes per segment (1448 is usual)")]
+    ZeroMss,
+    /// MCCP's parameters are out of range.
+    #[error(transparent)]
+    Mccp(#[from] MccpConfigError),
 }
 
 /// A TCP connection's settings.
@@ -45,6 +73,19 @@ pub struct TcpConfig {
     pub initial_rto: Duration,
     /// Clock granularity G of RFC 6298 2.3.
     pub clock_granularity: Duration,
+}
+
+impl TcpConfig {
+    /// Checks that a connection with these settings can run.
+    pub fn validate(&self) -> Result<(), TcpConfigError> {
+        if self.mss == 0 {
+            return Err(TcpConfigError::ZeroMss);
+        }
+        if let CcAlgorithm::Mccp(c) = &self.cc {
+            c.validate()?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for TcpConfig {

@@ -66,42 +66,65 @@ pub trait WindowController {
 pub enum WindowCtl {
     /// TCP NewReno.
     NewReno(super::NewReno),
+    /// TCP Westwood+.
+    WestwoodPlus(super::westwood::Westwood),
+    /// MCCP.
+    Mccp(Box<super::mccp::Mccp>),
+}
+
+impl WindowCtl {
+    /// The controller a configuration asks for, with its initial window and ssthresh.
+    pub fn from_config(
+        config: &super::TcpConfig,
+    ) -> Result<WindowCtl, super::config::TcpConfigError> {
+        use super::config::CcAlgorithm;
+        config.validate()?;
+        let mss = config.mss;
+        let iw = mss.saturating_mul(config.initial_cwnd.max(1) as u64);
+        let ss = config.initial_ssthresh;
+        Ok(match config.cc {
+            CcAlgorithm::NewReno => WindowCtl::NewReno(super::NewReno::new(mss, iw, ss)),
+            CcAlgorithm::WestwoodPlus => {
+                WindowCtl::WestwoodPlus(super::westwood::Westwood::new(mss, iw, ss))
+            }
+            CcAlgorithm::Mccp(c) => {
+                WindowCtl::Mccp(Box::new(super::mccp::Mccp::new(mss, iw, ss, c)?))
+            }
+        })
+    }
+}
+
+/// Dispatches a method call to the controller inside.
+macro_rules! each {
+    ($self:expr, $c:ident => $body:expr) => {
+        match $self {
+            WindowCtl::NewReno($c) => $body,
+            WindowCtl::WestwoodPlus($c) => $body,
+            WindowCtl::Mccp($c) => $body,
+        }
+    };
 }
 
 impl WindowController for WindowCtl {
     fn cwnd(&self) -> Bytes {
-        match self {
-            WindowCtl::NewReno(c) => c.cwnd(),
-        }
+        each!(self, c => c.cwnd())
     }
     fn ssthresh(&self) -> Bytes {
-        match self {
-            WindowCtl::NewReno(c) => c.ssthresh(),
-        }
+        each!(self, c => c.ssthresh())
     }
     fn set_cwnd(&mut self, cwnd: Bytes) {
-        match self {
-            WindowCtl::NewReno(c) => c.set_cwnd(cwnd),
-        }
+        each!(self, c => c.set_cwnd(cwnd))
     }
     fn set_ssthresh(&mut self, ssthresh: Bytes) {
-        match self {
-            WindowCtl::NewReno(c) => c.set_ssthresh(ssthresh),
-        }
+        each!(self, c => c.set_ssthresh(ssthresh))
     }
     fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
-        match self {
-            WindowCtl::NewReno(c) => c.on_ack(now, ack),
-        }
+        each!(self, c => c.on_ack(now, ack))
     }
     fn on_congestion(&mut self, now: Instant, kind: CongestionKind, bytes_in_flight: Bytes) {
-        match self {
-            WindowCtl::NewReno(c) => c.on_congestion(now, kind, bytes_in_flight),
-        }
+        each!(self, c => c.on_congestion(now, kind, bytes_in_flight))
     }
     fn on_recovery_end(&mut self, now: Instant) {
-        match self {
-            WindowCtl::NewReno(c) => c.on_recovery_end(now),
-        }
+        each!(self, c => c.on_recovery_end(now))
     }
 }

@@ -1,17 +1,17 @@
 //! TCP congestion control: the window-controller interface, its implementations, the RTT
 //! estimator and the sans-IO sender and receiver that host them.
 
+pub mod abe;
 pub mod config;
 pub mod controller;
+pub mod mccp;
 pub mod new_reno;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
-pub mod abe;
-pub mod mccp;
 pub mod westwood;
 
-pub use config::TcpConfig;
+pub use config::{CcAlgorithm, TcpConfig, TcpConfigError};
 pub use controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
 pub use new_reno::NewReno;
 pub use receiver::TcpReceiver;

@@ -8,9 +8,8 @@
 //! offsets from zero (no wrap-around); the wire codec keeps the low 32 bits. There is no
 //! handshake: the connection starts established, as ns-2's one-way TCP agents do.
 
-use super::config::{CcAlgorithm, TcpConfig};
+use super::config::{TcpConfig, TcpConfigError};
 use super::controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
-use super::new_reno::NewReno;
 use super::rtt::{RttConfig, RttEstimator};
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
@@ -121,15 +120,9 @@ pub struct TcpSender {
 
 impl TcpSender {
     /// A sender with an infinite source, its controller chosen by `config.cc`.
-    pub fn new(config: TcpConfig) -> TcpSender {
-        let ctl = match config.cc {
-            CcAlgorithm::NewReno => WindowCtl::NewReno(NewReno::new(
-                config.mss,
-                config.mss.saturating_mul(config.initial_cwnd.max(1) as u64),
-                config.initial_ssthresh,
-            )),
-        };
-        TcpSender::with_controller(config, ctl)
+    pub fn new(config: TcpConfig) -> Result<TcpSender, TcpConfigError> {
+        let ctl = WindowCtl::from_config(&config)?;
+        Ok(TcpSender::with_controller(config, ctl))
     }
 
     /// A sender with the given controller (a controller configured outside).
@@ -558,13 +551,17 @@ mod tests {
         Instant::from_millis(n)
     }
 
+    fn sender(c: TcpConfig) -> TcpSender {
+        TcpSender::new(c).expect("valid configuration")
+    }
+
     fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
         std::iter::from_fn(|| s.poll_transmit(now)).collect()
     }
 
     #[test]
     fn the_initial_window_limits_the_first_flight() {
-        let mut s = TcpSender::new(config());
+        let mut s = sender(config());
         let segs = drain(&mut s, ms(0));
         assert_eq!(segs.len(), 4);
         assert_eq!(
@@ -577,7 +574,7 @@ mod tests {
 
     #[test]
     fn a_new_ack_takes_an_rtt_sample_and_grows_cwnd_in_slow_start() {
-        let mut s = TcpSender::new(config());
+        let mut s = sender(config());
         drain(&mut s, ms(0));
         let out = s.on_ack(ms(100), 1000, false);
         assert_eq!(out.bytes_acked, 1000);
@@ -590,7 +587,7 @@ mod tests {
 
     #[test]
     fn the_third_duplicate_ack_triggers_fast_retransmit_with_halved_ssthresh() {
-        let mut s = TcpSender::new(TcpConfig {
+        let mut s = sender(TcpConfig {
             initial_cwnd: 10,
             ..config()
         });
@@ -616,7 +613,7 @@ mod tests {
 
     #[test]
     fn each_further_duplicate_ack_inflates_cwnd_by_one_segment() {
-        let mut s = TcpSender::new(TcpConfig {
+        let mut s = sender(TcpConfig {
             initial_cwnd: 10,
             ..config()
         });
@@ -641,7 +638,7 @@ mod tests {
 
     #[test]
     fn a_partial_ack_retransmits_the_next_hole_and_deflates() {
-        let mut s = TcpSender::new(TcpConfig {
+        let mut s = sender(TcpConfig {
             initial_cwnd: 10,
             ..config()
         });
@@ -666,7 +663,7 @@ mod tests {
 
     #[test]
     fn a_full_ack_ends_recovery_with_cwnd_at_most_ssthresh() {
-        let mut s = TcpSender::new(TcpConfig {
+        let mut s = sender(TcpConfig {
             initial_cwnd: 10,
             ..config()
         });
@@ -683,7 +680,7 @@ mod tests {
 
     #[test]
     fn the_timer_backs_off_exponentially_and_collapses_the_window() {
-        let mut s = TcpSender::new(TcpConfig {
+        let mut s = sender(TcpConfig {
             initial_cwnd: 10,
             ..config()
         });
@@ -707,7 +704,7 @@ mod tests {
 
     #[test]
     fn duplicate_acks_after_a_timeout_do_not_trigger_a_second_reduction() {
-        let mut s = TcpSender::new(TcpConfig {
+        let mut s = sender(TcpConfig {
             initial_cwnd: 10,
             ..config()
         });
@@ -722,7 +719,7 @@ mod tests {
 
     #[test]
     fn an_ecn_echo_halves_cwnd_once_per_window_without_retransmitting() {
-        let mut s = TcpSender::new(TcpConfig {
+        let mut s = sender(TcpConfig {
             initial_cwnd: 10,
             ecn: true,
             ..config()
@@ -762,7 +759,7 @@ mod tests {
 
     #[test]
     fn a_finite_transfer_ends_when_all_bytes_are_acknowledged() {
-        let mut s = TcpSender::new(config());
+        let mut s = sender(config());
         s.set_app_limit(2500);
         let segs = drain(&mut s, ms(0));
         assert_eq!(
@@ -777,7 +774,7 @@ mod tests {
 
     #[test]
     fn acks_for_unsent_data_are_ignored_and_counted() {
-        let mut s = TcpSender::new(config());
+        let mut s = sender(config());
         drain(&mut s, ms(0));
         assert!(s.on_ack(ms(1), 99_999, false).ignored);
         assert_eq!(s.stats().invalid_acks, 1);
@@ -786,7 +783,7 @@ mod tests {
 
     #[test]
     fn a_credit_gate_releases_exactly_the_granted_bytes() {
-        let mut s = TcpSender::new(config());
+        let mut s = sender(config());
         s.set_gate(SendGate::CreditOnly);
         assert_eq!(s.poll_transmit(ms(0)), None);
         s.grant(2500);
