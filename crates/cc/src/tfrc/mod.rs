@@ -2,5 +2,9 @@
 
 pub mod config;
 pub mod equation;
+pub mod loss_detector;
+pub mod loss_history;
 
 pub use config::{TfrcConfig, TfrcConfigError};
+pub use loss_detector::{Arrival, LossDetector, PacketEvent};
+pub use loss_history::{HistoryUpdate, LossHistory, LossIntervals};
