@@ -7,6 +7,7 @@
 pub mod aqm;
 pub mod rng;
 pub mod tcp;
+pub mod tfrc;
 pub mod time;
 pub mod units;
 pub mod wire;
