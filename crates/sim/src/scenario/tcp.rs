@@ -1,0 +1,167 @@
+//! Reading TCP settings (`[defaults.tcp]`, a flow's `tcp = { ... }`) as overrides of a
+//! [`TcpConfig`].
+
+use super::error::{ErrorKind, ScenarioError};
+use super::suggest;
+use super::table::Table;
+use super::value::Field;
+use concord_cc::tcp::config::{CcAlgorithm, TcpConfig};
+use concord_cc::time::Duration;
+use concord_cc::units::Bytes;
+use toml::de::DeValue;
+
+/// The keys of a TCP settings table, one per [`TcpConfig`] field.
+const KEYS: [&str; 15] = [
+    "cc",
+    "mss",
+    "header_bytes",
+    "initial_cwnd",
+    "initial_ssthresh",
+    "rwnd",
+    "dupack_threshold",
+    "delayed_ack",
+    "ack_every",
+    "delayed_ack_timeout",
+    "ecn",
+    "min_rto",
+    "max_rto",
+    "initial_rto",
+    "clock_granularity",
+];
+
+/// The window controllers a scenario may name.
+const ALGORITHMS: [&str; 1] = ["newreno"];
+
+/// The largest IP packet, in bytes.
+const MAX_PACKET: Bytes = 65_535;
+
+/// `base` with the settings written in `table` applied.
+pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig, ScenarioError> {
+    let table = table.clone().allow(&KEYS)?;
+    let mut c = base.clone();
+    if let Some(f) = table.get("cc") {
+        let name = f.str()?;
+        c.cc = match name.to_ascii_lowercase().as_str() {
+            "newreno" | "new_reno" => CcAlgorithm::NewReno,
+            _ => {
+                return Err(f.error(
+                    ErrorKind::BadValue,
+                    format!("unknown congestion control `{name}`"),
+                    suggest::did_you_mean(
+                        name,
+                        ALGORITHMS,
+                        &format!("the algorithms are: {}", ALGORITHMS.join(", ")),
+                    ),
+                ))
+            }
+        };
+    }
+    if let Some(f) = table.get("mss") {
+        c.mss = f.size_in(1, MAX_PACKET)?;
+    }
+    if let Some(f) = table.get("header_bytes") {
+        c.header_bytes = f.size_in(40, 120)?;
+    }
+    if let Some(f) = table.get("initial_cwnd") {
+        c.initial_cwnd = segments(&f)?;
+    }
+    if let Some(f) = table.get("initial_ssthresh") {
+        c.initial_ssthresh = unbounded_or_size(&f)?;
+    }
+    if let Some(f) = table.get("rwnd") {
+        c.rwnd = unbounded_or_size(&f)?;
+    }
+    if let Some(f) = table.get("dupack_threshold") {
+        c.dupack_threshold = segments(&f)?;
+    }
+    if let Some(f) = table.get("delayed_ack") {
+        c.delayed_ack = f.boolean()?;
+    }
+    if let Some(f) = table.get("ack_every") {
+        c.ack_every = segments(&f)?;
+    }
+    if let Some(f) = table.get("delayed_ack_timeout") {
+        c.delayed_ack_timeout = f.positive_duration()?;
+        if c.delayed_ack_timeout > Duration::from_millis(500) {
+            return Err(f.error(
+                ErrorKind::BadValue,
+                format!(
+                    "delayed_ack_timeout = {} is above 500ms",
+                    c.delayed_ack_timeout
+                ),
+                "RFC 5681 section 4.2 caps the delayed-ACK timer at 500ms; 200ms is usual",
+            ));
+        }
+    }
+    if let Some(f) = table.get("ecn") {
+        c.ecn = f.boolean()?;
+    }
+    if let Some(f) = table.get("min_rto") {
+        c.min_rto = f.duration()?;
+    }
+    if let Some(f) = table.get("max_rto") {
+        c.max_rto = f.positive_duration()?;
+    }
+    if let Some(f) = table.get("initial_rto") {
+        c.initial_rto = f.positive_duration()?;
+    }
+    if let Some(f) = table.get("clock_granularity") {
+        c.clock_granularity = f.duration()?;
+    }
+    if c.mss.saturating_add(c.header_bytes) > MAX_PACKET {
+        let at = table.get("mss").or_else(|| table.get("header_bytes"));
+        let message = format!(
+            "mss + header_bytes = {} bytes is more than an IP packet holds",
+            c.mss + c.header_bytes
+        );
+        let fix = format!("keep mss + header_bytes at or below {MAX_PACKET}; 1448 + 52 is usual");
+        return Err(match at {
+            Some(f) => f.error(ErrorKind::Inconsistent, message, fix),
+            None => table.error(ErrorKind::Inconsistent, message, fix),
+        });
+    }
+    if c.min_rto > c.max_rto {
+        let at = table.get("min_rto").or_else(|| table.get("max_rto"));
+        let message = format!("min_rto ({}) is above max_rto ({})", c.min_rto, c.max_rto);
+        let fix = "make min_rto at most max_rto (RFC 6298: max_rto at least 60s)";
+        return Err(match at {
+            Some(f) => f.error(ErrorKind::Inconsistent, message, fix),
+            None => table.error(ErrorKind::Inconsistent, message, fix),
+        });
+    }
+    Ok(c)
+}
+
+/// A count of segments or ACKs, at least one.
+fn segments(f: &Field<'_>) -> Result<u32, ScenarioError> {
+    let n = f.integer(1, i64::from(u32::MAX))?;
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+/// `"unbounded"` (stored as `u64::MAX`) or a size of at least one byte.
+fn unbounded_or_size(f: &Field<'_>) -> Result<Bytes, ScenarioError> {
+    if let DeValue::String(s) = f.value.get_ref() {
+        if s.trim().eq_ignore_ascii_case("unbounded") {
+            return Ok(u64::MAX);
+        }
+        if s.trim()
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+        {
+            return Err(f.error(
+                ErrorKind::BadValue,
+                format!(
+                    "{} = \"{s}\" is neither a size nor \"unbounded\"",
+                    f.label()
+                ),
+                format!(
+                    "write a size like {} or {}",
+                    f.example("\"64KB\""),
+                    f.example("\"unbounded\"")
+                ),
+            ));
+        }
+    }
+    f.size_in(1, u64::MAX)
+}
