@@ -2,3 +2,4 @@
 //! algorithms.
 
 pub mod scenario;
+pub mod trace;

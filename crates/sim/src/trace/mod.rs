@@ -1,0 +1,3 @@
+//! Traces of a run, written as it goes: packet captures for Wireshark.
+
+pub mod pcap;
