@@ -6,11 +6,13 @@
 
 pub mod checksum;
 pub mod ethernet;
+pub mod frame;
 pub mod ipv4;
 pub mod tcp;
 pub mod udp;
 
 pub use ethernet::EthernetHeader;
+pub use frame::{decode_ipv4_frame, encode_ipv4_frame, Transport};
 pub use ipv4::{Ecn, Ipv4Header};
 pub use tcp::{TcpFlags, TcpHeader};
 pub use udp::UdpHeader;

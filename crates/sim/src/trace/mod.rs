@@ -1,4 +1,4 @@
-//! Traces: pcap files of what crosses chosen channels.
+//! Traces of a run, written as it goes: packet captures for Wireshark.
 
 pub mod capture;
 pub mod pcap;
