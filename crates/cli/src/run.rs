@@ -39,10 +39,8 @@ pub fn run(
     out: Option<PathBuf>,
     json: bool,
 ) -> Result<(), Failure> {
-    let mut sc = scenario::load(path).map_err(|e| Failure::input(e.to_string()))?;
-    if let Some(s) = seed {
-        sc.seed = s;
-    }
+    let sc = scenario::load_with(path, scenario::LoadOptions { seed })
+        .map_err(|e| Failure::input(e.to_string()))?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
     std::fs::create_dir_all(&out).map_err(|e| {
         Failure::runtime(format!(

@@ -405,7 +405,7 @@ impl Simulator {
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p, &self.flows)?;
+                self.capture.packet(c, now, &p)?;
             }
         }
         if let Some(p) = done {
@@ -428,7 +428,7 @@ impl Simulator {
         let now = self.now;
         if let Offer::Transmitting(d) = self.channels[c as usize].offer(now, pkt) {
             self.events.push(now + d, Event::TxDone(c));
-            self.capture.packet(c, now, &pkt, &self.flows)?;
+            self.capture.packet(c, now, &pkt)?;
         }
         Ok(())
     }

@@ -32,8 +32,21 @@ const DEFAULT_QUEUE: AqmConfig = AqmConfig::DropTail {
     limit: QueueLimit::Packets(100),
 };
 
+/// Settings that override what a scenario file says, applied while it is read (so that, for
+/// example, start times drawn from the seed follow an overridden seed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Use this seed instead of the file's.
+    pub seed: Option<u64>,
+}
+
 /// Reads and validates the scenario file at `path`.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    load_with(path, LoadOptions::default())
+}
+
+/// Reads and validates the scenario file at `path`, with `options` overriding the file.
+pub fn load_with(path: &Path, options: LoadOptions) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         ScenarioError::new(
             path.display().to_string(),
@@ -44,12 +57,21 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
             "check that the file exists and is readable UTF-8 text",
         )
     })?;
-    parse_str(&text, Some(path))
+    parse_str_with(&text, Some(path), options)
 }
 
 /// Reads and validates scenario `text`; `path`, if given, names it in errors and gives the
 /// default scenario name (its file stem).
 pub fn parse_str(text: &str, path: Option<&Path>) -> Result<Scenario, ScenarioError> {
+    parse_str_with(text, path, LoadOptions::default())
+}
+
+/// [`parse_str`] with `options` overriding the text.
+pub fn parse_str_with(
+    text: &str,
+    path: Option<&Path>,
+    options: LoadOptions,
+) -> Result<Scenario, ScenarioError> {
     let src = Source::new(text, path);
     let doc = DeTable::parse(src.text()).map_err(|e| syntax_error(&src, &e))?;
     let root = Table::root(&src, doc.get_ref()).allow(&ROOT_KEYS)?;
@@ -76,6 +98,7 @@ pub fn parse_str(text: &str, path: Option<&Path>) -> Result<Scenario, ScenarioEr
         Some(f) => u64::try_from(f.integer(0, i64::MAX)?).unwrap_or(1),
         None => 1,
     };
+    let seed = options.seed.unwrap_or(seed);
     let (default_queue, default_tcp) = read_defaults(root.get("defaults").as_ref())?;
 
     let mut net = Network::default();

@@ -22,5 +22,5 @@ mod value;
 
 pub use error::{ErrorKind, ScenarioError};
 pub use flows::JITTER_STREAM;
-pub use loader::{load, parse_str};
+pub use loader::{load, load_with, parse_str, parse_str_with, LoadOptions};
 pub use model::*;

@@ -30,7 +30,7 @@ const KEYS: [&str; 15] = [
 ];
 
 /// The window controllers a scenario may name.
-const ALGORITHMS: [&str; 1] = ["newreno"];
+const ALGORITHMS: [&str; 3] = ["newreno", "westwood+", "mccp"];
 
 /// The largest IP packet, in bytes.
 const MAX_PACKET: Bytes = 65_535;
@@ -43,6 +43,8 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
         let name = f.str()?;
         c.cc = match name.to_ascii_lowercase().as_str() {
             "newreno" | "new_reno" => CcAlgorithm::NewReno,
+            "westwood+" | "westwood" | "westwoodplus" => CcAlgorithm::WestwoodPlus,
+            "mccp" => CcAlgorithm::Mccp(concord_cc::tcp::mccp::MccpConfig::default()),
             _ => {
                 return Err(f.error(
                     ErrorKind::BadValue,
