@@ -22,7 +22,7 @@ pub fn simulate(
     let step = (total / 200).max(Duration::from_millis(1));
     let mut t = Instant::ZERO;
     while t < sim.end() {
-        t = t + step;
+        t += step;
         sim.run_until(t)
             .map_err(|e| Failure::runtime(e.to_string()))?;
         progress.update(sim.now().as_secs_f64(), total.as_secs_f64());

@@ -9,14 +9,19 @@ pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
             width[i] = width[i].max(c.chars().count());
         }
     }
-    let numeric = |s: &str| s.parse::<f64>().is_ok() || s.ends_with('%');
+    let is_number = |s: &str| s.parse::<f64>().is_ok() || s.ends_with('%');
+    // A column whose every cell is a number is right-aligned, its header too.
+    let right: Vec<bool> = (0..cols)
+        .map(|i| !rows.is_empty() && rows.iter().all(|r| r.get(i).is_some_and(|c| is_number(c))))
+        .collect();
     let mut out = String::new();
     let line = |cells: Vec<&str>, out: &mut String| {
         let parts: Vec<String> = cells
             .iter()
             .enumerate()
+            .take(cols)
             .map(|(i, c)| {
-                if numeric(c) {
+                if right[i] {
                     format!("{c:>w$}", w = width[i])
                 } else {
                     format!("{c:<w$}", w = width[i])
