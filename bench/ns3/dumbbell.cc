@@ -16,6 +16,7 @@
 #include "ns3/traffic-control-module.h"
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -78,6 +79,15 @@ DiagDequeue(Ptr<const Packet> p)
     {
         ++g_diagRepeatedSegments;
     }
+}
+
+// CPU seconds used by this process so far: on a shared machine, a steadier figure than wall time.
+double
+ProcessCpuSeconds()
+{
+    struct timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 double
@@ -259,8 +269,10 @@ main(int argc, char* argv[])
 
     Simulator::Stop(Seconds(duration));
     const auto runStart = std::chrono::steady_clock::now();
+    const double runCpuStart = ProcessCpuSeconds();
     Simulator::Run();
     const double runWall = SecondsSince(runStart);
+    const double runCpu = ProcessCpuSeconds() - runCpuStart;
 
     // --- results --------------------------------------------------------------------------
     std::vector<double> goodput(nFlows);
@@ -295,7 +307,7 @@ main(int argc, char* argv[])
     js << ", \"bottleneck_qdisc\": \"" << (bnQdisc ? bnQdisc->GetInstanceTypeId().GetName() : "none")
        << "\"";
     js << ", \"bottleneck_device_queue_packets\": " << queuePackets;
-    js << ", \"run_wall_s\": " << Num(runWall);
+    js << ", \"run_wall_s\": " << Num(runWall) << ", \"run_cpu_s\": " << Num(runCpu);
     js << ", \"peak_rss_mib\": " << Num(PeakRssMiB());
     js << ", \"total_goodput_bps\": " << Num(total);
     js << ", \"jain_index\": " << Num(jain);

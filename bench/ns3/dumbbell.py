@@ -194,8 +194,10 @@ def main(argv):
 
     ns.Simulator.Stop(ns.Seconds(args.duration))
     t0 = time.perf_counter()
+    c0 = time.process_time()
     ns.Simulator.Run()
     run_wall = time.perf_counter() - t0
+    run_cpu = time.process_time() - c0
 
     goodput = [cb.SinkRx(s) * 8.0 / args.duration for s in sinks]
     total = sum(goodput)
@@ -221,6 +223,7 @@ def main(argv):
         "bottleneck_qdisc": qdisc_name,
         "bottleneck_device_queue_packets": args.queue,
         "run_wall_s": run_wall,
+        "run_cpu_s": run_cpu,
         "import_wall_s": IMPORT_DONE - PROGRAM_START,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "total_goodput_bps": total,

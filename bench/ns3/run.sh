@@ -87,6 +87,7 @@ summary = {
     "frontend": sys.argv[2],
     "runs": len(rows),
     "median_run_wall_s": med("run_wall_s"),
+    "median_run_cpu_s": med("run_cpu_s"),
     "median_program_wall_s": med("program_wall_s"),
     "median_process_wall_s": med("process_wall_s"),
     "median_peak_rss_mib": med("peak_rss_mib"),
