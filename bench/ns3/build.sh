@@ -2,6 +2,7 @@
 # Builds dumbbell.cc against the headers and shared libraries shipped in the `ns3` wheel.
 # Usage: bench/ns3/build.sh [VENV]   (default VENV: ../ns3-venv beside the repository,
 #        or $NS3_VENV). Output: bench/ns3/build/dumbbell (git-ignored).
+#        SRC=file.cc OUT=path build another source the same way.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 venv="${1:-${NS3_VENV:-$(cd "$here/../.." && pwd)/../ns3-venv}}"
