@@ -1,0 +1,273 @@
+//! The `concord` command as a user meets it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn concord(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_concord"))
+        .args(args)
+        .output()
+        .expect("concord runs")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("concord-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn repo(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+const VALID: &str = r#"# a small dumbbell
+duration = "5s"
+
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = { rate = "10Mbps", delay = "10ms" }
+access = { rate = "1Gbps", delay = "1ms" }
+
+[[flow]]
+kind = "tcp"
+from = "s1"
+to = "d1"
+stop = "4s"
+"#;
+
+/// Writes `text` as a scenario file and runs it; returns (exit code, stderr).
+fn run_text(dir: &Path, text: &str) -> (Option<i32>, String) {
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, text).expect("write");
+    let out = concord(&[
+        "run",
+        &file.display().to_string(),
+        "--out",
+        &dir.join("out").display().to_string(),
+    ]);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn malformed_scenarios_fail_with_one_line_naming_file_line_and_fix_and_exit_code_2() {
+    let dir = temp("bad");
+    let cases: [(&str, String, usize); 4] = [
+        (
+            "unknown key",
+            VALID.replace("stop = \"4s\"", "stop = \"4s\"\nrat = \"1Mbps\""),
+            15,
+        ),
+        (
+            "negative rate",
+            VALID.replace("rate = \"10Mbps\"", "rate = \"-5Mbps\""),
+            7,
+        ),
+        (
+            "missing node",
+            VALID.replace("to = \"d1\"", "to = \"d9\""),
+            13,
+        ),
+        (
+            "stop before start",
+            VALID.replace("stop = \"4s\"", "start = \"3s\"\nstop = \"2s\""),
+            15,
+        ),
+    ];
+    for (what, text, line) in cases {
+        let (code, stderr) = run_text(&dir, &text);
+        assert_eq!(code, Some(2), "{what}: exit code; stderr: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{what}: one line expected, got {stderr:?}");
+        assert!(
+            lines[0].contains(&format!("bad.toml:{line}:")),
+            "{what}: no file:line {line} in {stderr:?}"
+        );
+        assert!(lines[0].contains("fix:"), "{what}: no fix in {stderr:?}");
+        assert!(
+            !dir.join("out").join("summary.json").exists(),
+            "{what}: results written for a bad scenario"
+        );
+    }
+}
+
+#[test]
+fn run_writes_its_tables_and_a_pcap_that_tshark_reads() {
+    let dir = temp("run");
+    let file = dir.join("ok.toml");
+    std::fs::write(
+        &file,
+        VALID.replace(
+            "stop = \"4s\"",
+            "stop = \"4s\"\n\n[record]\npcap = [\"r1->r2\"]\ncwnd = [\"f1\"]",
+        ),
+    )
+    .expect("write");
+    let out_dir = dir.join("out");
+    let out = concord(&[
+        "run",
+        &file.display().to_string(),
+        "--out",
+        &out_dir.display().to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("goodput") && stdout.contains("Jain"),
+        "{stdout}"
+    );
+    for f in [
+        "summary.json",
+        "flows.csv",
+        "channels.csv",
+        "goodput.csv",
+        "queues.csv",
+        "delay.csv",
+        "cwnd.csv",
+        "r1-r2.pcap",
+    ] {
+        let meta = std::fs::metadata(out_dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert!(meta.len() > 0, "{f} is empty");
+    }
+    let Some(tshark) = find_tshark() else { return };
+    let pcap = out_dir.join("r1-r2.pcap");
+    let t = Command::new(tshark)
+        .args([
+            "-r",
+            &pcap.display().to_string(),
+            "-o",
+            "tcp.check_checksum:TRUE",
+            "-o",
+            "ip.check_checksum:TRUE",
+        ])
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "ip.src",
+            "-e",
+            "tcp.seq_raw",
+            "-e",
+            "_ws.malformed",
+        ])
+        .output()
+        .expect("tshark runs");
+    assert!(
+        t.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&t.stderr)
+    );
+    let text = String::from_utf8_lossy(&t.stdout);
+    let rows: Vec<&str> = text.lines().collect();
+    assert!(rows.len() > 1000, "only {} packets decoded", rows.len());
+    assert!(
+        rows.iter()
+            .all(|r| r.starts_with("10.0.0.") && !r.contains("Malformed")),
+        "{:?}",
+        &rows[..3]
+    );
+    let stderr = String::from_utf8_lossy(&t.stderr);
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.contains("Running as user"))
+        .collect();
+    assert!(errors.is_empty(), "tshark complained: {errors:?}");
+}
+
+fn find_tshark() -> Option<&'static str> {
+    if Command::new("tshark").arg("--version").output().is_ok() {
+        return Some("tshark");
+    }
+    if std::env::var_os("CONCORD_REQUIRE_TSHARK").is_some() {
+        panic!("tshark is required here: install it with `apt-get install -y tshark`");
+    }
+    eprintln!("skipping the tshark check: tshark is not installed");
+    None
+}
+
+#[test]
+fn seed_override_changes_the_results_and_is_reported() {
+    let dir = temp("seed");
+    let s = repo("scenarios/basic/dumbbell-4-droptail.toml");
+    let a = concord(&[
+        "run",
+        &s,
+        "--seed",
+        "11",
+        "--json",
+        "--out",
+        &dir.join("a").display().to_string(),
+    ]);
+    let b = concord(&[
+        "run",
+        &s,
+        "--seed",
+        "12",
+        "--json",
+        "--out",
+        &dir.join("b").display().to_string(),
+    ]);
+    assert!(a.status.success() && b.status.success());
+    let ja: serde_json::Value = serde_json::from_slice(&a.stdout).expect("json");
+    let jb: serde_json::Value = serde_json::from_slice(&b.stdout).expect("json");
+    assert_eq!(ja["seed"], 11);
+    assert_eq!(jb["seed"], 12);
+    assert_ne!(ja["flows"], jb["flows"]);
+}
+
+#[test]
+fn bench_reports_speed_beside_the_figures_ns3_users_compare() {
+    let out = concord(&[
+        "bench",
+        "--flows",
+        "8",
+        "--duration",
+        "10s",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    for key in [
+        "events_per_second",
+        "bottleneck_packets_per_wall_second",
+        "simulated_seconds_per_wall_second",
+        "peak_rss_mb",
+        "goodput_per_flow_bps",
+        "jain_index",
+        "bottleneck_drops",
+        "bottleneck_utilisation",
+    ] {
+        assert!(!j[key].is_null(), "{key} missing in {j}");
+    }
+    assert_eq!(j["goodput_per_flow_bps"].as_array().map(Vec::len), Some(8));
+    let util = j["bottleneck_utilisation"].as_f64().unwrap_or(0.0);
+    assert!(util > 0.9, "utilisation {util}");
+}
+
+#[test]
+fn help_explains_the_commands() {
+    let out = concord(&["--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for word in ["run", "bench", "scenario", "Examples"] {
+        assert!(text.contains(word), "--help lacks {word}: {text}");
+    }
+}
