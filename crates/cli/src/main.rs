@@ -3,6 +3,7 @@
 mod bench;
 mod clock;
 mod progress;
+mod reproduce;
 mod run;
 mod table;
 
@@ -24,12 +25,16 @@ struct Cli {
 }
 
 const EXAMPLES: &str = "Examples:
+  concord reproduce --quick                                      every paper's claims, report in report/
+  concord reproduce --paper baseline --out report-baseline       one paper
+  concord report report                                          re-render report/index.html
   concord run scenarios/basic/dumbbell-4-droptail.toml          run a scenario, print a summary
   concord run scenarios/basic/dumbbell-4-red.toml --seed 7 --out results/red
   concord bench                                                  64 NewReno flows on a 10 Mbps dumbbell
   concord bench --flows 16 --duration 30s --json                 machine-readable figures
 
-Exit codes: 0 success, 1 runtime failure (e.g. unwritable output), 2 invalid scenario or arguments.";
+Exit codes: 0 success, 1 a claim failed or a runtime failure (e.g. unwritable output),
+2 invalid scenario or arguments.";
 
 #[derive(Subcommand, Debug)]
 enum Command {
@@ -55,6 +60,18 @@ enum Command {
     /// simulated seconds per wall second and peak memory, beside the figures an ns-3 user reads
     /// (per-flow goodput, Jain's index, bottleneck drops, utilisation).
     Bench(bench::BenchArgs),
+    /// Run the papers' experiments, check every claim, and write a report.
+    ///
+    /// Each experiment is a set of scenarios plus claims naming the paper's figure or table,
+    /// the metric, the paper's value and the tolerance. Writes DIR/results.json (every claim),
+    /// DIR/figures/*.svg, DIR/raw/ and DIR/index.html; exits 0 when every claim passes, 1 when
+    /// one fails.
+    Reproduce(reproduce::ReproduceArgs),
+    /// Re-render DIR/index.html from DIR/results.json without re-running anything.
+    Report {
+        /// A directory written by `concord reproduce`.
+        dir: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -67,6 +84,8 @@ fn main() -> ExitCode {
             json,
         } => run::run(&scenario, seed, out, json),
         Command::Bench(args) => bench::bench(&args),
+        Command::Reproduce(args) => reproduce::reproduce(&args).and_then(all_pass),
+        Command::Report { dir } => reproduce::report(&dir).and_then(all_pass),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -74,6 +93,17 @@ fn main() -> ExitCode {
             eprintln!("concord: {}", e.message);
             ExitCode::from(e.code)
         }
+    }
+}
+
+/// Exit code 1 when a claim failed (the report says which and by how much).
+fn all_pass(pass: bool) -> Result<(), Failure> {
+    if pass {
+        Ok(())
+    } else {
+        Err(Failure::runtime(
+            "some claims failed; see the table above and the report",
+        ))
     }
 }
 

@@ -66,12 +66,11 @@ fn red_spreads_the_drops_and_shares_more_fairly_at_every_seed() {
     }
 }
 
-/// The Padhye et al. model (SIGCOMM 1998, eq. 30 without the receiver-window cap) in bit/s
-/// of payload: `mss / (RTT sqrt(2bp/3) + T0 min(1, 3 sqrt(3bp/8)) p (1 + 32 p^2))`.
+/// The Padhye et al. model (SIGCOMM 1998), in bit/s of payload. It is the equation TFRC uses
+/// (RFC 5348 section 3.1); for p <= 5% the model's min(1, 3 sqrt(3bp/8)) term is below 1, so
+/// the two agree exactly in the range tested here.
 fn padhye_bps(mss: f64, rtt: f64, t0: f64, p: f64, b: f64) -> f64 {
-    let denom = rtt * (2.0 * b * p / 3.0).sqrt()
-        + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
-    mss * 8.0 / denom
+    concord_cc::tfrc::equation::throughput(mss, rtt, p, b, t0) * 8.0
 }
 
 #[test]

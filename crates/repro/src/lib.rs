@@ -1,0 +1,13 @@
+//! concord-repro: every paper experiment as scenarios plus claims, run in parallel across cores
+//! (each run single-threaded and deterministic) and reported as `results.json`, SVG figures,
+//! raw CSV tables and an HTML page.
+
+pub mod baseline;
+pub mod claim;
+pub mod plot;
+pub mod report;
+pub mod runner;
+
+pub use claim::{Check, Claim, Paper};
+pub use report::{write_report, Report};
+pub use runner::{registry, run_experiments, Ctx, Experiment, Figure, Outcome, ReproError};

@@ -1,0 +1,102 @@
+//! The reproduce pipeline end to end on the baseline experiments.
+
+use concord_repro::{registry, run_experiments, write_report, Ctx, Paper, Report};
+use std::path::PathBuf;
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("concord-repro-{}-{name}", std::process::id()))
+}
+
+fn run_baseline() -> (
+    Vec<concord_repro::Experiment>,
+    Vec<Result<concord_repro::Outcome, concord_repro::ReproError>>,
+) {
+    let exps: Vec<_> = registry()
+        .into_iter()
+        .filter(|e| e.paper == Paper::Baseline)
+        .collect();
+    let outcomes = run_experiments(&exps, &Ctx { quick: true }, 2, &|_, _| {});
+    (exps, outcomes)
+}
+
+#[test]
+fn every_baseline_claim_passes_and_the_report_is_complete_and_repeatable() {
+    let (exps, outcomes) = run_baseline();
+    let report = Report::new(true, &exps, &outcomes);
+    assert!(report.claims.len() >= 7, "{} claims", report.claims.len());
+    for c in &report.claims {
+        assert!(
+            c.pass,
+            "claim failed: {} / {}: ours {} vs {}",
+            c.figure, c.metric, c.ours, c.tolerance
+        );
+    }
+    let dir = temp("a");
+    write_report(&dir, &report, &outcomes).expect("report written");
+    let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
+    for e in &report.experiments {
+        assert!(e.error.is_none(), "{}: {:?}", e.id, e.error);
+        for f in &e.figures {
+            let svg =
+                std::fs::read_to_string(dir.join("figures").join(&f.file)).expect("figure file");
+            assert!(
+                svg.starts_with("<svg") && svg.len() > 500,
+                "{} is empty",
+                f.file
+            );
+            assert!(
+                html.contains(&format!("figures/{}", f.file)),
+                "{} not on the page",
+                f.file
+            );
+        }
+    }
+    // A second run gives byte-identical results.json and raw tables.
+    let (exps2, outcomes2) = run_baseline();
+    let dir2 = temp("b");
+    write_report(&dir2, &Report::new(true, &exps2, &outcomes2), &outcomes2)
+        .expect("report written");
+    for f in ["results.json", "index.html"] {
+        assert_eq!(
+            std::fs::read(dir.join(f)).ok(),
+            std::fs::read(dir2.join(f)).ok(),
+            "{f} differs between runs"
+        );
+    }
+    // Re-rendering from results.json reproduces the page.
+    std::fs::remove_file(dir.join("index.html")).expect("remove");
+    concord_repro::report::rerender(&dir).expect("rerender");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("index.html")).ok(),
+        Some(html)
+    );
+}
+
+#[test]
+fn writing_a_report_over_an_old_one_replaces_it_whole() {
+    let dir = temp("replace");
+    std::fs::create_dir_all(dir.join("figures")).expect("dir");
+    std::fs::write(dir.join("figures").join("stale.svg"), "old").expect("write");
+    let report = Report {
+        concord_version: "x".into(),
+        quick: true,
+        claims: vec![],
+        experiments: vec![],
+    };
+    write_report(&dir, &report, &[]).expect("written");
+    assert!(
+        !dir.join("figures").join("stale.svg").exists(),
+        "an old figure survived"
+    );
+    assert!(dir.join("results.json").exists());
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .expect("list")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .contains(&format!("concord-repro-{}-replace.tmp", std::process::id()))
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "temporary directories left behind");
+}
