@@ -94,6 +94,78 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// Opens the SVG document with a white background and the title.
+fn open(s: &mut String, title: &str) {
+    let pw = W - LEFT - RIGHT;
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#
+    );
+    let _ = write!(s, r##"<rect width="{W}" height="{H}" fill="#ffffff"/>"##);
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
+        LEFT + pw / 2.0,
+        escape(title)
+    );
+}
+
+/// Horizontal grid lines with their labels at `ys`, placed by `sy`.
+fn y_grid(s: &mut String, ys: &[f64], sy: &dyn Fn(f64) -> f64) {
+    let pw = W - LEFT - RIGHT;
+    for &t in ys {
+        let y = sy(t);
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#e5e5e5"/>"##,
+            LEFT + pw
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{:.2}" y="{:.2}" text-anchor="end">{}</text>"#,
+            LEFT - 6.0,
+            y + 4.0,
+            label(t)
+        );
+    }
+}
+
+/// The plot area's border and the y-axis label.
+fn frame(s: &mut String, y_label: &str) {
+    let pw = W - LEFT - RIGHT;
+    let ph = H - TOP - BOTTOM;
+    let _ = write!(
+        s,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333333"/>"##
+    );
+    let _ = write!(
+        s,
+        r#"<text transform="translate(18,{:.2}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        TOP + ph / 2.0,
+        escape(y_label)
+    );
+}
+
+/// Dashed reference lines labelled at the right edge.
+fn references(s: &mut String, refs: &[Reference], sy: &dyn Fn(f64) -> f64) {
+    let pw = W - LEFT - RIGHT;
+    for r in refs {
+        let y = sy(r.y);
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#555555" stroke-dasharray="6,4"/>"##,
+            LEFT + pw
+        );
+        let _ = write!(
+            s,
+            r##"<text x="{:.2}" y="{:.2}" fill="#555555">{}</text>"##,
+            LEFT + pw + 6.0,
+            y + 4.0,
+            escape(&r.label)
+        );
+    }
+}
+
 impl Plot {
     /// A plot with no data yet.
     pub fn new(title: &str, x_label: &str, y_label: &str) -> Plot {
@@ -175,17 +247,7 @@ impl Plot {
         let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
         let sy = |y: f64| TOP + ph - (y - y0) / (y1 - y0) * ph;
         let mut s = String::new();
-        let _ = write!(
-            s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#
-        );
-        let _ = write!(s, r##"<rect width="{W}" height="{H}" fill="#ffffff"/>"##);
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="22" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
-            LEFT + pw / 2.0,
-            escape(&self.title)
-        );
+        open(&mut s, &self.title);
         for t in ticks(x0, x1, 6) {
             let x = sx(t);
             let _ = write!(
@@ -200,25 +262,8 @@ impl Plot {
                 label(t)
             );
         }
-        for t in ticks(y0, y1, 5) {
-            let y = sy(t);
-            let _ = write!(
-                s,
-                r##"<line x1="{LEFT}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#e5e5e5"/>"##,
-                LEFT + pw
-            );
-            let _ = write!(
-                s,
-                r#"<text x="{:.2}" y="{:.2}" text-anchor="end">{}</text>"#,
-                LEFT - 6.0,
-                y + 4.0,
-                label(t)
-            );
-        }
-        let _ = write!(
-            s,
-            r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333333"/>"##
-        );
+        y_grid(&mut s, &ticks(y0, y1, 5), &sy);
+        frame(&mut s, &self.y_label);
         let _ = write!(
             s,
             r#"<text x="{:.2}" y="{:.2}" text-anchor="middle">{}</text>"#,
@@ -226,27 +271,7 @@ impl Plot {
             H - 12.0,
             escape(&self.x_label)
         );
-        let _ = write!(
-            s,
-            r#"<text transform="translate(18,{:.2}) rotate(-90)" text-anchor="middle">{}</text>"#,
-            TOP + ph / 2.0,
-            escape(&self.y_label)
-        );
-        for r in &self.references {
-            let y = sy(r.y);
-            let _ = write!(
-                s,
-                r##"<line x1="{LEFT}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#555555" stroke-dasharray="6,4"/>"##,
-                LEFT + pw
-            );
-            let _ = write!(
-                s,
-                r##"<text x="{:.2}" y="{:.2}" fill="#555555">{}</text>"##,
-                LEFT + pw + 6.0,
-                y + 4.0,
-                escape(&r.label)
-            );
-        }
+        references(&mut s, &self.references, &sy);
         for (i, ser) in self.series.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             let pts: Vec<(f64, f64)> = ser
@@ -326,32 +351,8 @@ impl Bars {
         let ph = H - TOP - BOTTOM;
         let sy = |y: f64| TOP + ph - y / y1 * ph;
         let mut s = String::new();
-        let _ = write!(
-            s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#
-        );
-        let _ = write!(s, r##"<rect width="{W}" height="{H}" fill="#ffffff"/>"##);
-        let _ = write!(
-            s,
-            r#"<text x="{}" y="22" text-anchor="middle" font-size="14" font-weight="bold">{}</text>"#,
-            LEFT + pw / 2.0,
-            escape(&self.title)
-        );
-        for t in ticks(0.0, y1, 5) {
-            let y = sy(t);
-            let _ = write!(
-                s,
-                r##"<line x1="{LEFT}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#e5e5e5"/>"##,
-                LEFT + pw
-            );
-            let _ = write!(
-                s,
-                r#"<text x="{:.2}" y="{:.2}" text-anchor="end">{}</text>"#,
-                LEFT - 6.0,
-                y + 4.0,
-                label(t)
-            );
-        }
+        open(&mut s, &self.title);
+        y_grid(&mut s, &ticks(0.0, y1, 5), &sy);
         let n = self.categories.len().max(1) as f64;
         let group = pw / n;
         let k = self.series.len().max(1) as f64;
@@ -381,31 +382,8 @@ impl Bars {
                 );
             }
         }
-        let _ = write!(
-            s,
-            r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333333"/>"##
-        );
-        let _ = write!(
-            s,
-            r#"<text transform="translate(18,{:.2}) rotate(-90)" text-anchor="middle">{}</text>"#,
-            TOP + ph / 2.0,
-            escape(&self.y_label)
-        );
-        for r in &self.references {
-            let y = sy(r.y);
-            let _ = write!(
-                s,
-                r##"<line x1="{LEFT}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#555555" stroke-dasharray="6,4"/>"##,
-                LEFT + pw
-            );
-            let _ = write!(
-                s,
-                r##"<text x="{:.2}" y="{:.2}" fill="#555555">{}</text>"##,
-                LEFT + pw + 6.0,
-                y + 4.0,
-                escape(&r.label)
-            );
-        }
+        frame(&mut s, &self.y_label);
+        references(&mut s, &self.references, &sy);
         for (i, (lab, _)) in self.series.iter().enumerate() {
             let ly = TOP + 10.0 + i as f64 * 18.0 + 60.0;
             let lx = W - RIGHT + 20.0;
