@@ -6,6 +6,8 @@
 //! that lasts travels back hop by hop to the host, which slows the flow itself (sections 2 and
 //! 3, Fig. 1).
 
+pub mod detector;
 pub mod message;
 
+pub use detector::{DetectorConfig, DetectorVerdict, GccpDetector, Signal};
 pub use message::{Code, GccpError, GccpMessage, Padding, GCCP_ETHERTYPE};
