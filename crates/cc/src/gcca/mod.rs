@@ -7,7 +7,9 @@
 //! 3, Fig. 1).
 
 pub mod detector;
+pub mod leaky_bucket;
 pub mod message;
 
 pub use detector::{DetectorConfig, DetectorVerdict, GccpDetector, Signal};
+pub use leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyBucketConfigError, Restore};
 pub use message::{Code, GccpError, GccpMessage, Padding, GCCP_ETHERTYPE};
