@@ -9,7 +9,9 @@
 pub mod detector;
 pub mod leaky_bucket;
 pub mod message;
+pub mod window_adjuster;
 
 pub use detector::{DetectorConfig, DetectorVerdict, GccpDetector, Signal};
 pub use leaky_bucket::{LeakyBucket, LeakyBucketConfig, LeakyBucketConfigError, Restore};
 pub use message::{Code, GccpError, GccpMessage, Padding, GCCP_ETHERTYPE};
+pub use window_adjuster::{Reduction, WindowAdjuster};
