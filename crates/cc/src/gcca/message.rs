@@ -57,7 +57,7 @@ pub const HEADER_LEN: usize = 4;
 pub const PADDING_LEN: usize = 12;
 
 /// Length of an Ethernet II header, in bytes (two MAC addresses and the EtherType).
-const ETHERNET_LEN: usize = 14;
+const ETHERNET_LEN: usize = EthernetHeader::LEN;
 
 /// The congestion information a message carries (field CODE).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -296,39 +296,23 @@ pub fn encode_frame(src_mac: [u8; 6], dst_mac: [u8; 6], msg: &GccpMessage, out: 
         src: src_mac,
         ethertype: GCCP_ETHERTYPE,
     };
-    out.extend_from_slice(&header.dst);
-    out.extend_from_slice(&header.src);
-    out.extend_from_slice(&header.ethertype.to_be_bytes());
+    header.encode(out);
     msg.encode(out);
 }
 
 /// Reads an Ethernet II frame carrying a GCCP message; bytes after the message's LEN words
 /// (the link layer's minimum-size padding) are ignored.
 pub fn decode_frame(frame: &[u8]) -> Result<(EthernetHeader, GccpMessage), GccpError> {
-    let Some(h) = frame.first_chunk::<ETHERNET_LEN>() else {
-        return Err(GccpError::Truncated {
-            need: ETHERNET_LEN,
-            got: frame.len(),
-        });
-    };
-    let mut dst = [0; 6];
-    let mut src = [0; 6];
-    dst.copy_from_slice(&h[0..6]);
-    src.copy_from_slice(&h[6..12]);
-    let ethertype = u16::from_be_bytes([h[12], h[13]]);
-    if ethertype != GCCP_ETHERTYPE {
-        return Err(GccpError::NotGccp(ethertype));
+    let (header, _) = EthernetHeader::decode(frame).map_err(|_| GccpError::Truncated {
+        need: ETHERNET_LEN,
+        got: frame.len(),
+    })?;
+    if header.ethertype != GCCP_ETHERTYPE {
+        return Err(GccpError::NotGccp(header.ethertype));
     }
     let payload = frame.get(ETHERNET_LEN..).unwrap_or_default();
     let (msg, _) = GccpMessage::decode_prefix(payload)?;
-    Ok((
-        EthernetHeader {
-            dst,
-            src,
-            ethertype,
-        },
-        msg,
-    ))
+    Ok((header, msg))
 }
 
 #[cfg(test)]
