@@ -1,0 +1,16 @@
+//! Explicit Congestion Avoidance (Barham, MSR-TR-2001-100) as sans-IO state machines.
+//!
+//! Routers keep a path load estimate L from the arrivals into a virtual queue served at a
+//! target utilisation and stamp it into every forwarded packet (LOAD); receivers record it and
+//! reflect it to the source (RLOAD); the source shapes each flow with a token bucket at
+//! r_i = w_i / L, its "willingness to pay" w_i over the load (section III.A). The pieces:
+//!
+//! - [`load_codec`]: how LOAD and RLOAD survive the header, the paper's 32-bit float
+//!   (simulation) or an 8-bit code in the TOS byte (prototype).
+//! - [`error`]: the configuration and input errors shared by the pieces.
+
+pub mod error;
+pub mod load_codec;
+
+pub use error::{ConfigError, InvalidLoad};
+pub use load_codec::{decode_tos, encode_tos, LoadEncoding};
