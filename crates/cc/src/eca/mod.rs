@@ -7,10 +7,14 @@
 //!
 //! - [`load_codec`]: how LOAD and RLOAD survive the header, the paper's 32-bit float
 //!   (simulation) or an 8-bit code in the TOS byte (prototype).
+//! - [`load_estimator`]: the router's L from the arrivals into a virtual queue served at the
+//!   target utilisation, x1.05 / x0.99 per 100 ms interval, and the LOAD stamp (max or sum).
 //! - [`error`]: the configuration and input errors shared by the pieces.
 
 pub mod error;
 pub mod load_codec;
+pub mod load_estimator;
 
 pub use error::{ConfigError, InvalidLoad};
 pub use load_codec::{decode_tos, encode_tos, LoadEncoding};
+pub use load_estimator::{LoadCombine, LoadEstimator, LoadEstimatorConfig, LoadRule};
