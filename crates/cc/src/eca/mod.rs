@@ -9,12 +9,16 @@
 //!   (simulation) or an 8-bit code in the TOS byte (prototype).
 //! - [`load_estimator`]: the router's L from the arrivals into a virtual queue served at the
 //!   target utilisation, x1.05 / x0.99 per 100 ms interval, and the LOAD stamp (max or sum).
+//! - [`reflector`]: the receiver records each flow's LOAD and returns it as RLOAD, piggy-backed
+//!   on packets back to the source or in periodic out-of-band reports.
 //! - [`error`]: the configuration and input errors shared by the pieces.
 
 pub mod error;
 pub mod load_codec;
 pub mod load_estimator;
+pub mod reflector;
 
 pub use error::{ConfigError, InvalidLoad};
 pub use load_codec::{decode_tos, encode_tos, LoadEncoding};
 pub use load_estimator::{LoadCombine, LoadEstimator, LoadEstimatorConfig, LoadRule};
+pub use reflector::{LoadReport, Reflection, Reflector, ReflectorConfig};
