@@ -13,16 +13,19 @@
 //!   on packets back to the source or in periodic out-of-band reports.
 //! - [`wtp`]: the host's per-flow token bucket at r_i = w_i / L with a 16 KiB bucket, and the
 //!   FIFO of packets waiting in the host.
+//! - [`priority`]: unmanaged high-priority flows that bypass WTP, admitted by peak rate.
 //! - [`error`]: the configuration and input errors shared by the pieces.
 
 pub mod error;
 pub mod load_codec;
 pub mod load_estimator;
+pub mod priority;
 pub mod reflector;
 pub mod wtp;
 
 pub use error::{ConfigError, InvalidLoad};
 pub use load_codec::{decode_tos, encode_tos, LoadEncoding};
 pub use load_estimator::{LoadCombine, LoadEstimator, LoadEstimatorConfig, LoadRule};
+pub use priority::{AdmissionError, FlowClass, PriorityAdmission};
 pub use reflector::{LoadReport, Reflection, Reflector, ReflectorConfig};
 pub use wtp::{TokenBucket, WtpConfig, WtpShaper};
