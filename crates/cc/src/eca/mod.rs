@@ -14,9 +14,12 @@
 //! - [`wtp`]: the host's per-flow token bucket at r_i = w_i / L with a 16 KiB bucket, and the
 //!   FIFO of packets waiting in the host.
 //! - [`priority`]: unmanaged high-priority flows that bypass WTP, admitted by peak rate.
+//! - [`kelly`]: Kelly's primal controller (equation (2)) for flows with no adaptation of their
+//!   own, explicit Euler with a stability clamp.
 //! - [`error`]: the configuration and input errors shared by the pieces.
 
 pub mod error;
+pub mod kelly;
 pub mod load_codec;
 pub mod load_estimator;
 pub mod priority;
@@ -24,6 +27,7 @@ pub mod reflector;
 pub mod wtp;
 
 pub use error::{ConfigError, InvalidLoad};
+pub use kelly::{KellyConfig, KellyController};
 pub use load_codec::{decode_tos, encode_tos, LoadEncoding};
 pub use load_estimator::{LoadCombine, LoadEstimator, LoadEstimatorConfig, LoadRule};
 pub use priority::{AdmissionError, FlowClass, PriorityAdmission};
