@@ -16,10 +16,13 @@
 //! - [`priority`]: unmanaged high-priority flows that bypass WTP, admitted by peak rate.
 //! - [`kelly`]: Kelly's primal controller (equation (2)) for flows with no adaptation of their
 //!   own, explicit Euler with a stability clamp.
+//! - [`lan`]: LAN mode, one elected monitor per shared segment measuring its load and
+//!   broadcasting RLOAD to every host.
 //! - [`error`]: the configuration and input errors shared by the pieces.
 
 pub mod error;
 pub mod kelly;
+pub mod lan;
 pub mod load_codec;
 pub mod load_estimator;
 pub mod priority;
@@ -28,6 +31,7 @@ pub mod wtp;
 
 pub use error::{ConfigError, InvalidLoad};
 pub use kelly::{KellyConfig, KellyController};
+pub use lan::{LanAgent, LanConfig, LanMessage, Role};
 pub use load_codec::{decode_tos, encode_tos, LoadEncoding};
 pub use load_estimator::{LoadCombine, LoadEstimator, LoadEstimatorConfig, LoadRule};
 pub use priority::{AdmissionError, FlowClass, PriorityAdmission};
