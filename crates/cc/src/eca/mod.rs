@@ -18,6 +18,8 @@
 //!   own, explicit Euler with a stability clamp.
 //! - [`lan`]: LAN mode, one elected monitor per shared segment measuring its load and
 //!   broadcasting RLOAD to every host.
+//! - [`web`]: the HTTP workload of section IV.B.4, sessions of compound pages with
+//!   heavy-tailed object sizes at a configured offered load, and the response-time record.
 //! - [`error`]: the configuration and input errors shared by the pieces.
 
 pub mod error;
@@ -27,6 +29,7 @@ pub mod load_codec;
 pub mod load_estimator;
 pub mod priority;
 pub mod reflector;
+pub mod web;
 pub mod wtp;
 
 pub use error::{ConfigError, InvalidLoad};
@@ -36,4 +39,5 @@ pub use load_codec::{decode_tos, encode_tos, LoadEncoding};
 pub use load_estimator::{LoadCombine, LoadEstimator, LoadEstimatorConfig, LoadRule};
 pub use priority::{AdmissionError, FlowClass, PriorityAdmission};
 pub use reflector::{LoadReport, Reflection, Reflector, ReflectorConfig};
+pub use web::{Count, ParetoSize, Request, ResponseRecord, WebConfig, WebGenerator};
 pub use wtp::{TokenBucket, WtpConfig, WtpShaper};
