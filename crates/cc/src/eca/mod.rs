@@ -32,6 +32,9 @@ pub mod reflector;
 pub mod web;
 pub mod wtp;
 
+#[cfg(test)]
+mod closed_loop_tests;
+
 pub use error::{ConfigError, InvalidLoad};
 pub use kelly::{KellyConfig, KellyController};
 pub use lan::{LanAgent, LanConfig, LanMessage, Role};
