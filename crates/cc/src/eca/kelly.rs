@@ -1,6 +1,7 @@
-//! Kelly's primal rate controller (the paper's equation (2), section II.C.4.1), for flows with
-//! no adaptation of their own (section III.A.3: "In the rare case that a flow has no such
-//! adaptation mechanism, a simple and stable feedback scheme may be used, such as Equation 2").
+//! Kelly's primal rate controller (the paper's equation (2), in its review of congestion
+//! pricing, section II.B.4), for flows with no adaptation of their own: section III.A.3 sets
+//! the token rate of such a flow by "a simple and stable feedback scheme ... such as
+//! Equation 2".
 //!
 //! dx_r/dt = kappa * (w_r - x_r(t) * sum_j mu_j(t))
 //!

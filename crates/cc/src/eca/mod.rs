@@ -21,6 +21,33 @@
 //! - [`web`]: the HTTP workload of section IV.B.4, sessions of compound pages with
 //!   heavy-tailed object sizes at a configured offered load, and the response-time record.
 //! - [`error`]: the configuration and input errors shared by the pieces.
+//!
+//! # Hosting ECA in a simulator (the loop of section IV.A.3)
+//!
+//! - **Packet fields.** Every packet carries LOAD and RLOAD as `f64`, 0 meaning "none", and
+//!   goes through a [`LoadEncoding`] whenever a field is written: [`LoadEncoding::Float`] as in
+//!   the paper's ns-2 runs, or [`LoadEncoding::Tos8`], which puts LOAD into the IP TOS byte
+//!   ([`load_codec::write_tos`]); the prototype then has no RLOAD field and uses out-of-band
+//!   reports only.
+//! - **Router hook**, at each output queue that runs ECA, for every arriving packet, dropped
+//!   or not: [`LoadEstimator::on_arrival`]; on forwarding,
+//!   `LOAD = encoding.quantise(estimator.stamp(LOAD))`; a timer at
+//!   [`LoadEstimator::poll_timeout`] calling [`LoadEstimator::on_tick`].
+//! - **Receiver hook**, on every packet delivered to a host: [`Reflector::on_load`] with the
+//!   flow and its LOAD; on every packet the host sends back toward that flow's source,
+//!   `RLOAD = reflector.rload(now, flow)`; for flows without a back channel, a timer at
+//!   [`Reflector::poll_timeout`] and one UDP report per [`Reflector::poll_message`].
+//! - **Host shaper queue**, between the transport and the first link: each managed flow's
+//!   packets go through [`WtpShaper::enqueue`] and leave with [`WtpShaper::poll_transmit`] at
+//!   [`WtpShaper::poll_timeout`]; every RLOAD (piggy-backed or reported) arriving for the flow
+//!   goes to [`WtpShaper::on_rload`]. High-priority flows admitted by [`PriorityAdmission`]
+//!   skip the shaper; flows with no adaptation of their own take their rate from a
+//!   [`KellyController`] fed with the RLOAD, through [`WtpShaper::set_rate`].
+//! - **LAN mode**: every host runs a [`LanAgent`] fed with every frame on the segment and
+//!   with the monitor's broadcasts, and applies [`LanAgent::rload`] to its shapers.
+//!
+//! Rate controllers here share no trait: WTP's rate is a function of the load, Kelly's an
+//! integrator of it, and both meet at [`WtpShaper::set_rate`].
 
 pub mod error;
 pub mod kelly;

@@ -2,7 +2,7 @@
 //! (section III.A.1 and the feedback loop of section IV.A.3, steps 6 and 8).
 //!
 //! "When a packet reaches its destination, this information is recorded and periodically
-//! returned to the source in the RLOAD field of any packet travelling in the opposite
+//! returned to the source in the RLOAD field of any packet traveling in the opposite
 //! direction" (section III.A.1). Two return paths:
 //!
 //! - [`Reflection::Piggyback`]: the ns-2 implementation stamps the most recently recorded LOAD
