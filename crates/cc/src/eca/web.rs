@@ -277,14 +277,14 @@ pub struct ResponseRecord {
     pub id: u64,
     /// The response size, in bytes.
     pub size_bytes: Bytes,
-    /// When the request was issued.
+    /// When the request was made.
     pub start: Instant,
     /// When the response was complete; `None` while it is not.
     pub completion: Option<Instant>,
 }
 
 impl ResponseRecord {
-    /// The record of `request` issued at `start`.
+    /// The record of `request` made at `start`.
     pub fn new(start: Instant, request: &Request) -> Self {
         ResponseRecord {
             id: request.id,
@@ -394,7 +394,7 @@ impl WebGenerator {
         &self.config
     }
 
-    /// The next request if it is due at or before `now`, with the instant it is issued; `None`
+    /// The next request if it is due at or before `now`, with the instant it is made; `None`
     /// if the next one comes later or the workload has ended. `Instant::MAX` pulls the next
     /// request whenever it comes.
     pub fn next_request(&mut self, now: Instant) -> Option<(Instant, Request)> {
@@ -414,7 +414,7 @@ impl WebGenerator {
         }
     }
 
-    /// When the next request is issued; `None` once the workload has ended (only with a stop
+    /// When the next request is made; `None` once the workload has ended (only with a stop
     /// time). Sessions and pages due before it are set up on the way.
     pub fn poll_timeout(&mut self) -> Option<Instant> {
         loop {
@@ -444,7 +444,7 @@ impl WebGenerator {
     }
 
     /// Requests handed out so far.
-    pub fn requests_issued(&self) -> u64 {
+    pub fn requests_made(&self) -> u64 {
         self.next_request
     }
 
@@ -626,7 +626,7 @@ mod tests {
             }
             last = at;
         }
-        assert_eq!(g.requests_issued(), 10_000);
+        assert_eq!(g.requests_made(), 10_000);
     }
 
     #[test]
