@@ -59,7 +59,7 @@ pub struct TcpConfig {
     pub dupack_threshold: u32,
     /// The receiver delays ACKs (RFC 5681 section 4.2).
     pub delayed_ack: bool,
-    /// With delayed ACKs, acknowledge at least every this many full segments (2).
+    /// With delayed ACKs, acknowledge at least every this many in-order segments (2).
     pub ack_every: u32,
     /// With delayed ACKs, the delayed-ACK timer (at most 500 ms; 200 ms in ns-2 and Linux-like).
     pub delayed_ack_timeout: Duration,

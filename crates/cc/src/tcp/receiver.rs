@@ -40,7 +40,8 @@ pub struct TcpReceiver {
     ack_every: u32,
     delayed_ack_timeout: Duration,
     ecn: bool,
-    /// Full-sized segments received since the last ACK.
+    /// In-order data segments received since the last ACK (counted per segment, as ns-2's
+    /// delayed-ACK sink does, whatever their size).
     unacked: u32,
     /// An ACK must go out now.
     ack_now: bool,
@@ -127,18 +128,22 @@ impl TcpReceiver {
         self.rcv_nxt - before
     }
 
+    /// Adds [start, end) to the out-of-order ranges, merging with every range it overlaps or
+    /// touches, in place.
     fn insert_range(&mut self, start: u64, end: u64) {
-        let pos = self.out_of_order.partition_point(|&(s, _)| s < start);
-        self.out_of_order.insert(pos, (start, end));
-        // Merge overlapping or touching neighbours.
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.out_of_order.len());
-        for &(s, e) in &self.out_of_order {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
+        // Ranges wholly before `start` that do not touch it stay; so do those wholly after `end`.
+        let first = self.out_of_order.partition_point(|&(_, e)| e < start);
+        let last = self.out_of_order.partition_point(|&(s, _)| s <= end);
+        if first == last {
+            self.out_of_order.insert(first, (start, end));
+            return;
         }
-        self.out_of_order = merged;
+        let merged = (
+            start.min(self.out_of_order[first].0),
+            end.max(self.out_of_order[last - 1].1),
+        );
+        self.out_of_order[first] = merged;
+        self.out_of_order.drain(first + 1..last);
     }
 
     fn absorb_ranges(&mut self) {
@@ -244,6 +249,26 @@ mod tests {
         assert_eq!(r.on_segment(ms(3), 1000, 1000, false, false), 3000);
         assert_eq!(r.poll_ack().map(|a| a.ack), Some(4000));
         assert_eq!(r.stats().out_of_order, 2);
+    }
+
+    #[test]
+    fn out_of_order_ranges_merge_when_they_overlap_or_touch() {
+        let mut r = receiver(false, false);
+        r.on_segment(ms(0), 5000, 1000, false, false);
+        r.on_segment(ms(0), 2000, 1000, false, false);
+        r.on_segment(ms(0), 8000, 1000, false, false);
+        assert_eq!(
+            r.out_of_order,
+            vec![(2000, 3000), (5000, 6000), (8000, 9000)]
+        );
+        // Touches the first, overlaps the second.
+        r.on_segment(ms(0), 3000, 2500, false, false);
+        assert_eq!(r.out_of_order, vec![(2000, 6000), (8000, 9000)]);
+        // Covers everything.
+        r.on_segment(ms(0), 1500, 9000, false, false);
+        assert_eq!(r.out_of_order, vec![(1500, 10_500)]);
+        assert_eq!(r.on_segment(ms(0), 0, 1500, false, false), 10_500);
+        assert!(r.out_of_order.is_empty());
     }
 
     #[test]

@@ -106,7 +106,11 @@ pub struct TcpSender {
     /// The first partial ACK of this recovery has reset the timer (RFC 6582 3.2 step 5).
     partial_ack_seen: bool,
     /// End of the window in which an ECN reduction already happened (RFC 3168 6.1.2).
-    ecn_recover: u64,
+    /// End of the window of data outstanding at the last window reduction (ECN, fast
+    /// retransmit or timeout): ECE on ACKs up to and including it echoes marks of that window
+    /// and is ignored (RFC 3168 6.1.2, "at most once per window"; as Linux's CWR state and
+    /// ns-2's `recover_`).
+    ecn_recover: Option<u64>,
     send_cwr: bool,
     /// A single segment to resend before anything else (fast retransmit, partial ACK), at
     /// this sequence number; sent regardless of the window (RFC 5681 3.2 step 2).
@@ -145,7 +149,7 @@ impl TcpSender {
             recover: None,
             in_recovery: false,
             partial_ack_seen: false,
-            ecn_recover: 0,
+            ecn_recover: None,
             send_cwr: false,
             rexmit: None,
             rto_deadline: None,
@@ -288,14 +292,18 @@ impl TcpSender {
         if ece
             && self.config.ecn
             && !self.in_recovery
-            && ack >= self.ecn_recover
+            && self.ecn_recover.is_none_or(|r| ack > r)
             && self.snd_max > self.snd_una
         {
-            // RFC 3168 6.1.2: reduce once per window of data, no retransmission.
+            // RFC 3168 6.1.2: reduce once per window of data, no retransmission; a reduction
+            // never raises the window (after a timeout cwnd may already be below flight / 2).
+            let before = self.ctl.cwnd();
             self.ctl
                 .on_congestion(now, CongestionKind::Ecn, self.bytes_in_flight());
-            self.ecn_recover = self.snd_max;
-            self.send_cwr = true;
+            if self.ctl.cwnd() > before {
+                self.ctl.set_cwnd(before);
+            }
+            self.mark_reduction();
             self.stats.ecn_reductions += 1;
             reduced_for_ecn = true;
             out.ecn_reduction = true;
@@ -380,7 +388,8 @@ impl TcpSender {
         // RFC 3168 6.1.2: no increase in response to an ECE that reduced the window; and, as
         // Linux's CWR state does, none until the window outstanding at the reduction is
         // acknowledged. Estimators still see the arrival, as a zero-growth ACK.
-        let cwr_window = reduced_for_ecn || self.snd_una < self.ecn_recover;
+        let cwr_window = reduced_for_ecn
+            || self.ecn_recover.is_some_and(|r| self.snd_una <= r) && self.config.ecn;
         let info = AckInfo {
             in_recovery: cwr_window,
             ..self.ack_info(acked, out.rtt, ece)
@@ -403,13 +412,20 @@ impl TcpSender {
             };
             if allowed {
                 let flight = self.bytes_in_flight();
+                // A window already reduced for ECN is not reduced again for a loss in it
+                // (RFC 3168 6.1.2: once per window for drops and marks together; Linux keeps
+                // ssthresh when recovery starts inside CWR).
+                let reduced_already = self.ecn_recover.is_some_and(|r| self.snd_una < r);
                 self.recover = Some(self.snd_max);
-                self.ctl.on_congestion(now, CongestionKind::DupAcks, flight);
+                if !reduced_already {
+                    self.ctl.on_congestion(now, CongestionKind::DupAcks, flight);
+                }
                 // Step 2: cwnd = ssthresh + 3 * SMSS, retransmit the lost segment.
                 let ssthresh = self.ctl.ssthresh();
                 self.ctl.set_cwnd(ssthresh + 3 * self.mss());
                 self.in_recovery = true;
                 self.partial_ack_seen = false;
+                self.mark_reduction();
                 self.stats.fast_retransmits += 1;
                 out.fast_retransmit = true;
                 self.retransmit_front();
@@ -417,6 +433,14 @@ impl TcpSender {
         }
         let info = self.ack_info(0, None, ece);
         self.ctl.on_ack(now, &info);
+    }
+
+    /// Records a window reduction: ECE for data outstanding now is not acted on again, and with
+    /// ECN the next new segment carries CWR so the receiver stops echoing (RFC 3168 6.1.2;
+    /// Linux sets CWR on every reduction, loss included).
+    fn mark_reduction(&mut self) {
+        self.ecn_recover = Some(self.snd_max);
+        self.send_cwr = self.config.ecn;
     }
 
     /// Arranges for the one segment at snd_una to go out next, marking it retransmitted.
@@ -444,6 +468,7 @@ impl TcpSender {
             .on_congestion(now, CongestionKind::Timeout, self.bytes_in_flight());
         self.rtt.back_off();
         self.recover = Some(self.snd_max);
+        self.mark_reduction();
         self.in_recovery = false;
         self.dupacks = 0;
         self.rexmit = None;
@@ -528,7 +553,8 @@ impl TcpSender {
             len: len as u32,
             retransmission,
             cwr,
-            ect: self.config.ecn,
+            // RFC 3168 6.1.5: retransmitted data must not be sent ECN-capable.
+            ect: self.config.ecn && !retransmission,
         }
     }
 }
@@ -714,7 +740,7 @@ mod tests {
         for i in 0..3 {
             assert!(!s.on_ack(ms(1100 + i), 0, false).fast_retransmit);
         }
-        assert_eq!(s.ssthresh(), 5000);
+        assert_eq!((s.ssthresh(), s.cwnd()), (5000, MSS));
     }
 
     #[test]
@@ -748,13 +774,81 @@ mod tests {
         assert!(!s.on_ack(ms(102), 7000, true).ecn_reduction);
         assert_eq!((s.ssthresh(), s.cwnd()), (5000, 5000));
         assert_eq!(s.stats().retransmissions, 0);
-        // Once that window is acknowledged, ECE reduces again.
+        // The ACK of exactly the window outstanding at the reduction may still carry the echo
+        // of that window's marks (the CWR segment starts there): no second reduction.
         assert!(
             drain(&mut s, ms(102)).iter().all(|g| !g.cwr),
             "CWR goes on one segment only"
         );
-        assert!(s.on_ack(ms(200), 10_000, true).ecn_reduction);
+        assert!(!s.on_ack(ms(200), 10_000, true).ecn_reduction);
+        assert_eq!(
+            s.cwnd(),
+            5000,
+            "no growth until data beyond the window is acknowledged"
+        );
+        // ECE on an ACK beyond it is a new mark: reduce again.
+        assert!(s.on_ack(ms(201), 11_000, true).ecn_reduction);
         assert_eq!(s.stats().ecn_reductions, 2);
+    }
+
+    #[test]
+    fn retransmissions_are_not_ecn_capable() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ecn: true,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        for i in 0..3 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        let seg = s.poll_transmit(ms(103)).expect("fast retransmit");
+        assert!(seg.retransmission && !seg.ect, "RFC 3168 6.1.5");
+    }
+
+    #[test]
+    fn marks_echoed_during_fast_recovery_cause_no_second_reduction() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ecn: true,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        for i in 0..3 {
+            s.on_ack(ms(100 + i), 0, true);
+        }
+        // The first duplicate carried ECE: one reduction for the marks; the loss in the same
+        // window enters fast recovery without halving again.
+        assert!(s.in_recovery());
+        assert_eq!(s.stats().ecn_reductions, 1);
+        assert_eq!((s.ssthresh(), s.cwnd()), (5000, 8000));
+        s.poll_transmit(ms(103));
+        // The full ACK still echoes the marks of the same window: no reduction.
+        assert!(!s.on_ack(ms(200), 10_000, true).ecn_reduction);
+        assert_eq!(s.ssthresh(), 5000);
+        assert_eq!(s.stats().ecn_reductions, 1);
+        // The first new segment after the reduction carries CWR.
+        let seg = s.poll_transmit(ms(200)).expect("new data");
+        assert!(seg.cwr && !seg.retransmission);
+    }
+
+    #[test]
+    fn an_ecn_echo_after_a_timeout_never_raises_the_window() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ecn: true,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        assert!(s.on_timeout(ms(1000)));
+        assert_eq!(s.cwnd(), MSS);
+        s.poll_transmit(ms(1000));
+        // An ACK beyond the timed-out window with ECE: a reduction may not lift cwnd to
+        // flight / 2.
+        s.on_ack(ms(1100), 1000, false);
+        drain(&mut s, ms(1100));
+        s.on_ack(ms(1200), 11_000, true);
+        assert!(s.cwnd() <= 2 * MSS, "cwnd {}", s.cwnd());
     }
 
     #[test]
