@@ -4,6 +4,7 @@
 
 pub mod baseline;
 pub mod claim;
+pub mod mccp;
 pub mod plot;
 pub mod report;
 pub mod runner;

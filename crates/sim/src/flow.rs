@@ -2,6 +2,7 @@
 
 use crate::metrics::{Histogram, Series};
 use crate::packet::NodeId;
+use crate::scenario::DropWhen;
 use concord_cc::rng::Rng;
 use concord_cc::tcp::{TcpReceiver, TcpSender};
 use concord_cc::time::{Duration, Instant};
@@ -33,6 +34,14 @@ pub struct TcpFlow {
     pub rto_sum: f64,
     /// The last (cwnd, ssthresh) written to the trace.
     pub traced: (Bytes, Bytes),
+    /// The one-shot loss still to inject (`None` once it fired, or if none was asked for).
+    pub drop_when: Option<DropWhen>,
+    /// New data segments sent so far (for [`DropWhen::Segment`]).
+    pub new_segments: u64,
+    /// Data segments the injection dropped (0 or 1).
+    pub injected_losses: u64,
+    /// When the injected loss happened.
+    pub injected_at: Option<Instant>,
 }
 
 /// A UDP source of constant rate, possibly switched on and off.
@@ -90,6 +99,8 @@ pub struct Flow {
     pub delay: Histogram,
     /// Trace cwnd and ssthresh of this flow.
     pub trace_cwnd: bool,
+    /// Trace the window and the bandwidth estimator of this flow on every ACK.
+    pub trace_estimator: bool,
 }
 
 impl Flow {

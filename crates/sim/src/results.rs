@@ -39,6 +39,10 @@ pub struct FlowSummary {
     pub timeouts: u64,
     /// TCP: ECN window reductions (whole run).
     pub ecn_reductions: u64,
+    /// TCP: data segments lost to the flow's `drop_when` injection (whole run: 0 or 1).
+    pub injected_losses: u64,
+    /// TCP: when the injected loss happened, in seconds.
+    pub injected_at_s: Option<f64>,
     /// TCP: mean RTT sample in the window, in seconds.
     pub mean_rtt_s: f64,
     /// TCP: mean RTO at the samples in the window, in seconds.
@@ -157,6 +161,8 @@ impl RunResults {
                     fast_retransmits: 0,
                     timeouts: 0,
                     ecn_reductions: 0,
+                    injected_losses: 0,
+                    injected_at_s: None,
                     mean_rtt_s: 0.0,
                     mean_rto_s: 0.0,
                     completion_s: None,
@@ -175,6 +181,8 @@ impl RunResults {
                         s.fast_retransmits = st.fast_retransmits;
                         s.timeouts = st.timeouts;
                         s.ecn_reductions = st.ecn_reductions;
+                        s.injected_losses = t.injected_losses;
+                        s.injected_at_s = t.injected_at.map(|a| a.as_secs_f64());
                         if t.rtt_count > 0 {
                             s.mean_rtt_s = t.rtt_sum / t.rtt_count as f64;
                             s.mean_rto_s = t.rto_sum / t.rtt_count as f64;
@@ -248,7 +256,8 @@ impl RunResults {
     }
 
     /// Writes `summary.json`, `flows.csv`, `channels.csv`, `goodput.csv`, `queues.csv`,
-    /// `delay.csv` and (when traced) `cwnd.csv` into `dir`, creating it if needed.
+    /// `delay.csv` and (when traced) `cwnd.csv` and `estimator.csv` into `dir`, creating it if
+    /// needed.
     pub fn write_dir(&self, sim: &Simulator, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let json = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
@@ -261,15 +270,18 @@ impl RunResults {
         if !sim.cwnd_samples.is_empty() {
             std::fs::write(dir.join("cwnd.csv"), cwnd_csv(sim))?;
         }
+        if !sim.estimator_samples.is_empty() {
+            std::fs::write(dir.join("estimator.csv"), estimator_csv(sim))?;
+        }
         Ok(())
     }
 
     fn flows_csv(&self) -> String {
-        let mut s = String::from("flow,kind,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s\n");
+        let mut s = String::from("flow,kind,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s,injected_losses\n");
         for f in &self.flows {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{:.3},{},{},{},{},{:.6},{:.4},{:.4},{:.4},{:.4},{}",
+                "{},{},{},{},{:.3},{},{},{},{},{:.6},{:.4},{:.4},{:.4},{:.4},{},{}",
                 field(&f.name),
                 f.kind,
                 field(&f.from),
@@ -286,7 +298,8 @@ impl RunResults {
                 f.delay_p99_ms,
                 f.completion_s
                     .map(|c| format!("{c:.6}"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                f.injected_losses
             );
         }
         s
@@ -396,6 +409,42 @@ fn cwnd_csv(sim: &Simulator) -> String {
             field(name),
             c.cwnd,
             ss
+        );
+    }
+    s
+}
+
+/// `estimator.csv`: one row per ACK of each flow in `record.estimator`. Rates in bytes per
+/// second, windows in bytes (ssthresh empty while unbounded), times in seconds.
+fn estimator_csv(sim: &Simulator) -> String {
+    let mut s = String::from(
+        "time_s,flow,cwnd_bytes,ssthresh_bytes,abe_sample_Bps,abe_filtered_Bps,t_k_s,tau_k_s,u_k_Bps,counter,fast_probing\n",
+    );
+    for e in &sim.estimator_samples {
+        let name = sim
+            .flows
+            .get(e.flow as usize)
+            .map(|f| f.name.as_str())
+            .unwrap_or("");
+        let ss = if e.ssthresh == u64::MAX {
+            String::new()
+        } else {
+            e.ssthresh.to_string()
+        };
+        let _ = writeln!(
+            s,
+            "{:.9},{},{},{},{:.1},{:.1},{:.6},{:.6},{:.1},{},{}",
+            e.at.as_secs_f64(),
+            field(name),
+            e.cwnd,
+            ss,
+            e.abe_sample,
+            e.abe_filtered,
+            e.t_k.as_secs_f64(),
+            e.tau_k.as_secs_f64(),
+            e.u_k,
+            e.counter,
+            u8::from(e.fast_probing)
         );
     }
     s

@@ -7,10 +7,12 @@ use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
 use crate::metrics::{Histogram, Series};
 use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::routing::{shortest_paths, NO_ROUTE};
+use crate::scenario::DropWhen;
 use crate::scenario::{FlowKind, NodeKind, Scenario};
 use crate::trace::capture::{Capture, CaptureError};
 use concord_cc::rng::Rng;
-use concord_cc::tcp::{TcpReceiver, TcpSender, WindowController};
+use concord_cc::tcp::sender::Segment;
+use concord_cc::tcp::{TcpReceiver, TcpSender, WindowController, WindowCtl};
 use concord_cc::time::{Duration, Instant};
 use concord_cc::wire::Ecn;
 
@@ -103,6 +105,36 @@ pub struct CwndSample {
     pub ssthresh: u64,
 }
 
+/// A traced flow's window and bandwidth estimator after one ACK. For MCCP every field is
+/// filled (the ABE of eqs. (1)-(6) and NCD of the MCCP paper); for Westwood+ `abe_sample` is the
+/// last once-per-RTT bandwidth sample and `abe_filtered` the filtered BWE, the rest zero; for
+/// NewReno only the window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EstimatorSample {
+    /// When the ACK arrived.
+    pub at: Instant,
+    /// Which flow.
+    pub flow: FlowId,
+    /// Congestion window after the ACK, in bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold after the ACK, in bytes (`u64::MAX`: unbounded).
+    pub ssthresh: u64,
+    /// The latest bandwidth sample (MCCP: s_k of eq. (4)), in bytes per second.
+    pub abe_sample: f64,
+    /// The filtered estimate (MCCP: the ABE of eq. (1)), in bytes per second.
+    pub abe_filtered: f64,
+    /// MCCP: the sampling interval T_k of eqs. (2)-(3).
+    pub t_k: Duration,
+    /// MCCP: the filter time constant tau_k of eq. (6).
+    pub tau_k: Duration,
+    /// MCCP: the instability U_k of eq. (5), in bytes per second.
+    pub u_k: f64,
+    /// MCCP: NCD's no_congestion_counter.
+    pub counter: u64,
+    /// MCCP: in fast probing.
+    pub fast_probing: bool,
+}
+
 /// The simulator.
 #[derive(Debug)]
 pub struct Simulator {
@@ -125,6 +157,8 @@ pub struct Simulator {
     pub queue_samples: Vec<QueueSample>,
     /// cwnd/ssthresh changes of traced flows.
     pub cwnd_samples: Vec<CwndSample>,
+    /// Per-ACK estimator state of the flows in `record.estimator`.
+    pub estimator_samples: Vec<EstimatorSample>,
     /// Packets that found no route (scenario loading prevents it for flows' own packets).
     pub unroutable: u64,
     bottleneck: u32,
@@ -205,6 +239,10 @@ impl Simulator {
                         rtt_count: 0,
                         rto_sum: 0.0,
                         traced: (0, 0),
+                        drop_when: f.drop_when,
+                        new_segments: 0,
+                        injected_losses: 0,
+                        injected_at: None,
                     }))
                 }
                 FlowKind::Cbr { rate, packet_size } => Agent::Udp(Box::new(UdpFlow {
@@ -246,6 +284,7 @@ impl Simulator {
                 delivered_at_warmup: 0,
                 delay: Histogram::new(),
                 trace_cwnd: sc.record.cwnd.contains(&i),
+                trace_estimator: sc.record.estimator.contains(&i),
             });
         }
 
@@ -280,6 +319,7 @@ impl Simulator {
             sample_interval: sc.record.queue_interval.max(Duration::from_nanos(1)),
             queue_samples: Vec::new(),
             cwnd_samples: Vec::new(),
+            estimator_samples: Vec::new(),
             unroutable: 0,
             bottleneck,
             capture,
@@ -473,6 +513,13 @@ impl Simulator {
                 if t.completed.is_none() && t.sender.is_finished() {
                     t.completed = Some(now);
                 }
+                if flow.trace_estimator {
+                    self.estimator_samples.push(estimator_sample(
+                        now,
+                        f as FlowId,
+                        t.sender.controller(),
+                    ));
+                }
                 self.pump_sender(f)?;
             }
             (Transport::Udp { len, .. }, Agent::Udp(u)) => {
@@ -517,6 +564,18 @@ impl Simulator {
             return Ok(());
         };
         while let Some(seg) = t.sender.poll_transmit(now) {
+            if !seg.retransmission {
+                t.new_segments += 1;
+            }
+            if let Some(when) = t.drop_when {
+                if injection_fires(when, now, t, &seg) {
+                    // Lost in the network: it never reaches the first channel.
+                    t.drop_when = None;
+                    t.injected_losses += 1;
+                    t.injected_at = Some(now);
+                    continue;
+                }
+            }
             batch.push(Packet {
                 src,
                 dst,
@@ -704,6 +763,58 @@ impl Simulator {
             f.delivered_at_warmup = f.delivered;
         }
     }
+}
+
+/// True if the one-shot loss `when` takes segment `seg`, sent at `now` by flow `t`.
+fn injection_fires(when: DropWhen, now: Instant, t: &TcpFlow, seg: &Segment) -> bool {
+    match when {
+        DropWhen::Rate(rate) => {
+            let rtt_min = t.sender.rtt().min_rtt();
+            if rtt_min == Duration::MAX || rtt_min.is_zero() {
+                return false;
+            }
+            // cwnd / RTT_min in bit/s, against the rate.
+            let cwnd_bits = t.sender.controller().cwnd() as f64 * 8.0;
+            cwnd_bits / rtt_min.as_secs_f64() >= rate.bps_f64()
+        }
+        DropWhen::Segment(n) => !seg.retransmission && t.new_segments == n,
+        DropWhen::At(at) => now >= Instant::ZERO + at,
+    }
+}
+
+/// The estimator state of `ctl` after an ACK at `now`.
+fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSample {
+    let mut s = EstimatorSample {
+        at: now,
+        flow,
+        cwnd: ctl.cwnd(),
+        ssthresh: ctl.ssthresh(),
+        abe_sample: 0.0,
+        abe_filtered: 0.0,
+        t_k: Duration::ZERO,
+        tau_k: Duration::ZERO,
+        u_k: 0.0,
+        counter: 0,
+        fast_probing: false,
+    };
+    match ctl {
+        WindowCtl::NewReno(_) => {}
+        WindowCtl::WestwoodPlus(w) => {
+            s.abe_sample = w.last_sample().unwrap_or(0.0);
+            s.abe_filtered = w.bwe().unwrap_or(0.0);
+        }
+        WindowCtl::Mccp(m) => {
+            let tr = m.trace();
+            s.abe_sample = tr.abe_sample;
+            s.abe_filtered = tr.abe_filtered;
+            s.t_k = tr.t_k;
+            s.tau_k = tr.tau_k;
+            s.u_k = tr.u_k;
+            s.counter = tr.no_congestion_counter;
+            s.fast_probing = tr.fast_probing;
+        }
+    }
+    s
 }
 
 /// The slowest channel between two routers (lowest index on ties), else the slowest channel.

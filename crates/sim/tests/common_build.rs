@@ -70,6 +70,7 @@ fn dumbbell(n: usize, secs: u64) -> Scenario {
                 tcp: TcpConfig::default(),
                 bytes: None,
             },
+            drop_when: None,
         });
     }
     Scenario {

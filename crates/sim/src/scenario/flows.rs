@@ -2,7 +2,7 @@
 //! start jitter, and checking that every flow can run.
 
 use super::error::{ErrorKind, ScenarioError};
-use super::model::{FlowKind, FlowSpec, NodeKind};
+use super::model::{DropWhen, FlowKind, FlowSpec, NodeKind};
 use super::network::{Network, Reach};
 use super::suggest;
 use super::table::Table;
@@ -32,7 +32,7 @@ const COMMON_KEYS: [&str; 8] = [
 ];
 /// The flow kinds and the keys each adds.
 const KINDS: [(&str, &[&str]); 3] = [
-    ("tcp", &["bytes", "tcp"]),
+    ("tcp", &["bytes", "tcp", "drop_when"]),
     ("cbr", &["rate", "packet_size"]),
     (
         "onoff",
@@ -71,6 +71,7 @@ struct Section<'a> {
     jitter: Option<Duration>,
     stop: Option<Duration>,
     kind: FlowKind,
+    drop_when: Option<DropWhen>,
 }
 
 /// The flows of the `flow` array in `field` (none if absent).
@@ -118,6 +119,7 @@ pub(crate) fn read_flows(
                 start,
                 stop: s.stop,
                 kind: s.kind.clone(),
+                drop_when: s.drop_when,
             });
         }
     }
@@ -201,6 +203,10 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
         "tcp" => read_tcp_flow(&table, cx.tcp)?,
         _ => read_udp_flow(&table, kind == "onoff")?,
     };
+    let drop_when = match table.get("drop_when") {
+        Some(f) => Some(read_drop_when(&f, cx.duration)?),
+        None => None,
+    };
     Ok(Section {
         table,
         count,
@@ -211,6 +217,43 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
         jitter,
         stop,
         kind,
+        drop_when,
+    })
+}
+
+/// The keys of a `drop_when` table: exactly one of them.
+const DROP_WHEN_KEYS: [&str; 3] = ["rate", "segment", "at"];
+
+/// A TCP flow's `drop_when = { rate = "2Mbps" }` (or `segment = N`, or `at = "1s"`).
+fn read_drop_when(field: &Field<'_>, duration: Duration) -> Result<DropWhen, ScenarioError> {
+    let table = Table::of(field, "`drop_when`")?.allow(&DROP_WHEN_KEYS)?;
+    let given: Vec<Field<'_>> = DROP_WHEN_KEYS.iter().filter_map(|k| table.get(k)).collect();
+    let [f] = given.as_slice() else {
+        let message = if given.is_empty() {
+            "`drop_when` gives no condition".to_string()
+        } else {
+            "`drop_when` gives more than one condition".to_string()
+        };
+        return Err(table.error(
+            ErrorKind::BadValue,
+            message,
+            "give exactly one of `rate = \"2Mbps\"` (cwnd / RTT_min reaches it), `segment = 100` (the 100th new segment) or `at = \"1s\"`",
+        ));
+    };
+    Ok(match f.key.as_str() {
+        "rate" => DropWhen::Rate(f.rate()?),
+        "segment" => DropWhen::Segment(u64::try_from(f.integer(1, i64::MAX)?).unwrap_or(1)),
+        _ => {
+            let at = f.duration()?;
+            if at >= duration {
+                return Err(f.error(
+                    ErrorKind::Inconsistent,
+                    format!("drop_when.at ({at}) is not before the end of the run (duration = {duration})"),
+                    "give a time before `duration`",
+                ));
+            }
+            DropWhen::At(at)
+        }
     })
 }
 

@@ -106,6 +106,22 @@ pub struct FlowSpec {
     pub stop: Option<Duration>,
     /// What it is.
     pub kind: FlowKind,
+    /// A one-shot loss injected into a TCP flow's data (`None`: no injection).
+    pub drop_when: Option<DropWhen>,
+}
+
+/// When a TCP flow's one injected loss happens: the first data segment the sender transmits
+/// once the condition holds is lost in the network (it never reaches the first channel), as the
+/// random loss in slow start of the MCCP paper's Fig. 3. It fires once per run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DropWhen {
+    /// Once cwnd / RTT_min reaches this rate (cwnd in bytes, RTT_min the smallest RTT sample so
+    /// far; never before the first RTT sample).
+    Rate(Rate),
+    /// The `n`-th new data segment (1-based; retransmissions are not counted).
+    Segment(u64),
+    /// The first data segment sent at or after this time since the start of the run.
+    At(Duration),
 }
 
 /// The kinds of flow.
@@ -162,6 +178,9 @@ pub struct RecordSpec {
     pub queue_interval: Duration,
     /// Flows whose cwnd/ssthresh are traced per change.
     pub cwnd: Vec<FlowIdx>,
+    /// Flows whose window and bandwidth estimator (MCCP's ABE and NCD, Westwood+'s BWE) are
+    /// traced on every ACK.
+    pub estimator: Vec<FlowIdx>,
     /// Channels to write a pcap trace of (packets as they enter the channel).
     pub pcap: Vec<ChannelRef>,
     /// Bytes of each packet kept in a pcap trace (headers only by default: 128).
@@ -179,6 +198,7 @@ impl Default for RecordSpec {
             queues: Vec::new(),
             queue_interval: Duration::from_millis(100),
             cwnd: Vec::new(),
+            estimator: Vec::new(),
             pcap: Vec::new(),
             pcap_snaplen: 128,
             bottleneck: None,

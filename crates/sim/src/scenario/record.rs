@@ -11,12 +11,13 @@ use concord_cc::time::Duration;
 use std::collections::{HashMap, HashSet};
 
 /// The keys of `[record]`.
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 9] = [
     "bin",
     "warmup",
     "queues",
     "queue_interval",
     "cwnd",
+    "estimator",
     "pcap",
     "pcap_snaplen",
     "bottleneck",
@@ -57,6 +58,9 @@ pub(crate) fn read_record(
     }
     if let Some(f) = table.get("cwnd") {
         r.cwnd = tcp_flows(&f, flows)?;
+    }
+    if let Some(f) = table.get("estimator") {
+        r.estimator = tcp_flows(&f, flows)?;
     }
     if let Some(f) = table.get("pcap") {
         r.pcap = channels(&f, net)?;
@@ -170,14 +174,14 @@ fn tcp_flows(field: &Field<'_>, flows: &[FlowSpec]) -> Result<Vec<FlowIdx>, Scen
         if !matches!(flows.get(i).map(|f| &f.kind), Some(FlowKind::Tcp { .. })) {
             return Err(e.error(
                 ErrorKind::Inconsistent,
-                format!("flow `{name}` is not a TCP flow, so it has no cwnd"),
-                "list only tcp flows in `cwnd`",
+                format!("flow `{name}` is not a TCP flow, so it has no window to trace"),
+                format!("list only tcp flows in `{}`", field.key),
             ));
         }
         if !seen.insert(i) {
             return Err(e.error(
                 ErrorKind::Duplicate,
-                format!("flow `{name}` is listed twice in `cwnd`"),
+                format!("flow `{name}` is listed twice in `{}`", field.key),
                 "list each flow once",
             ));
         }

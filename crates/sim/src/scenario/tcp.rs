@@ -5,14 +5,17 @@ use super::error::{ErrorKind, ScenarioError};
 use super::suggest;
 use super::table::Table;
 use super::value::Field;
+use concord_cc::tcp::abe::MAX_INSTABILITY_WINDOW;
 use concord_cc::tcp::config::{CcAlgorithm, TcpConfig};
+use concord_cc::tcp::mccp::MccpConfig;
 use concord_cc::time::Duration;
 use concord_cc::units::Bytes;
 use toml::de::DeValue;
 
 /// The keys of a TCP settings table, one per [`TcpConfig`] field.
-const KEYS: [&str; 15] = [
+const KEYS: [&str; 16] = [
     "cc",
+    "mccp",
     "mss",
     "header_bytes",
     "initial_cwnd",
@@ -44,7 +47,11 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
         c.cc = match name.to_ascii_lowercase().as_str() {
             "newreno" | "new_reno" => CcAlgorithm::NewReno,
             "westwood+" | "westwood" | "westwoodplus" => CcAlgorithm::WestwoodPlus,
-            "mccp" => CcAlgorithm::Mccp(concord_cc::tcp::mccp::MccpConfig::default()),
+            // A flow that names MCCP again keeps the parameters `[defaults.tcp]` gave it.
+            "mccp" => match base.cc {
+                CcAlgorithm::Mccp(m) => CcAlgorithm::Mccp(m),
+                _ => CcAlgorithm::Mccp(MccpConfig::default()),
+            },
             _ => {
                 return Err(f.error(
                     ErrorKind::BadValue,
@@ -57,6 +64,19 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
                 ))
             }
         };
+    }
+    if let Some(f) = table.get("mccp") {
+        let CcAlgorithm::Mccp(m) = &mut c.cc else {
+            return Err(f.error(
+                ErrorKind::Inconsistent,
+                format!(
+                    "`mccp` parameters given, but the congestion control is `{}`",
+                    c.cc.name()
+                ),
+                "add `cc = \"mccp\"` beside them, or remove `mccp`",
+            ));
+        };
+        read_mccp(&Table::of(&f, "`mccp`")?, m)?;
     }
     if let Some(f) = table.get("mss") {
         c.mss = f.size_in(1, MAX_PACKET)?;
@@ -166,4 +186,79 @@ fn unbounded_or_size(f: &Field<'_>) -> Result<Bytes, ScenarioError> {
         }
     }
     f.size_in(1, u64::MAX)
+}
+
+/// The keys of an `mccp = { ... }` table, one per [`MccpConfig`] field (the estimator's
+/// [`concord_cc::tcp::abe::AbeConfig`] fields flattened into it).
+const MCCP_KEYS: [&str; 7] = [
+    "instability_gain",
+    "tau_factor",
+    "instability_window",
+    "adaptive_sampling",
+    "ncd_beta",
+    "expected_rate_lag",
+    "ncd_skip_rtts",
+];
+
+/// Applies an `mccp` table's parameters to `m`, each checked against its range (the ranges of
+/// [`MccpConfig::validate`], reported at the value).
+fn read_mccp(table: &Table<'_>, m: &mut MccpConfig) -> Result<(), ScenarioError> {
+    let table = table.clone().allow(&MCCP_KEYS)?;
+    let out_of_range = |f: &Field<'_>, x: f64, range: &str, paper: &str| {
+        f.error(
+            ErrorKind::BadValue,
+            format!("{} = {x} is out of range", f.label()),
+            format!("give a number {range} ({paper})"),
+        )
+    };
+    if let Some(f) = table.get("instability_gain") {
+        let x = f.number()?;
+        if !(0.0..1.0).contains(&x) {
+            return Err(out_of_range(
+                &f,
+                x,
+                "from 0 up to but not including 1",
+                "beta of eq. 5; paper: 0.6",
+            ));
+        }
+        m.abe.instability_gain = x;
+    }
+    if let Some(f) = table.get("tau_factor") {
+        let x = f.number()?;
+        if x < 0.0 {
+            return Err(out_of_range(&f, x, "of 0 or more", "N of eq. 6; paper: 10"));
+        }
+        m.abe.tau_factor = x;
+    }
+    if let Some(f) = table.get("instability_window") {
+        let n = f.integer(1, MAX_INSTABILITY_WINDOW as i64)?;
+        m.abe.instability_window = usize::try_from(n).unwrap_or(1);
+    }
+    if let Some(f) = table.get("adaptive_sampling") {
+        m.abe.adaptive_sampling = f.boolean()?;
+    }
+    if let Some(f) = table.get("ncd_beta") {
+        let x = f.number()?;
+        if !(x > 0.0 && x < 1.0) {
+            return Err(out_of_range(
+                &f,
+                x,
+                "strictly between 0 and 1",
+                "the congestion boundary's beta; default 0.6",
+            ));
+        }
+        m.ncd_beta = x;
+    }
+    if let Some(f) = table.get("expected_rate_lag") {
+        let x = f.number()?;
+        if x < 0.0 {
+            return Err(out_of_range(&f, x, "of 0 or more segments", "paper: 1.5"));
+        }
+        m.expected_rate_lag = x;
+    }
+    if let Some(f) = table.get("ncd_skip_rtts") {
+        let n = f.integer(0, i64::from(u32::MAX))?;
+        m.ncd_skip_rtts = u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    Ok(())
 }

@@ -1,0 +1,588 @@
+//! The MCCP paper's experiments (Arumugam, Jebarajan, Wise): NewReno's start-up utilisation
+//! (Tables 1 and 2), the window after a loss with a small buffer (Fig. 2), a random loss in slow
+//! start (Fig. 3), bandwidth freed by departing UDP flows (Fig. 4), friendliness to NewReno, and
+//! a random-loss sweep against NewReno and Westwood+.
+//!
+//! Every scenario uses the TCP settings the tables reveal (see `scenarios/mccp/startup.toml`):
+//! 1000-byte segments, 40 header bytes, IW 2, delayed ACKs, initial ssthresh 64 KiB.
+
+use crate::claim::{Check, Claim, Paper};
+use crate::plot::{Plot, Reference, Style};
+use crate::runner::{scenario_from, simulate, Ctx, Experiment, Figure, Outcome, ReproError};
+use concord_sim::simulator::CwndSample;
+use concord_sim::Simulator;
+use std::fmt::Write as _;
+
+const STARTUP: &str = include_str!("../../../scenarios/mccp/startup.toml");
+const SMALL_BUFFER: &str = include_str!("../../../scenarios/mccp/small-buffer.toml");
+const SLOW_START_LOSS: &str = include_str!("../../../scenarios/mccp/slow-start-loss.toml");
+const BANDWIDTH_FREED: &str = include_str!("../../../scenarios/mccp/bandwidth-freed.toml");
+const FRIENDLINESS: &str = include_str!("../../../scenarios/mccp/friendliness.toml");
+const RANDOM_LOSS: &str = include_str!("../../../scenarios/mccp/random-loss.toml");
+
+/// Payload bytes per segment in every MCCP scenario.
+const MSS: f64 = 1000.0;
+/// Bytes on the wire per data segment (payload + 40 header bytes).
+const WIRE: f64 = 1040.0;
+/// The line of the scenarios that names the window controller.
+const CC_LINE: &str = "cc = \"newreno\"";
+
+/// The MCCP experiments.
+pub fn experiments() -> Vec<Experiment> {
+    vec![
+        Experiment {
+            id: "mccp/startup",
+            paper: Paper::Mccp,
+            title: "Tables 1 and 2: utilisation in the first 20 s, NewReno and MCCP",
+            run: startup,
+        },
+        Experiment {
+            id: "mccp/small-buffer",
+            paper: Paper::Mccp,
+            title: "Fig. 2: the window after a loss with a small buffer",
+            run: small_buffer,
+        },
+        Experiment {
+            id: "mccp/slow-start-loss",
+            paper: Paper::Mccp,
+            title: "Fig. 3: a random loss in slow start",
+            run: slow_start_loss,
+        },
+        Experiment {
+            id: "mccp/bandwidth-freed",
+            paper: Paper::Mccp,
+            title: "Fig. 4: bandwidth freed by departing UDP flows",
+            run: bandwidth_freed,
+        },
+        Experiment {
+            id: "mccp/friendliness",
+            paper: Paper::Mccp,
+            title: "Friendliness: MCCP and NewReno share a bottleneck",
+            run: friendliness,
+        },
+        Experiment {
+            id: "mccp/random-loss",
+            paper: Paper::Mccp,
+            title: "Random loss: NewReno, Westwood+ and MCCP",
+            run: random_loss,
+        },
+    ]
+}
+
+/// `text` with `from` replaced by `to`; an error (a defect of concord) if `from` is absent.
+fn edit(name: &str, text: &str, from: &str, to: &str) -> Result<String, ReproError> {
+    if !text.contains(from) {
+        return Err(ReproError::Scenario {
+            name: name.to_string(),
+            message: format!("the experiment expects the text `{from}` in it"),
+        });
+    }
+    Ok(text.replacen(from, to, 1))
+}
+
+/// `text` with the window controller set to `cc`.
+fn with_cc(name: &str, text: &str, cc: &str) -> Result<String, ReproError> {
+    edit(name, text, CC_LINE, &format!("cc = \"{cc}\""))
+}
+
+/// A bottleneck link spec for `rate_mbps` and a round-trip time of `rtt_ms` (two 10 us access
+/// hops included), with a buffer of one bandwidth-delay product.
+fn bottleneck(rate_mbps: f64, rtt_ms: f64, extra: &str) -> String {
+    let delay_us = rtt_ms * 500.0 - 20.0;
+    let bdp = (rate_mbps * 1e6 * rtt_ms / 1e3 / 8.0).round();
+    format!("bottleneck = {{ rate = \"{rate_mbps}Mbps\", delay = \"{delay_us}us\", queue = \"{bdp}B\"{extra} }}")
+}
+
+/// cwnd over time, in segments.
+fn cwnd_series(samples: &[CwndSample], flow: u32) -> Vec<(f64, f64)> {
+    samples
+        .iter()
+        .filter(|c| c.flow == flow)
+        .map(|c| (c.at.as_secs_f64(), c.cwnd as f64 / MSS))
+        .collect()
+}
+
+/// ssthresh over time, in segments (unbounded values left out).
+fn ssthresh_series(samples: &[CwndSample], flow: u32) -> Vec<(f64, f64)> {
+    samples
+        .iter()
+        .filter(|c| c.flow == flow && c.ssthresh != u64::MAX)
+        .map(|c| (c.at.as_secs_f64(), c.ssthresh as f64 / MSS))
+        .collect()
+}
+
+/// The samples at which cwnd decreased (a loss reaction), in order.
+fn reductions(samples: &[CwndSample], flow: u32) -> Vec<CwndSample> {
+    let mine: Vec<&CwndSample> = samples.iter().filter(|c| c.flow == flow).collect();
+    mine.windows(2)
+        .filter(|w| w[1].cwnd < w[0].cwnd)
+        .map(|w| *w[1])
+        .collect()
+}
+
+fn figure(id: &str, plot: &Plot) -> Figure {
+    Figure {
+        id: id.to_string(),
+        title: plot.title.clone(),
+        svg: plot.to_svg(),
+    }
+}
+
+/// Tables 1 and 2: bottleneck utilisation over 0-20 s. The runs are 20 s either way (that is
+/// the metric), so quick and full are the same.
+fn startup(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let file = "scenarios/mccp/startup.toml";
+    let original = bottleneck(40.0, 100.0, "");
+    let table1: [(f64, f64, f64); 5] = [
+        (40.0, 20.0, 95.6),
+        (40.0, 50.0, 71.8),
+        (40.0, 100.0, 23.2),
+        (40.0, 150.0, 11.0),
+        (40.0, 200.0, 7.2),
+    ];
+    let table2: [(f64, f64, f64); 5] = [
+        (10.0, 100.0, 77.1),
+        (20.0, 100.0, 45.9),
+        (40.0, 100.0, 23.2),
+        (80.0, 100.0, 13.0),
+        (150.0, 100.0, 6.9),
+    ];
+    let mut out = Outcome::default();
+    let mut raw = String::from("table,rate_mbps,rtt_ms,paper_newreno_pct,newreno_pct,mccp_pct\n");
+    let mut figs: Vec<(Plot, String)> = Vec::new();
+    for (table, entries) in [("Table 1", &table1), ("Table 2", &table2)] {
+        let mut paper_pts = Vec::new();
+        let mut nr_pts = Vec::new();
+        let mut mccp_pts = Vec::new();
+        for &(rate, rtt, paper) in entries {
+            let text = edit(file, STARTUP, &original, &bottleneck(rate, rtt, ""))?;
+            let mut util = [0.0; 2];
+            let mut seed = 1;
+            for (i, cc) in ["newreno", "mccp"].into_iter().enumerate() {
+                let sc = scenario_from(file, &with_cc(file, &text, cc)?, None)?;
+                seed = sc.seed;
+                let (r, _) = simulate(&sc)?;
+                util[i] = r.bottleneck_utilisation * 100.0;
+            }
+            let where_ = format!("{table}: {rate} Mbps, RTT {rtt} ms, buffer = BDP");
+            out.claims.push(Claim::new(
+                Paper::Mccp,
+                &where_,
+                "NewReno utilisation in the first 20 s (%), |ours - paper| <= 8 points",
+                &format!("{paper}"),
+                util[0],
+                Check::Between {
+                    lo: paper - 8.0,
+                    hi: paper + 8.0,
+                },
+                seed,
+                file,
+                ctx.quick,
+            ));
+            out.claims.push(Claim::new(
+                Paper::Mccp,
+                &where_,
+                "MCCP minus NewReno utilisation in the first 20 s (points)",
+                "MCCP > NewReno",
+                util[1] - util[0],
+                Check::AtLeast { min: 0.1 },
+                seed,
+                file,
+                ctx.quick,
+            ));
+            let _ = writeln!(
+                raw,
+                "{table},{rate},{rtt},{paper},{:.2},{:.2}",
+                util[0], util[1]
+            );
+            let x = if table == "Table 1" { rtt } else { rate };
+            paper_pts.push((x, paper));
+            nr_pts.push((x, util[0]));
+            mccp_pts.push((x, util[1]));
+        }
+        let (x_label, id) = if table == "Table 1" {
+            ("RTT (ms), 40 Mbps", "mccp-table1")
+        } else {
+            ("bottleneck (Mbit/s), RTT 100 ms", "mccp-table2")
+        };
+        let plot = Plot::new(
+            &format!("{table}: utilisation in the first 20 s"),
+            x_label,
+            "utilisation (%)",
+        )
+        .series("paper NewReno", Style::LinePoints, paper_pts)
+        .series("concord NewReno", Style::LinePoints, nr_pts)
+        .series("concord MCCP", Style::LinePoints, mccp_pts);
+        figs.push((plot, id.to_string()));
+    }
+    for (p, id) in &figs {
+        out.figures.push(figure(id, p));
+    }
+    out.raw.push(("mccp-startup.csv".into(), raw));
+    Ok(out)
+}
+
+/// Fig. 2: pipe 36 packets + buffer 10; NewReno halves to about 23, MCCP should set the pipe.
+fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let file = "scenarios/mccp/small-buffer.toml";
+    let text = if ctx.quick {
+        edit(
+            file,
+            SMALL_BUFFER,
+            "duration = \"60s\"",
+            "duration = \"30s\"",
+        )?
+    } else {
+        SMALL_BUFFER.to_string()
+    };
+    // The pipe: 3 Mbit/s * 100 ms of 1040-byte packets, in segments.
+    let pipe = 3e6 * 0.1 / 8.0 / WIRE;
+    let mut out = Outcome::default();
+    let mut util = [0.0; 2];
+    let mut seed = 1;
+    let mut raw = String::from("cc,loss_time_s,cwnd_segments,ssthresh_segments\n");
+    for (i, cc) in ["newreno", "mccp"].into_iter().enumerate() {
+        let sc = scenario_from(file, &with_cc(file, &text, cc)?, None)?;
+        seed = sc.seed;
+        let (r, sim) = simulate(&sc)?;
+        util[i] = r.bottleneck_utilisation * 100.0;
+        let cuts = reductions(&sim.cwnd_samples, 0);
+        for c in &cuts {
+            let _ = writeln!(
+                raw,
+                "{cc},{:.4},{:.1},{:.1}",
+                c.at.as_secs_f64(),
+                c.cwnd as f64 / MSS,
+                c.ssthresh as f64 / MSS
+            );
+        }
+        let ss = |c: Option<&CwndSample>| c.map_or(0.0, |c| c.ssthresh as f64 / MSS);
+        if cc == "mccp" {
+            out.claims.push(Claim::new(
+                Paper::Mccp,
+                "Fig. 2b: MCCP, pipe 36 + buffer 10 packets",
+                "ssthresh after the first loss (segments), within 25% of the pipe",
+                "close to the pipe size (36)",
+                ss(cuts.first()),
+                Check::Relative {
+                    target: pipe,
+                    rel: 0.25,
+                },
+                seed,
+                file,
+                ctx.quick,
+            ));
+        } else {
+            out.claims.push(Claim::new(
+                Paper::Mccp,
+                "Fig. 2a: NewReno, pipe 36 + buffer 10 packets",
+                "ssthresh after the last loss of the run (segments), within 25% of 23",
+                "23 (half of 46)",
+                ss(cuts.last()),
+                Check::Relative {
+                    target: 23.0,
+                    rel: 0.25,
+                },
+                seed,
+                file,
+                ctx.quick,
+            ));
+        }
+        let name = if cc == "mccp" { "MCCP" } else { "NewReno" };
+        let plot = Plot::new(
+            &format!(
+                "Fig. 2{}: {name} cwnd and ssthresh, small buffer",
+                ["a", "b"][i]
+            ),
+            "time (s)",
+            "segments",
+        )
+        .series("cwnd", Style::Line, cwnd_series(&sim.cwnd_samples, 0))
+        .series(
+            "ssthresh",
+            Style::Line,
+            ssthresh_series(&sim.cwnd_samples, 0),
+        )
+        .reference("pipe + buffer 46", 46.0)
+        .reference("pipe 36", pipe);
+        out.figures
+            .push(figure(&format!("mccp-fig2{}", ["a", "b"][i]), &plot));
+        if cc == "mccp" {
+            let abe: Vec<(f64, f64)> = sim
+                .estimator_samples
+                .iter()
+                .map(|e| (e.at.as_secs_f64(), e.abe_filtered * 8.0 / 1e6))
+                .collect();
+            let plot = Plot::new(
+                "Fig. 2c: MCCP's available-bandwidth estimate",
+                "time (s)",
+                "ABE (Mbit/s of payload)",
+            )
+            .series("ABE", Style::Line, abe)
+            .reference("payload capacity", 3.0 * MSS / WIRE);
+            out.figures.push(figure("mccp-fig2c", &plot));
+        }
+    }
+    out.claims.push(Claim::new(
+        Paper::Mccp,
+        "Fig. 2: small buffer",
+        "MCCP minus NewReno bottleneck utilisation (points)",
+        "MCCP's utilisation is higher",
+        util[1] - util[0],
+        Check::AtLeast { min: 0.1 },
+        seed,
+        file,
+        ctx.quick,
+    ));
+    out.raw.push(("mccp-fig2-reductions.csv".into(), raw));
+    Ok(out)
+}
+
+/// Fig. 3: one loss when cwnd / RTT_min reaches 2 Mbit/s; 15 s runs (cheap, so quick is full).
+fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let file = "scenarios/mccp/slow-start-loss.toml";
+    let mut out = Outcome::default();
+    let mut plot = Plot::new(
+        "Fig. 3: cwnd after a random loss in slow start",
+        "time (s)",
+        "cwnd (segments)",
+    );
+    let mut raw = String::from("cc,throughput_mbps,injected_at_s\n");
+    for cc in ["newreno", "mccp"] {
+        let sc = scenario_from(file, &with_cc(file, SLOW_START_LOSS, cc)?, None)?;
+        let (r, sim) = simulate(&sc)?;
+        let f = &r.flows[0];
+        let mbps = f.goodput_bps / 1e6;
+        let _ = writeln!(
+            raw,
+            "{cc},{mbps:.3},{}",
+            f.injected_at_s.unwrap_or(f64::NAN)
+        );
+        let (figure_name, paper, check) = if cc == "mccp" {
+            (
+                "Fig. 3b: MCCP (with NCD and fast probing)",
+                "88.8",
+                Check::AtLeast { min: 75.0 },
+            )
+        } else {
+            (
+                "Fig. 3a: TCP without NCD (NewReno)",
+                "30.3",
+                Check::Relative {
+                    target: 30.3,
+                    rel: 0.35,
+                },
+            )
+        };
+        out.claims.push(Claim::new(
+            Paper::Mccp,
+            figure_name,
+            "goodput over the 15 s run (Mbit/s), 100 Mbps, 100 ms, one loss at 2 Mbit/s",
+            paper,
+            mbps,
+            check,
+            sc.seed,
+            file,
+            ctx.quick,
+        ));
+        plot = plot.series(
+            if cc == "mccp" { "MCCP" } else { "NewReno" },
+            Style::Line,
+            cwnd_series(&sim.cwnd_samples, 0),
+        );
+    }
+    plot = plot.reference("BDP 1202", 100e6 * 0.1 / 8.0 / WIRE);
+    out.figures.push(figure("mccp-fig3", &plot));
+    out.raw.push(("mccp-fig3.csv".into(), raw));
+    Ok(out)
+}
+
+/// The first time at or after `from` (s) at which cwnd reached `target` bytes, in seconds after
+/// `from`.
+fn time_to(sim: &Simulator, from: f64, target: u64) -> Option<f64> {
+    sim.cwnd_samples
+        .iter()
+        .find(|c| c.flow == 0 && c.at.as_secs_f64() >= from && c.cwnd >= target)
+        .map(|c| c.at.as_secs_f64() - from)
+}
+
+/// Fig. 4: UDP leaves at 50 s; time until cwnd reaches the BDP. The run is cheap; quick is full.
+fn bandwidth_freed(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let file = "scenarios/mccp/bandwidth-freed.toml";
+    let leave = 50.0;
+    // The window that fills the pipe: 100 Mbit/s * 100 ms of 1040-byte packets, payload bytes.
+    let bdp = (100e6 * 0.1 / 8.0 / WIRE * MSS) as u64;
+    let mut out = Outcome::default();
+    let mut plot = Plot::new(
+        "Fig. 4: cwnd when the UDP flows leave at 50 s",
+        "time (s)",
+        "cwnd (segments)",
+    );
+    let mut times = [0.0; 2];
+    let mut reached = [false; 2];
+    let mut seed = 1;
+    for (i, cc) in ["newreno", "mccp"].into_iter().enumerate() {
+        let sc = scenario_from(file, &with_cc(file, BANDWIDTH_FREED, cc)?, None)?;
+        seed = sc.seed;
+        let (_, sim) = simulate(&sc)?;
+        let end = sim.end().as_secs_f64();
+        match time_to(&sim, leave, bdp) {
+            Some(t) => {
+                times[i] = t;
+                reached[i] = true;
+            }
+            // Not within the run: the time left is a lower bound.
+            None => times[i] = end - leave,
+        }
+        plot = plot.series(
+            if cc == "mccp" { "MCCP" } else { "NewReno" },
+            Style::Line,
+            cwnd_series(&sim.cwnd_samples, 0),
+        );
+    }
+    plot = plot.reference("BDP 1202", bdp as f64 / MSS);
+    out.claims.push(Claim::new(
+        Paper::Mccp,
+        "Fig. 4b: MCCP, 2 x 35 Mbit/s UDP leave at 50 s",
+        "time from 50 s until cwnd >= BDP (s)",
+        "a few seconds",
+        if reached[1] { times[1] } else { f64::MAX },
+        Check::AtMost { max: 10.0 },
+        seed,
+        file,
+        ctx.quick,
+    ));
+    out.claims.push(Claim::new(
+        Paper::Mccp,
+        "Fig. 4a: NewReno, 2 x 35 Mbit/s UDP leave at 50 s",
+        &format!(
+            "NewReno's time to BDP / MCCP's{}",
+            if reached[0] {
+                ""
+            } else {
+                " (NewReno not within the run: lower bound)"
+            }
+        ),
+        "60 s vs a few seconds",
+        times[0] / times[1].max(1e-9),
+        Check::AtLeast { min: 3.0 },
+        seed,
+        file,
+        ctx.quick,
+    ));
+    out.figures.push(figure("mccp-fig4", &plot));
+    out.raw.push((
+        "mccp-fig4.csv".into(),
+        format!(
+            "cc,time_to_bdp_s,reached\nnewreno,{:.3},{}\nmccp,{:.3},{}\n",
+            times[0], reached[0], times[1], reached[1]
+        ),
+    ));
+    Ok(out)
+}
+
+/// One MCCP and one NewReno flow, 10 Mbit/s, 120 s (quick: 60 s).
+fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let file = "scenarios/mccp/friendliness.toml";
+    let text = if ctx.quick {
+        edit(
+            file,
+            FRIENDLINESS,
+            "duration = \"120s\"",
+            "duration = \"60s\"",
+        )?
+    } else {
+        FRIENDLINESS.to_string()
+    };
+    let sc = scenario_from(file, &text, None)?;
+    let (r, sim) = simulate(&sc)?;
+    let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+    let share = r.flows[0].goodput_bps / total.max(1.0);
+    let mut out = Outcome::default();
+    out.claims.push(Claim::new(
+        Paper::Mccp,
+        "Friendliness: MCCP + NewReno, 10 Mbps, 100 ms, buffer = BDP",
+        "MCCP's share of the total goodput",
+        "\"without starving other connections\"",
+        share,
+        Check::AtMost { max: 0.65 },
+        sc.seed,
+        file,
+        ctx.quick,
+    ));
+    let plot = Plot::new(
+        "Friendliness: cwnd of MCCP and NewReno sharing 10 Mbit/s",
+        "time (s)",
+        "cwnd (segments)",
+    )
+    .series("MCCP", Style::Line, cwnd_series(&sim.cwnd_samples, 0))
+    .series("NewReno", Style::Line, cwnd_series(&sim.cwnd_samples, 1));
+    out.figures.push(figure("mccp-friendliness", &plot));
+    out.raw.push((
+        "mccp-friendliness-flows.json".into(),
+        serde_json::to_string_pretty(&r.flows).unwrap_or_default(),
+    ));
+    Ok(out)
+}
+
+/// Goodput under random loss, 10 and 100 Mbit/s, three controllers. No claim: the paper gives
+/// no numbers for it; the plot shows where MCCP stands.
+fn random_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let file = "scenarios/mccp/random-loss.toml";
+    let losses: &[f64] = if ctx.quick {
+        &[0.0001, 0.001, 0.01, 0.05]
+    } else {
+        &[0.0001, 0.0003, 0.001, 0.003, 0.01, 0.02, 0.05]
+    };
+    let base = if ctx.quick {
+        edit(
+            file,
+            RANDOM_LOSS,
+            "duration = \"60s\"",
+            "duration = \"30s\"",
+        )?
+    } else {
+        RANDOM_LOSS.to_string()
+    };
+    let original = bottleneck(
+        10.0,
+        100.0,
+        ", loss = \"1%\", loss_applies_to = \"data\", reverse = { loss = \"0\" }",
+    );
+    let mut out = Outcome::default();
+    let mut raw = String::from("rate_mbps,loss,cc,goodput_mbps\n");
+    let mut plot = Plot::new(
+        "Random loss: goodput of NewReno, Westwood+ and MCCP",
+        "loss rate, log10 of percent",
+        "goodput / link rate",
+    );
+    for rate in [10.0, 100.0] {
+        for cc in ["newreno", "westwood+", "mccp"] {
+            let mut pts = Vec::new();
+            for &p in losses {
+                let link = bottleneck(
+                    rate,
+                    100.0,
+                    &format!(
+                        ", loss = \"{}\", loss_applies_to = \"data\", reverse = {{ loss = \"0\" }}",
+                        p
+                    ),
+                );
+                let text = with_cc(file, &edit(file, &base, &original, &link)?, cc)?;
+                let sc = scenario_from(file, &text, None)?;
+                let (r, _) = simulate(&sc)?;
+                let mbps = r.flows[0].goodput_bps / 1e6;
+                let _ = writeln!(raw, "{rate},{p},{cc},{mbps:.3}");
+                pts.push(((p * 100.0).log10(), mbps / rate));
+            }
+            plot = plot.series(&format!("{cc}, {rate} Mbit/s"), Style::LinePoints, pts);
+        }
+    }
+    plot.references.push(Reference {
+        label: "link rate".into(),
+        y: 1.0,
+    });
+    out.figures.push(figure("mccp-random-loss", &plot));
+    out.raw.push(("mccp-random-loss.csv".into(), raw));
+    Ok(out)
+}
