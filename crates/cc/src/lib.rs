@@ -5,6 +5,7 @@
 //! simulator (`concord-sim`) and over real sockets (`concord-net`).
 
 pub mod aqm;
+pub mod cp;
 pub mod rng;
 pub mod tcp;
 pub mod tfrc;

@@ -1,0 +1,22 @@
+//! CP, the Coordination Protocol for cluster-to-cluster (C-to-C) application aggregates (Ott,
+//! Sparks, Mayer-Patel, INFOCOM 2004), as sans-IO state machines.
+//!
+//! A C-to-C application runs flows between the endpoints of two clusters (slides, Fig. 1); all
+//! its packets pass an aggregation point (AP) at each cluster's edge (Fig. 2). A shim header
+//! between IP and the transport (Fig. 3) lets the APs measure the aggregate's RTT and losses;
+//! the local AP runs a single-flow rate control (TFRC, RFC 5348, or RAP) on the aggregate and
+//! tells the endpoints the bandwidth available; the application decides how its flows share
+//! it. With bandwidth filtered loss detection (BFLD, Fig. 9) an application with m flows takes
+//! m flowshares.
+//!
+//! One file, one thing:
+//!
+//! - [`header`]: the CP header, its byte layout and codec.
+
+#![warn(missing_docs)]
+
+pub mod header;
+
+pub use header::{
+    ApFeedback, CpHeader, CpHeaderError, Echo, EndpointFeedback, Gap, LossReport, Probe,
+};
