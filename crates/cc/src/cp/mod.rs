@@ -12,11 +12,17 @@
 //! One file, one thing:
 //!
 //! - [`header`]: the CP header, its byte layout and codec.
+//! - [`flowshare`]: single, naive and BFLD flowshares.
+//! - [`bfld`]: BFLD's sampling fraction, sampler and arrival rate B_arriv.
 
 #![warn(missing_docs)]
 
+pub mod bfld;
+pub mod flowshare;
 pub mod header;
 
+pub use bfld::{sampling_fraction, ArrivalRate, BfldSampler};
+pub use flowshare::{FlowshareError, FlowshareFilter, Flowshares};
 pub use header::{
     ApFeedback, CpHeader, CpHeaderError, Echo, EndpointFeedback, Gap, LossReport, Probe,
 };
