@@ -12,6 +12,7 @@
 //! One file, one thing:
 //!
 //! - [`header`]: the CP header, its byte layout and codec.
+//! - [`rap`]: the RAP-like rate AIMD.
 //! - [`flowshare`]: single, naive and BFLD flowshares.
 //! - [`bfld`]: BFLD's sampling fraction, sampler and arrival rate B_arriv.
 
@@ -20,9 +21,11 @@
 pub mod bfld;
 pub mod flowshare;
 pub mod header;
+pub mod rap;
 
 pub use bfld::{sampling_fraction, ArrivalRate, BfldSampler};
 pub use flowshare::{FlowshareError, FlowshareFilter, Flowshares};
 pub use header::{
     ApFeedback, CpHeader, CpHeaderError, Echo, EndpointFeedback, Gap, LossReport, Probe,
 };
+pub use rap::Rap;
