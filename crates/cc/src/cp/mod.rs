@@ -12,20 +12,27 @@
 //! One file, one thing:
 //!
 //! - [`header`]: the CP header, its byte layout and codec.
+//! - [`aggregate`]: the local role for one application: stamping, RTT, loss history, TFRC or
+//!   RAP on the aggregate.
+//! - [`loss_reporter`]: the remote role for one application: echo and loss reports.
 //! - [`rap`]: the RAP-like rate AIMD.
 //! - [`flowshare`]: single, naive and BFLD flowshares.
 //! - [`bfld`]: BFLD's sampling fraction, sampler and arrival rate B_arriv.
 
 #![warn(missing_docs)]
 
+pub mod aggregate;
 pub mod bfld;
 pub mod flowshare;
 pub mod header;
+pub mod loss_reporter;
 pub mod rap;
 
+pub use aggregate::{Aggregate, AggregateControl, AggregateStats, AppConfig, AppConfigError};
 pub use bfld::{sampling_fraction, ArrivalRate, BfldSampler};
 pub use flowshare::{FlowshareError, FlowshareFilter, Flowshares};
 pub use header::{
     ApFeedback, CpHeader, CpHeaderError, Echo, EndpointFeedback, Gap, LossReport, Probe,
 };
+pub use loss_reporter::{LossReporter, ReporterStats};
 pub use rap::Rap;
