@@ -12,23 +12,30 @@
 //! One file, one thing:
 //!
 //! - [`header`]: the CP header, its byte layout and codec.
+//! - [`aggregation_point`]: [`AggregationPoint`], both roles of an AP for every application.
 //! - [`aggregate`]: the local role for one application: stamping, RTT, loss history, TFRC or
 //!   RAP on the aggregate.
 //! - [`loss_reporter`]: the remote role for one application: echo and loss reports.
 //! - [`rap`]: the RAP-like rate AIMD.
 //! - [`flowshare`]: single, naive and BFLD flowshares.
 //! - [`bfld`]: BFLD's sampling fraction, sampler and arrival rate B_arriv.
+//! - [`split`]: equal and weighted splits of the available bandwidth.
 
 #![warn(missing_docs)]
 
 pub mod aggregate;
+pub mod aggregation_point;
 pub mod bfld;
 pub mod flowshare;
 pub mod header;
 pub mod loss_reporter;
 pub mod rap;
+pub mod split;
 
 pub use aggregate::{Aggregate, AggregateControl, AggregateStats, AppConfig, AppConfigError};
+pub use aggregation_point::{
+    AggregationPoint, ApConfig, ApConfigError, ApEvent, ApStats, AppStatus, Inbound, Outbound,
+};
 pub use bfld::{sampling_fraction, ArrivalRate, BfldSampler};
 pub use flowshare::{FlowshareError, FlowshareFilter, Flowshares};
 pub use header::{
@@ -36,3 +43,4 @@ pub use header::{
 };
 pub use loss_reporter::{LossReporter, ReporterStats};
 pub use rap::Rap;
+pub use split::{split_by_weights, split_equally};
