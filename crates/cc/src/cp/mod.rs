@@ -20,15 +20,19 @@
 //! - [`flowshare`]: single, naive and BFLD flowshares.
 //! - [`bfld`]: BFLD's sampling fraction, sampler and arrival rate B_arriv.
 //! - [`split`]: equal and weighted splits of the available bandwidth.
+//! - [`pacing`]: the pacing credit endpoints send with.
+//! - [`endpoint`]: the C-UDP and C-TCP endpoint views.
 
 #![warn(missing_docs)]
 
 pub mod aggregate;
 pub mod aggregation_point;
 pub mod bfld;
+pub mod endpoint;
 pub mod flowshare;
 pub mod header;
 pub mod loss_reporter;
+pub mod pacing;
 pub mod rap;
 pub mod split;
 
@@ -37,10 +41,12 @@ pub use aggregation_point::{
     AggregationPoint, ApConfig, ApConfigError, ApEvent, ApStats, AppStatus, Inbound, Outbound,
 };
 pub use bfld::{sampling_fraction, ArrivalRate, BfldSampler};
+pub use endpoint::{CTcpSender, CUdpSocket};
 pub use flowshare::{FlowshareError, FlowshareFilter, Flowshares};
 pub use header::{
     ApFeedback, CpHeader, CpHeaderError, Echo, EndpointFeedback, Gap, LossReport, Probe,
 };
 pub use loss_reporter::{LossReporter, ReporterStats};
+pub use pacing::PacingCredit;
 pub use rap::Rap;
 pub use split::{split_by_weights, split_equally};
