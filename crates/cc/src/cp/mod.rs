@@ -36,6 +36,9 @@ pub mod pacing;
 pub mod rap;
 pub mod split;
 
+#[cfg(test)]
+mod closed_loop_tests;
+
 pub use aggregate::{Aggregate, AggregateControl, AggregateStats, AppConfig, AppConfigError};
 pub use aggregation_point::{
     AggregationPoint, ApConfig, ApConfigError, ApEvent, ApStats, AppStatus, Inbound, Outbound,
