@@ -5,6 +5,7 @@
 //! simulator (`concord-sim`) and over real sockets (`concord-net`).
 
 pub mod aqm;
+pub mod cp;
 pub mod eca;
 pub mod gcca;
 pub mod rng;
