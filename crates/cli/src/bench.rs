@@ -9,7 +9,7 @@ use concord_sim::Simulator;
 use serde_json::json;
 
 /// The benchmark's parameters.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
     /// Number of sender/receiver pairs (one bulk NewReno flow each).
     #[arg(long, default_value_t = 64)]
@@ -79,7 +79,29 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
     if a.flows == 0 || a.runs == 0 {
         return Err(Failure::input("--flows and --runs must be at least 1"));
     }
-    let text = scenario_text(a);
+    // Read the quantities here, so that a bad one is reported as the argument it is, not as an
+    // error in a generated file.
+    let bad = |what: &str, e: String| Failure::input(format!("--{what}: {e}"));
+    let rate: concord_cc::units::Rate = a
+        .rate
+        .parse()
+        .map_err(|e: concord_cc::units::ParseQuantityError| bad("rate", e.to_string()))?;
+    let delay =
+        concord_cc::units::parse_duration(&a.delay).map_err(|e| bad("delay", e.to_string()))?;
+    let duration = concord_cc::units::parse_duration(&a.duration)
+        .map_err(|e| bad("duration", e.to_string()))?;
+    if rate.bps() == 0 || duration.is_zero() || a.queue == 0 {
+        return Err(Failure::input(
+            "--rate, --duration and --queue must be above zero",
+        ));
+    }
+    let checked = BenchArgs {
+        rate: rate.to_string(),
+        delay: delay.to_string(),
+        duration: duration.to_string(),
+        ..a.clone()
+    };
+    let text = scenario_text(&checked);
     let sc = scenario::parse_str(&text, None).map_err(|e| Failure::input(e.to_string()))?;
     let mut walls = Vec::new();
     let mut last = None;

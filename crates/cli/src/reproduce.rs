@@ -103,6 +103,9 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
     });
     let report = Report::new(a.quick, &experiments, &outcomes);
     write_report(&a.out, &report, &outcomes).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            return Failure::input(e.to_string());
+        }
         Failure::runtime(format!(
             "cannot write the report to {}: {e}; choose a writable --out",
             a.out.display()

@@ -41,7 +41,7 @@ pub fn run(
 ) -> Result<(), Failure> {
     let sc = scenario::load_with(path, scenario::LoadOptions { seed })
         .map_err(|e| Failure::input(e.to_string()))?;
-    let out = out.unwrap_or_else(|| PathBuf::from("results").join(&sc.name));
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(directory_name(&sc.name)));
     std::fs::create_dir_all(&out).map_err(|e| {
         Failure::runtime(format!(
             "cannot create {}: {e}; choose a writable --out",
@@ -65,6 +65,26 @@ pub fn run(
         println!("results: {}", out.display());
     }
     Ok(())
+}
+
+/// A scenario name as one safe path component: anything but letters, digits, `-`, `_` and `.`
+/// becomes `_`, and a name of dots only becomes `_`, so a name can never leave `results/`.
+fn directory_name(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() || safe.chars().all(|c| c == '.') {
+        "_".to_string()
+    } else {
+        safe
+    }
 }
 
 fn mbps(bps: f64) -> String {
@@ -117,4 +137,18 @@ pub fn summary_text(r: &RunResults) -> String {
         r.events
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::directory_name;
+
+    #[test]
+    fn scenario_names_cannot_escape_the_results_directory() {
+        assert_eq!(directory_name("dumbbell-4"), "dumbbell-4");
+        assert_eq!(directory_name("../../etc"), ".._.._etc");
+        assert_eq!(directory_name("/abs/path"), "_abs_path");
+        assert_eq!(directory_name(".."), "_");
+        assert_eq!(directory_name(""), "_");
+    }
 }

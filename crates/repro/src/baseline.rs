@@ -5,7 +5,9 @@
 
 use crate::claim::{Check, Claim, Paper};
 use crate::plot::{Bars, Plot, Reference, Style};
-use crate::runner::{scenario_from, simulate, Ctx, Experiment, Figure, Outcome, ReproError};
+use crate::runner::{
+    scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome, ReproError,
+};
 use concord_cc::tfrc::equation;
 
 const BDP: &str = include_str!("../../../scenarios/basic/single-flow-bdp.toml");
@@ -230,7 +232,12 @@ fn padhye(ctx: &Ctx) -> Result<Outcome, ReproError> {
         .chain(extra.iter().map(|&p| (p, None)))
         .collect();
     for (p, tolerance) in points {
-        let text = RANDOM_LOSS.replace("loss = \"1%\"", &format!("loss = \"{}%\"", p * 100.0));
+        let text = substitute(
+            file,
+            RANDOM_LOSS,
+            "loss = \"1%\"",
+            &format!("loss = \"{}%\"", p * 100.0),
+        )?;
         let sc = scenario_from(file, &text, None)?;
         let (r, _) = simulate(&sc)?;
         let f = &r.flows[0];

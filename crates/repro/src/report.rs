@@ -167,6 +167,15 @@ pub fn write_report(
     report: &Report,
     outcomes: &[Result<Outcome, ReproError>],
 ) -> io::Result<()> {
+    if !replaceable(dir)? {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} exists and is not a concord report (no results.json); choose another --out or remove it",
+                dir.display()
+            ),
+        ));
+    }
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -196,9 +205,22 @@ pub fn write_report(
     if dir.exists() {
         std::fs::rename(dir, &old)?;
     }
+    // (`dir` was checked at the start to be absent, empty, or an earlier report.)
     std::fs::rename(&tmp, dir)?;
     let _ = std::fs::remove_dir_all(&old);
     Ok(())
+}
+
+/// True if `dir` may be replaced by a report: it does not exist, is empty, or holds an earlier
+/// report (a `results.json`). Anything else is left alone.
+fn replaceable(dir: &Path) -> io::Result<bool> {
+    if !dir.exists() {
+        return Ok(true);
+    }
+    if !dir.is_dir() {
+        return Ok(false);
+    }
+    Ok(dir.join("results.json").is_file() || std::fs::read_dir(dir)?.next().is_none())
 }
 
 /// Re-renders `index.html` of an existing report directory from its `results.json`.

@@ -78,6 +78,18 @@ pub fn registry() -> Vec<Experiment> {
     all
 }
 
+/// `template` with `from` replaced by `to`, or an error if `from` does not occur (so that an
+/// edited scenario file cannot silently turn a sweep into repeats of one setting).
+pub fn substitute(name: &str, template: &str, from: &str, to: &str) -> Result<String, ReproError> {
+    if !template.contains(from) {
+        return Err(ReproError::Scenario {
+            name: name.to_string(),
+            message: format!("the template no longer contains `{from}`"),
+        });
+    }
+    Ok(template.replace(from, to))
+}
+
 /// Loads an embedded scenario text.
 pub fn scenario_from(name: &str, text: &str, seed: Option<u64>) -> Result<Scenario, ReproError> {
     scenario::parse_str_with(
@@ -118,7 +130,15 @@ pub fn run_experiments(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(e) = experiments.get(i) else { break };
-                let r = (e.run)(ctx);
+                // A panicking experiment is a defect of concord; it becomes this experiment's
+                // error instead of ending the whole run.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (e.run)(ctx)))
+                    .unwrap_or_else(|_| {
+                        Err(ReproError::Simulation {
+                            name: e.id.to_string(),
+                            message: "the experiment panicked".into(),
+                        })
+                    });
                 done(i, &r);
                 if let Ok(mut slot) = slots[i].lock() {
                     *slot = Some(r);

@@ -77,6 +77,7 @@ fn writing_a_report_over_an_old_one_replaces_it_whole() {
     let dir = temp("replace");
     std::fs::create_dir_all(dir.join("figures")).expect("dir");
     std::fs::write(dir.join("figures").join("stale.svg"), "old").expect("write");
+    std::fs::write(dir.join("results.json"), "{}").expect("write");
     let report = Report {
         concord_version: "x".into(),
         quick: true,
@@ -99,4 +100,26 @@ fn writing_a_report_over_an_old_one_replaces_it_whole() {
         })
         .collect();
     assert!(leftovers.is_empty(), "temporary directories left behind");
+}
+
+#[test]
+fn a_directory_that_is_not_a_report_is_never_replaced() {
+    let dir = temp("not-a-report");
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("precious.txt"), "keep me").expect("write");
+    let report = Report {
+        concord_version: "x".into(),
+        quick: true,
+        claims: vec![],
+        experiments: vec![],
+    };
+    let err = write_report(&dir, &report, &[]).expect_err("refused");
+    assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("precious.txt"))
+            .ok()
+            .as_deref(),
+        Some("keep me")
+    );
+    assert!(!dir.join("results.json").exists());
 }
