@@ -5,6 +5,7 @@
 //! simulator (`concord-sim`) and over real sockets (`concord-net`).
 
 pub mod aqm;
+pub mod cm;
 pub mod rate;
 pub mod rng;
 pub mod tcp;
