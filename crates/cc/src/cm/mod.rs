@@ -9,6 +9,13 @@
 //!   section 2.1; RFC 3124 loss modes). The first [`crate::rate::RateController`].
 //! - [`aging`]: exponential aging of the open-loop rate when feedback stops, half-life the
 //!   minimum RTT or srtt (paper section 2.2.3).
+//! - [`probe`]: the probe and response messages and their byte layout (paper Fig. 5).
+//! - [`prober`]: the sender side of the probe protocol: per-flow loss from sent and received
+//!   counts, robust to lost probes and responses (paper section 2.2.2).
+//! - [`responder`]: [`ProbeResponder`], the receiver CM that counts arrivals and answers.
 
 pub mod aging;
 pub mod aimd;
+pub mod probe;
+pub mod prober;
+pub mod responder;
