@@ -20,13 +20,44 @@
 //! - [`thresh`]: the `cm_thresh` factors that govern `change_rate` (RFC 3124 section 4.3).
 //! - [`segregation`]: per-flow loss and throughput, and the test that splits a macroflow
 //!   (paper section 2.3).
+//! - [`api`]: the API's types: [`CmUpdate`], [`LossMode`], [`QueryResult`], [`CmEvent`],
+//!   errors.
+//! - [`config`]: [`CmConfig`], every parameter with its default.
+//! - [`manager`]: [`CongestionManager`], the API of paper Fig. 8 and RFC 3124 section 4.
+//!
+//! Driving it: the host calls the API with `now`, takes [`CmEvent`]s from
+//! [`CongestionManager::poll_event`] (grants, rate changes, probes to send, splits), calls
+//! [`CongestionManager::on_timeout`] at [`CongestionManager::poll_timeout`], and hands probe
+//! responses to [`CongestionManager::on_datagram`]. The receiving host runs a
+//! [`ProbeResponder`], feeding it every data packet and every probe.
 
 pub mod aging;
 pub mod aimd;
+pub mod api;
+pub mod config;
 pub mod macroflow;
+pub mod manager;
 pub mod probe;
 pub mod prober;
 pub mod responder;
 pub mod scheduler;
 pub mod segregation;
 pub mod thresh;
+
+#[cfg(test)]
+mod manager_tests;
+
+pub use aging::{Aging, AgingPolicy, RttSummary};
+pub use aimd::{Aimd, AimdConfig};
+pub use api::{
+    CmError, CmEvent, CmStats, CmUpdate, FeedbackError, FeedbackMode, LossMode, QueryResult,
+};
+pub use config::{CmConfig, CmConfigError};
+pub use macroflow::{FlowId, FlowKey, Macroflow, MacroflowId};
+pub use manager::CongestionManager;
+pub use probe::{FlowCount, FlowTag, Probe, ProbeError, ProbeMessage, Response};
+pub use prober::{Measurement, ProbeSession, ProberConfig, ResponseError};
+pub use responder::{ProbeResponder, ResponderConfig};
+pub use scheduler::{Grant, Scheduler};
+pub use segregation::{FlowSample, SegregationConfig};
+pub use thresh::{RateReport, ThreshHint};
