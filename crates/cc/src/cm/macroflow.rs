@@ -169,9 +169,9 @@ impl Macroflow {
     /// When the macroflow next needs the clock: a grant, a grant expiry or a halving.
     pub(super) fn next_timeout(&self) -> Option<Instant> {
         let halving = self.aging.next_halving(&self.aimd.rtt_summary());
-        match (self.scheduler.next_timeout(), halving) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.scheduler.next_timeout(), halving]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }

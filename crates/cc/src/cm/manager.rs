@@ -545,8 +545,14 @@ impl CongestionManager {
     /// Runs everything due by `now`: expires grants, applies aging, issues grants, reports rate
     /// changes, sends probes, and drops empty macroflows that have lingered.
     pub fn on_timeout(&mut self, now: Instant) {
-        let ids: Vec<MacroflowId> = self.macroflows.keys().copied().collect();
-        for id in ids {
+        // Only macroflows with a timer due change: pacing, expiry and aging are all timers.
+        let due: Vec<MacroflowId> = self
+            .macroflows
+            .values()
+            .filter(|m| m.next_timeout().is_some_and(|t| t <= now))
+            .map(|m| m.id)
+            .collect();
+        for id in due {
             self.after_change(now, id);
         }
         for (dst, session) in &mut self.probes {

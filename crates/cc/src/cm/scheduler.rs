@@ -293,10 +293,7 @@ impl Scheduler {
             .values()
             .filter_map(|q| q.grants.front().map(|(_, at)| *at))
             .min();
-        match (slot, expiry) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [slot, expiry].into_iter().flatten().min()
     }
 }
 
