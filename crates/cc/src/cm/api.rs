@@ -166,7 +166,7 @@ pub enum FeedbackError {
     /// A probe arrived where responses are expected.
     #[error("a probe, not a response")]
     NotAResponse,
-    /// No probe session to this host exists.
+    /// No probes were sent to this host.
     #[error("no probes were sent to {0}")]
     UnknownPeer(Ipv4Addr),
     /// The response does not fit the probes sent.
@@ -177,7 +177,7 @@ pub enum FeedbackError {
 /// Counters of what the CM did and what it ignored.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CmStats {
-    /// Grants issued.
+    /// Grants handed out.
     pub grants: u64,
     /// Grants that expired unused.
     pub grants_expired: u64,

@@ -8,7 +8,7 @@ use super::api::{
 use super::config::{CmConfig, CmConfigError};
 use super::macroflow::{FlowId, FlowKey, Macroflow, MacroflowId};
 use super::probe::{ProbeMessage, Response};
-use super::prober::{ProbeSession, ResponseError};
+use super::prober::{Prober, ResponseError};
 use super::scheduler::{FlowQueue, Scheduler, WEIGHT_RANGE};
 use super::segregation::{FlowSample, Segregator};
 use super::thresh::{RateReport, ThreshHint};
@@ -134,8 +134,8 @@ pub struct CongestionManager {
     macroflows: BTreeMap<MacroflowId, Macroflow>,
     /// Each destination's default macroflow.
     by_dst: BTreeMap<Ipv4Addr, MacroflowId>,
-    /// Probe sessions, per receiving host.
-    probes: BTreeMap<Ipv4Addr, ProbeSession>,
+    /// Probers, per receiving host.
+    probes: BTreeMap<Ipv4Addr, Prober>,
     /// Per-flow loss samples and the split test.
     segregator: Segregator,
     /// Events not yet polled.
@@ -354,7 +354,7 @@ impl CongestionManager {
                 let (config, initial_rtt) = (self.config.prober, self.config.initial_rtt);
                 self.probes
                     .entry(key.dst)
-                    .or_insert_with(|| ProbeSession::new(config, initial_rtt))
+                    .or_insert_with(|| Prober::new(config, initial_rtt))
                     .on_sent(now, key.tag(), nsent);
             }
         }
@@ -535,14 +535,11 @@ impl CongestionManager {
     /// halving or a probe. A timer that saturated at [`Instant::MAX`] never fires.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let macroflows = self.macroflows.values().filter_map(Macroflow::next_timeout);
-        let probes = self
-            .probes
-            .values()
-            .filter_map(ProbeSession::next_probe_time);
+        let probes = self.probes.values().filter_map(Prober::next_probe_time);
         macroflows.chain(probes).filter(|t| *t < Instant::MAX).min()
     }
 
-    /// Runs everything due by `now`: expires grants, applies aging, issues grants, reports rate
+    /// Runs everything due by `now`: expires grants, applies aging, hands out grants, reports rate
     /// changes, sends probes, and drops empty macroflows that have lingered.
     pub fn on_timeout(&mut self, now: Instant) {
         // Only macroflows with a timer due change: pacing, expiry and aging are all timers.
@@ -555,8 +552,8 @@ impl CongestionManager {
         for id in due {
             self.after_change(now, id);
         }
-        for (dst, session) in &mut self.probes {
-            if let Some(probe) = session.poll_probe(now, &mut self.rng) {
+        for (dst, prober) in &mut self.probes {
+            if let Some(probe) = prober.poll_probe(now, &mut self.rng) {
                 self.stats.probes_sent += 1;
                 self.events
                     .push_back(CmEvent::SendProbe { dst: *dst, probe });
@@ -576,7 +573,7 @@ impl CongestionManager {
     }
 
     /// After anything that may change macroflow `mf`: ages it, paces it at its current rate,
-    /// expires and issues grants, and reports rate changes to its flows.
+    /// expires and hands out grants, and reports rate changes to its flows.
     fn after_change(&mut self, now: Instant, mf: MacroflowId) {
         let Some(m) = self.macroflows.get_mut(&mf) else {
             return;
@@ -650,11 +647,11 @@ impl CongestionManager {
         from: Ipv4Addr,
         r: &Response,
     ) -> Result<(), FeedbackError> {
-        let Some(session) = self.probes.get_mut(&from) else {
+        let Some(prober) = self.probes.get_mut(&from) else {
             self.stats.responses_refused += 1;
             return Err(FeedbackError::UnknownPeer(from));
         };
-        let measurement = match session.on_response(now, r) {
+        let measurement = match prober.on_response(now, r) {
             Ok(m) => m,
             Err(e) => {
                 match e {

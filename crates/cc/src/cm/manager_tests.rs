@@ -779,7 +779,7 @@ fn random_api_calls_and_datagrams_never_panic_and_leave_nothing_due_after_a_time
     let sizes = [0, 1, MTU - 1, MTU, 10 * MTU, u64::MAX];
     for _ in 0..20_000 {
         now += Duration::from_micros(rng.below(20_000));
-        // Mostly known flows, sometimes a handle that was never issued.
+        // Mostly known flows, sometimes a handle that was never handed out.
         let flow = match flows.get(rng.below(flows.len() as u64 + 1) as usize) {
             Some(f) => *f,
             None => FlowId(rng.below(1000) as u32),

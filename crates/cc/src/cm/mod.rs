@@ -56,7 +56,7 @@ pub use config::{CmConfig, CmConfigError};
 pub use macroflow::{FlowId, FlowKey, Macroflow, MacroflowId};
 pub use manager::CongestionManager;
 pub use probe::{FlowCount, FlowTag, Probe, ProbeError, ProbeMessage, Response};
-pub use prober::{Measurement, ProbeSession, ProberConfig, ResponseError};
+pub use prober::{Measurement, Prober, ProberConfig, ResponseError};
 pub use responder::{ProbeResponder, ResponderConfig};
 pub use scheduler::{Grant, Scheduler};
 pub use segregation::{FlowSample, SegregationConfig};

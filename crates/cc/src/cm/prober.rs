@@ -1,7 +1,7 @@
 //! The sender CM of the probe protocol (paper section 2.2.2, Fig. 5, "Sending a probe" and
-//! "Sender action on receiving a response"), one session per receiving host.
+//! "Sender action on receiving a response"), one prober per receiving host.
 //!
-//! The session counts, per flow, the packets and bytes sent since the last probe; a probe
+//! The prober counts, per flow, the packets and bytes sent since the last probe; a probe
 //! records them with its sequence number, its send time and its nonce. A response
 //! `<thisprobe, lastprobe, nrecd>` covers the probes `lastprobe + 1 ..= thisprobe`: the sender
 //! sums what it sent in those intervals and sets it against what the receiver counted, which is
@@ -22,7 +22,7 @@ use crate::time::{Duration, Instant};
 use crate::units::Bytes;
 use std::collections::{BTreeMap, VecDeque};
 
-/// The probe session's parameters.
+/// The prober's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProberConfig {
     /// Probes per smoothed RTT: the paper's section 2.2.1 finds that feedback "should be
@@ -177,7 +177,7 @@ pub enum ResponseError {
 
 /// The sender's probe state for one receiving host.
 #[derive(Clone, Debug)]
-pub struct ProbeSession {
+pub struct Prober {
     /// Parameters.
     config: ProberConfig,
     /// The RTT the probe interval is computed with before the first sample.
@@ -198,11 +198,11 @@ pub struct ProbeSession {
     rtt: RttEstimator,
 }
 
-impl ProbeSession {
-    /// A session that has sent nothing; until the first response, the probe interval is
+impl Prober {
+    /// A prober that has sent nothing; until the first response, the probe interval is
     /// computed with `initial_rtt`.
-    pub fn new(config: ProberConfig, initial_rtt: Duration) -> ProbeSession {
-        ProbeSession {
+    pub fn new(config: ProberConfig, initial_rtt: Duration) -> Prober {
+        Prober {
             config: ProberConfig {
                 probes_per_rtt: config.probes_per_rtt.max(1),
                 max_history: config.max_history.max(1),
@@ -236,7 +236,7 @@ impl ProbeSession {
     pub fn next_probe_time(&self) -> Option<Instant> {
         let first = self.first_unprobed?;
         if self.next_seq == u32::MAX {
-            // The sequence space is spent; a session lives far shorter than 2^32 probes.
+            // The sequence space is spent; a prober lives far shorter than 2^32 probes.
             return None;
         }
         Some(match self.last_probe_at {
@@ -386,14 +386,7 @@ mod tests {
     }
 
     /// Sends `n` packets of `tag` at `now`, of which the first `lost` never arrive.
-    fn send(
-        s: &mut ProbeSession,
-        r: &mut ProbeResponder,
-        now: Instant,
-        tag: FlowTag,
-        n: u64,
-        lost: u64,
-    ) {
+    fn send(s: &mut Prober, r: &mut ProbeResponder, now: Instant, tag: FlowTag, n: u64, lost: u64) {
         for i in 0..n {
             s.on_sent(now, tag, 1000);
             if i >= lost {
@@ -413,7 +406,7 @@ mod tests {
     fn loss_is_measured_exactly_from_a_crafted_sequence_with_lost_probes_and_responses(
     ) -> TestResult {
         let mut rng = Rng::new(1);
-        let mut s = ProbeSession::new(ProberConfig::default(), Duration::from_secs(1));
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         let mut r = ProbeResponder::default();
 
         // Interval 1: A sends 10 and loses 3, B sends 2 and loses none.
@@ -468,7 +461,7 @@ mod tests {
     #[test]
     fn responses_that_do_not_fit_the_probes_sent_are_refused() -> TestResult {
         let mut rng = Rng::new(2);
-        let mut s = ProbeSession::new(ProberConfig::default(), Duration::from_secs(1));
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         s.on_sent(t(0), A, 1000);
         let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
         s.on_sent(t(1), A, 1000);
@@ -517,7 +510,7 @@ mod tests {
             max_history: 2,
             ..ProberConfig::default()
         };
-        let mut s = ProbeSession::new(config, Duration::from_secs(1));
+        let mut s = Prober::new(config, Duration::from_secs(1));
         let mut nonces = vec![];
         for i in 0..3 {
             s.on_sent(t(i * 1000), A, 1000);
@@ -557,7 +550,7 @@ mod tests {
             (0, 5, 5000)
         );
         let mut rng = Rng::new(4);
-        let mut s = ProbeSession::new(ProberConfig::default(), Duration::from_secs(1));
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         s.on_sent(t(0), A, 1000);
         let p = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
         let bogus = FlowCount {
@@ -580,7 +573,7 @@ mod tests {
     #[test]
     fn probes_go_out_twice_per_rtt_while_data_flows_and_stop_when_it_stops() -> TestResult {
         let mut rng = Rng::new(5);
-        let mut s = ProbeSession::new(ProberConfig::default(), Duration::from_secs(1));
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         assert_eq!(s.next_probe_time(), None);
         s.on_sent(t(0), A, 1000);
         let p = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
@@ -618,7 +611,7 @@ mod tests {
     ) -> (f64, f64) {
         let mut rng = Rng::new(seed);
         let mut net = Rng::stream(seed, 1);
-        let mut s = ProbeSession::new(ProberConfig::default(), Duration::from_secs(1));
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         let mut r = ProbeResponder::default();
         let owd = 50;
         // In flight, in sending order: (arrival ms, Some(probe) or None for a data packet).
