@@ -5,9 +5,11 @@
 //! simulator (`concord-sim`) and over real sockets (`concord-net`).
 
 pub mod aqm;
+pub mod cm;
 pub mod cp;
 pub mod eca;
 pub mod gcca;
+pub mod rate;
 pub mod rng;
 pub mod tcp;
 pub mod tfrc;

@@ -1,0 +1,691 @@
+//! The sender CM of the probe protocol (paper section 2.2.2, Fig. 5, "Sending a probe" and
+//! "Sender action on receiving a response"), one prober per receiving host.
+//!
+//! The prober counts, per flow, the packets and bytes sent since the last probe; a probe
+//! records them with its sequence number, its send time and its nonce. A response
+//! `<thisprobe, lastprobe, nrecd>` covers the probes `lastprobe + 1 ..= thisprobe`: the sender
+//! sums what it sent in those intervals and sets it against what the receiver counted, which is
+//! exact as long as data and probes travel the same path in order (a packet sent before probe i
+//! arrives before it). Lost probes merge intervals (the next response has an older
+//! `lastprobe`); a lost response drops its intervals from the measurement, sent and received
+//! alike, so neither biases the loss estimate. Entries up to `thisprobe` are then deleted, as in
+//! Fig. 5.
+//!
+//! The paper's Fig. 5 divides received packets by sent bytes, and calls that ratio the loss
+//! probability; concord counts both packets and bytes on both sides and reports loss as lost
+//! packets over sent packets.
+
+use super::probe::{FlowTag, Probe, Response};
+use crate::rng::Rng;
+use crate::tcp::rtt::{RttConfig, RttEstimator};
+use crate::time::{Duration, Instant};
+use crate::units::Bytes;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The prober's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProberConfig {
+    /// Probes per smoothed RTT: the paper's section 2.2.1 finds that feedback "should be
+    /// obtained at least twice every round-trip period".
+    pub probes_per_rtt: u32,
+    /// Probes remembered while awaiting a response; older ones are forgotten and a response
+    /// that needs them is refused.
+    pub max_history: usize,
+}
+
+impl Default for ProberConfig {
+    fn default() -> Self {
+        ProberConfig {
+            probes_per_rtt: 2,
+            max_history: 64,
+        }
+    }
+}
+
+/// Packets and bytes sent for one flow in one probe interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SentCount {
+    /// Packets sent.
+    pub packets: u64,
+    /// Bytes sent.
+    pub bytes: Bytes,
+}
+
+/// One probe sent: `probe(seq) = {seq, now, nsent}` of Fig. 5, per flow.
+#[derive(Clone, Debug)]
+struct ProbeRecord {
+    /// The sequence number.
+    seq: u32,
+    /// When it was sent.
+    sent_at: Instant,
+    /// The nonce the response must echo.
+    nonce: u64,
+    /// What each flow sent since the previous probe.
+    sent: BTreeMap<FlowTag, SentCount>,
+}
+
+/// What one response tells about one flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowMeasurement {
+    /// The flow.
+    pub tag: FlowTag,
+    /// Packets sent in the covered intervals.
+    pub sent_packets: u64,
+    /// Bytes sent in the covered intervals.
+    pub sent_bytes: Bytes,
+    /// Packets the receiver counted.
+    pub recd_packets: u64,
+    /// Bytes the receiver counted.
+    pub recd_bytes: Bytes,
+    /// Packets the receiver saw marked Congestion Experienced.
+    pub ce_packets: u64,
+}
+
+impl FlowMeasurement {
+    /// Packets lost: sent minus received, zero if the receiver counted more (reordering across
+    /// a probe, or a receiver that overstates, neither of which may count as delivery beyond
+    /// what was sent).
+    pub fn lost_packets(&self) -> u64 {
+        self.sent_packets.saturating_sub(self.recd_packets)
+    }
+
+    /// Packets delivered, at most those sent.
+    pub fn delivered_packets(&self) -> u64 {
+        self.recd_packets.min(self.sent_packets)
+    }
+
+    /// Bytes delivered, at most those sent.
+    pub fn delivered_bytes(&self) -> Bytes {
+        self.recd_bytes.min(self.sent_bytes)
+    }
+}
+
+/// What a valid response measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Measurement {
+    /// The RTT sample: from sending `thisprobe` to receiving its response.
+    pub rtt: Duration,
+    /// The probe intervals covered: `lastprobe + 1 ..= thisprobe`.
+    pub probes: (u32, u32),
+    /// Per flow, in tag order: every flow that sent in the covered intervals or that the
+    /// receiver reported.
+    pub flows: Vec<FlowMeasurement>,
+}
+
+impl Measurement {
+    /// Packets sent and packets lost over all flows.
+    pub fn totals(&self) -> (u64, u64) {
+        self.flows.iter().fold((0, 0), |(s, l), f| {
+            (s + f.sent_packets, l + f.lost_packets())
+        })
+    }
+}
+
+/// Why a response was ignored; an ignored response changes nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResponseError {
+    /// The probe answered was never sent (0, or beyond the last sequence number).
+    #[error("response to probe {thisprobe}, which was never sent")]
+    NeverSent {
+        /// The probe answered.
+        thisprobe: u32,
+    },
+    /// The probe answered was answered already: a duplicate response.
+    #[error("duplicate response to probe {thisprobe}")]
+    Duplicate {
+        /// The probe answered.
+        thisprobe: u32,
+    },
+    /// The probe answered is older than one already answered: a stale, reordered response.
+    #[error("stale response to probe {thisprobe}; probe {latest} was answered already")]
+    Stale {
+        /// The probe answered.
+        thisprobe: u32,
+        /// The newest probe answered so far.
+        latest: u32,
+    },
+    /// `lastprobe` is not older than `thisprobe`.
+    #[error("response covers no interval: lastprobe {lastprobe} >= thisprobe {thisprobe}")]
+    BadInterval {
+        /// The probe answered.
+        thisprobe: u32,
+        /// The probe answered before, as claimed.
+        lastprobe: u32,
+    },
+    /// `lastprobe` is older than a probe already answered: the response would count intervals a
+    /// previous response covered.
+    #[error("response overlaps: lastprobe {lastprobe} is before probe {latest}, already answered")]
+    Overlap {
+        /// The probe answered before, as claimed.
+        lastprobe: u32,
+        /// The newest probe answered so far.
+        latest: u32,
+    },
+    /// The nonce is not the one probe `thisprobe` carried: the receiver never saw it.
+    #[error("wrong nonce for probe {thisprobe}")]
+    NonceMismatch {
+        /// The probe answered.
+        thisprobe: u32,
+    },
+    /// A probe the response covers is no longer remembered.
+    #[error("probe {seq} is no longer remembered")]
+    Forgotten {
+        /// The oldest probe needed.
+        seq: u32,
+    },
+}
+
+/// The sender's probe state for one receiving host.
+#[derive(Clone, Debug)]
+pub struct Prober {
+    /// Parameters.
+    config: ProberConfig,
+    /// The RTT the probe interval is computed with before the first sample.
+    initial_rtt: Duration,
+    /// `probeseqnum`: the sequence number of the next probe (Fig. 5), from 1.
+    next_seq: u32,
+    /// Probes sent and not yet covered by a response, oldest first, consecutive.
+    history: VecDeque<ProbeRecord>,
+    /// `nsent` per flow since the last probe.
+    unprobed: BTreeMap<FlowTag, SentCount>,
+    /// The first transmission since the last probe.
+    first_unprobed: Option<Instant>,
+    /// When the last probe was sent.
+    last_probe_at: Option<Instant>,
+    /// The newest probe answered; 0 before the first response.
+    latest_answered: u32,
+    /// RTT samples from responses, for the probe interval.
+    rtt: RttEstimator,
+}
+
+impl Prober {
+    /// A prober that has sent nothing; until the first response, the probe interval is
+    /// computed with `initial_rtt`.
+    pub fn new(config: ProberConfig, initial_rtt: Duration) -> Prober {
+        Prober {
+            config: ProberConfig {
+                probes_per_rtt: config.probes_per_rtt.max(1),
+                max_history: config.max_history.max(1),
+            },
+            initial_rtt,
+            next_seq: 1,
+            history: VecDeque::new(),
+            unprobed: BTreeMap::new(),
+            first_unprobed: None,
+            last_probe_at: None,
+            latest_answered: 0,
+            rtt: RttEstimator::new(RttConfig::default()),
+        }
+    }
+
+    /// A packet of `bytes` bytes of flow `tag` was sent at `now`.
+    pub fn on_sent(&mut self, now: Instant, tag: FlowTag, bytes: Bytes) {
+        let c = self.unprobed.entry(tag).or_default();
+        c.packets = c.packets.saturating_add(1);
+        c.bytes = c.bytes.saturating_add(bytes);
+        self.first_unprobed.get_or_insert(now);
+    }
+
+    /// The time between probes: srtt / probes_per_rtt (the initial RTT before any sample).
+    pub fn interval(&self) -> Duration {
+        self.rtt.srtt().unwrap_or(self.initial_rtt) / u64::from(self.config.probes_per_rtt)
+    }
+
+    /// When the next probe is due: one interval after the last probe, and not before data has
+    /// been sent since it (nothing sent, nothing to ask about). `None` while nothing is sent.
+    pub fn next_probe_time(&self) -> Option<Instant> {
+        let first = self.first_unprobed?;
+        if self.next_seq == u32::MAX {
+            // The sequence space is spent; a prober lives far shorter than 2^32 probes.
+            return None;
+        }
+        Some(match self.last_probe_at {
+            Some(t) => first.max(t + self.interval()),
+            None => first,
+        })
+    }
+
+    /// The probe to send at `now`, if one is due; its nonce is drawn from `rng`.
+    pub fn poll_probe(&mut self, now: Instant, rng: &mut Rng) -> Option<Probe> {
+        if now < self.next_probe_time()? {
+            return None;
+        }
+        let probe = Probe {
+            seq: self.next_seq,
+            nonce: rng.next_u64(),
+        };
+        self.history.push_back(ProbeRecord {
+            seq: probe.seq,
+            sent_at: now,
+            nonce: probe.nonce,
+            sent: std::mem::take(&mut self.unprobed),
+        });
+        while self.history.len() > self.config.max_history {
+            self.history.pop_front();
+        }
+        self.next_seq += 1;
+        self.last_probe_at = Some(now);
+        self.first_unprobed = None;
+        Some(probe)
+    }
+
+    /// The newest probe answered; 0 before the first response.
+    pub fn latest_answered(&self) -> u32 {
+        self.latest_answered
+    }
+
+    /// The smoothed RTT of the probe responses, or `None` before the first.
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt()
+    }
+
+    /// A response arrived at `now` ("Sender action on receiving a response", Fig. 5): what it
+    /// measured, or why it was ignored.
+    pub fn on_response(
+        &mut self,
+        now: Instant,
+        r: &Response,
+    ) -> Result<Measurement, ResponseError> {
+        let (this, last) = (r.thisprobe, r.lastprobe);
+        if this == 0 || this >= self.next_seq {
+            return Err(ResponseError::NeverSent { thisprobe: this });
+        }
+        if this == self.latest_answered {
+            return Err(ResponseError::Duplicate { thisprobe: this });
+        }
+        if this < self.latest_answered {
+            return Err(ResponseError::Stale {
+                thisprobe: this,
+                latest: self.latest_answered,
+            });
+        }
+        if last >= this {
+            return Err(ResponseError::BadInterval {
+                thisprobe: this,
+                lastprobe: last,
+            });
+        }
+        if last < self.latest_answered {
+            return Err(ResponseError::Overlap {
+                lastprobe: last,
+                latest: self.latest_answered,
+            });
+        }
+        // The history holds consecutive sequence numbers; find the covered range in it.
+        let oldest = self.history.front().map_or(self.next_seq, |p| p.seq);
+        if oldest > last + 1 {
+            return Err(ResponseError::Forgotten { seq: last + 1 });
+        }
+        let first = (last + 1 - oldest) as usize;
+        let end = (this - oldest) as usize;
+        let Some(answered) = self.history.get(end) else {
+            return Err(ResponseError::Forgotten { seq: this });
+        };
+        if answered.nonce != r.nonce {
+            return Err(ResponseError::NonceMismatch { thisprobe: this });
+        }
+        let rtt = now.saturating_since(answered.sent_at);
+
+        let mut flows: BTreeMap<FlowTag, FlowMeasurement> = BTreeMap::new();
+        for record in self.history.range(first..=end) {
+            for (tag, s) in &record.sent {
+                let m = flows.entry(*tag).or_insert(FlowMeasurement {
+                    tag: *tag,
+                    ..FlowMeasurement::default()
+                });
+                m.sent_packets = m.sent_packets.saturating_add(s.packets);
+                m.sent_bytes = m.sent_bytes.saturating_add(s.bytes);
+            }
+        }
+        for c in &r.flows {
+            let m = flows.entry(c.tag).or_insert(FlowMeasurement {
+                tag: c.tag,
+                ..FlowMeasurement::default()
+            });
+            m.recd_packets = m.recd_packets.saturating_add(u64::from(c.packets));
+            m.recd_bytes = m.recd_bytes.saturating_add(c.bytes);
+            m.ce_packets = m.ce_packets.saturating_add(u64::from(c.ce_packets));
+        }
+
+        // "Delete all entries in probe less than thisprobe"; thisprobe itself is covered too.
+        self.history.drain(..=end);
+        self.latest_answered = this;
+        self.rtt.on_sample(rtt);
+        Ok(Measurement {
+            rtt,
+            probes: (last + 1, this),
+            flows: flows.into_values().collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::probe::FlowCount;
+    use super::super::responder::ProbeResponder;
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    /// Tests fail on the first error with `?`.
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    const HOST: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 9);
+    const A: FlowTag = FlowTag {
+        src_port: 5000,
+        dst_port: 80,
+        flow_id: 0,
+    };
+    const B: FlowTag = FlowTag {
+        src_port: 5001,
+        dst_port: 80,
+        flow_id: 0,
+    };
+
+    fn t(ms: u64) -> Instant {
+        Instant::from_millis(ms)
+    }
+
+    /// Sends `n` packets of `tag` at `now`, of which the first `lost` never arrive.
+    fn send(s: &mut Prober, r: &mut ProbeResponder, now: Instant, tag: FlowTag, n: u64, lost: u64) {
+        for i in 0..n {
+            s.on_sent(now, tag, 1000);
+            if i >= lost {
+                r.on_data(now, HOST, tag, 1000, false);
+            }
+        }
+    }
+
+    fn flow(m: &Measurement, tag: FlowTag) -> (u64, u64) {
+        m.flows
+            .iter()
+            .find(|f| f.tag == tag)
+            .map_or((0, 0), |f| (f.sent_packets, f.recd_packets))
+    }
+
+    #[test]
+    fn loss_is_measured_exactly_from_a_crafted_sequence_with_lost_probes_and_responses(
+    ) -> TestResult {
+        let mut rng = Rng::new(1);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        let mut r = ProbeResponder::default();
+
+        // Interval 1: A sends 10 and loses 3, B sends 2 and loses none.
+        send(&mut s, &mut r, t(0), A, 10, 3);
+        send(&mut s, &mut r, t(0), B, 2, 0);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        let resp = r.on_probe(t(50), HOST, &p1).ok_or("probe not answered")?;
+        let m = s.on_response(t(100), &resp)?;
+        assert_eq!((flow(&m, A), flow(&m, B)), ((10, 7), (2, 2)));
+        assert_eq!(m.rtt, Duration::from_millis(100));
+        assert_eq!(m.probes, (1, 1));
+
+        // Interval 2 ends with a lost probe; interval 3's response reports on both.
+        send(&mut s, &mut r, t(500), A, 5, 1);
+        assert!(s.poll_probe(t(1000), &mut rng).is_some()); // probe 2, lost
+        send(&mut s, &mut r, t(1100), A, 5, 0);
+        let p3 = s.poll_probe(t(1500), &mut rng).ok_or("no probe due")?;
+        let resp = r.on_probe(t(1550), HOST, &p3).ok_or("probe not answered")?;
+        assert_eq!((resp.thisprobe, resp.lastprobe), (3, 1));
+        let m = s.on_response(t(1600), &resp)?;
+        assert_eq!(flow(&m, A), (10, 9));
+        assert_eq!(flow(&m, B), (0, 0));
+        assert_eq!(m.probes, (2, 3));
+
+        // Interval 4's response is lost: interval 5 alone is measured.
+        send(&mut s, &mut r, t(2000), A, 4, 4);
+        let p4 = s.poll_probe(t(2000), &mut rng).ok_or("no probe due")?;
+        let _lost = r.on_probe(t(2050), HOST, &p4).ok_or("probe not answered")?;
+        send(&mut s, &mut r, t(2100), A, 8, 2);
+        let p5 = s.poll_probe(t(2500), &mut rng).ok_or("no probe due")?;
+        let resp5 = r.on_probe(t(2550), HOST, &p5).ok_or("probe not answered")?;
+        let m = s.on_response(t(2600), &resp5)?;
+        assert_eq!(flow(&m, A), (8, 6));
+        assert_eq!(m.totals(), (8, 2));
+
+        // Replays are refused and change nothing.
+        assert_eq!(
+            s.on_response(t(2700), &resp5),
+            Err(ResponseError::Duplicate { thisprobe: 5 })
+        );
+        assert_eq!(
+            s.on_response(t(2700), &resp),
+            Err(ResponseError::Stale {
+                thisprobe: 3,
+                latest: 5
+            })
+        );
+        assert_eq!(s.latest_answered(), 5);
+        Ok(())
+    }
+
+    #[test]
+    fn responses_that_do_not_fit_the_probes_sent_are_refused() -> TestResult {
+        let mut rng = Rng::new(2);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        s.on_sent(t(0), A, 1000);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        s.on_sent(t(1), A, 1000);
+        let p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
+        let resp = |this: u32, last: u32, nonce: u64| Response {
+            thisprobe: this,
+            lastprobe: last,
+            nonce,
+            flows: vec![],
+        };
+        assert_eq!(
+            s.on_response(t(700), &resp(3, 0, 0)),
+            Err(ResponseError::NeverSent { thisprobe: 3 })
+        );
+        assert_eq!(
+            s.on_response(t(700), &resp(0, 0, 0)),
+            Err(ResponseError::NeverSent { thisprobe: 0 })
+        );
+        assert_eq!(
+            s.on_response(t(700), &resp(2, 2, p2.nonce)),
+            Err(ResponseError::BadInterval {
+                thisprobe: 2,
+                lastprobe: 2
+            })
+        );
+        assert_eq!(
+            s.on_response(t(700), &resp(2, 0, p2.nonce ^ 1)),
+            Err(ResponseError::NonceMismatch { thisprobe: 2 })
+        );
+        assert!(s.on_response(t(700), &resp(1, 0, p1.nonce)).is_ok());
+        assert_eq!(
+            s.on_response(t(700), &resp(2, 0, p2.nonce)),
+            Err(ResponseError::Overlap {
+                lastprobe: 0,
+                latest: 1
+            })
+        );
+        assert!(s.on_response(t(700), &resp(2, 1, p2.nonce)).is_ok());
+        Ok(())
+    }
+
+    #[test]
+    fn a_response_that_needs_a_forgotten_probe_is_refused() -> TestResult {
+        let mut rng = Rng::new(3);
+        let config = ProberConfig {
+            max_history: 2,
+            ..ProberConfig::default()
+        };
+        let mut s = Prober::new(config, Duration::from_secs(1));
+        let mut nonces = vec![];
+        for i in 0..3 {
+            s.on_sent(t(i * 1000), A, 1000);
+            nonces.push(
+                s.poll_probe(t(i * 1000), &mut rng)
+                    .ok_or("no probe due")?
+                    .nonce,
+            );
+        }
+        let r = Response {
+            thisprobe: 3,
+            lastprobe: 0,
+            nonce: nonces[2],
+            flows: vec![],
+        };
+        assert_eq!(
+            s.on_response(t(3000), &r),
+            Err(ResponseError::Forgotten { seq: 1 })
+        );
+        let r = Response { lastprobe: 1, ..r };
+        assert!(s.on_response(t(3000), &r).is_ok());
+        Ok(())
+    }
+
+    #[test]
+    fn a_receiver_that_claims_more_than_was_sent_gains_nothing() -> TestResult {
+        let m = FlowMeasurement {
+            tag: A,
+            sent_packets: 5,
+            sent_bytes: 5000,
+            recd_packets: 9,
+            recd_bytes: 9000,
+            ce_packets: 0,
+        };
+        assert_eq!(
+            (m.lost_packets(), m.delivered_packets(), m.delivered_bytes()),
+            (0, 5, 5000)
+        );
+        let mut rng = Rng::new(4);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        s.on_sent(t(0), A, 1000);
+        let p = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        let bogus = FlowCount {
+            tag: B,
+            packets: 100,
+            ce_packets: 0,
+            bytes: 100_000,
+        };
+        let r = Response {
+            thisprobe: p.seq,
+            lastprobe: 0,
+            nonce: p.nonce,
+            flows: vec![bogus],
+        };
+        let m = s.on_response(t(100), &r)?;
+        assert_eq!(m.totals(), (1, 1), "B sent nothing and delivered nothing");
+        Ok(())
+    }
+
+    #[test]
+    fn probes_go_out_twice_per_rtt_while_data_flows_and_stop_when_it_stops() -> TestResult {
+        let mut rng = Rng::new(5);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        assert_eq!(s.next_probe_time(), None);
+        s.on_sent(t(0), A, 1000);
+        let p = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        let r = Response {
+            thisprobe: p.seq,
+            lastprobe: 0,
+            nonce: p.nonce,
+            flows: vec![],
+        };
+        s.on_response(t(200), &r)?;
+        assert_eq!(s.interval(), Duration::from_millis(100));
+        s.on_sent(t(210), A, 1000);
+        assert_eq!(
+            s.next_probe_time(),
+            Some(t(210)),
+            "the last probe was long ago"
+        );
+        s.poll_probe(t(210), &mut rng).ok_or("no probe due")?;
+        assert_eq!(s.next_probe_time(), None, "nothing sent since");
+        s.on_sent(t(220), A, 1000);
+        assert_eq!(s.next_probe_time(), Some(t(310)));
+        assert!(s.poll_probe(t(309), &mut rng).is_none());
+        assert!(s.poll_probe(t(310), &mut rng).is_some());
+        Ok(())
+    }
+
+    /// A sender emitting one packet per millisecond over a path with 50 ms of one-way delay and
+    /// Bernoulli loss, probing twice per RTT, with probes and responses lost at random.
+    fn run_lossy_path(
+        seed: u64,
+        p_data: f64,
+        p_probe: f64,
+        p_response: f64,
+        secs: u64,
+    ) -> (f64, f64) {
+        let mut rng = Rng::new(seed);
+        let mut net = Rng::stream(seed, 1);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        let mut r = ProbeResponder::default();
+        let owd = 50;
+        // In flight, in sending order: (arrival ms, Some(probe) or None for a data packet).
+        let mut forward: VecDeque<(u64, Option<Probe>)> = VecDeque::new();
+        let mut backward: VecDeque<(u64, Response)> = VecDeque::new();
+        let (mut sent, mut dropped) = (0u64, 0u64);
+        let (mut est_sent, mut est_lost) = (0u64, 0u64);
+        for ms in 0..secs * 1000 {
+            let now = t(ms);
+            while forward.front().is_some_and(|(at, _)| *at <= ms) {
+                if let Some((_, item)) = forward.pop_front() {
+                    match item {
+                        None => r.on_data(now, HOST, A, 1000, false),
+                        Some(p) => {
+                            if let Some(resp) = r.on_probe(now, HOST, &p) {
+                                if !net.bernoulli(p_response) {
+                                    backward.push_back((ms + owd, resp));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            while backward.front().is_some_and(|(at, _)| *at <= ms) {
+                if let Some((_, resp)) = backward.pop_front() {
+                    if let Ok(m) = s.on_response(now, &resp) {
+                        let (a, b) = m.totals();
+                        est_sent += a;
+                        est_lost += b;
+                    }
+                }
+            }
+            s.on_sent(now, A, 1000);
+            sent += 1;
+            if net.bernoulli(p_data) {
+                dropped += 1;
+            } else {
+                forward.push_back((ms + owd, None));
+            }
+            if let Some(p) = s.poll_probe(now, &mut rng) {
+                if !net.bernoulli(p_probe) {
+                    forward.push_back((ms + owd, Some(p)));
+                }
+            }
+        }
+        assert!(
+            est_sent > sent / 5,
+            "enough intervals measured: {est_sent} of {sent}"
+        );
+        (
+            dropped as f64 / sent as f64,
+            est_lost as f64 / est_sent as f64,
+        )
+    }
+
+    #[test]
+    fn with_30_percent_of_probes_and_responses_lost_the_loss_estimate_stays_within_10_percent(
+    ) -> TestResult {
+        for (seed, p) in [(11, 0.01), (12, 0.05), (13, 0.2)] {
+            let (truth, estimate) = run_lossy_path(seed, p, 0.3, 0.3, 200);
+            let err = (estimate - truth).abs() / truth;
+            assert!(
+                err < 0.10,
+                "p {p}: true loss {truth:.5}, estimate {estimate:.5}, error {err:.3}"
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn without_probe_loss_the_estimate_is_the_true_loss_exactly() -> TestResult {
+        let (truth, estimate) = run_lossy_path(21, 0.05, 0.0, 0.0, 20);
+        // Only the last packets after the last probe are left unmeasured.
+        assert!((estimate - truth).abs() < 0.002, "{truth} vs {estimate}");
+        Ok(())
+    }
+}
