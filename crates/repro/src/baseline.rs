@@ -125,10 +125,10 @@ fn dumbbell(ctx: &Ctx) -> Result<Outcome, ReproError> {
             let sc = scenario_from(file, text, Some(seed))?;
             let (r, sim) = simulate(&sc)?;
             if name == "DropTail" {
-                dt_goodput = dt_goodput.min(r.total_goodput_bps / BOTTLENECK_BPS);
-                dt_jain = dt_jain.min(r.jain_index);
+                dt_goodput = worst(dt_goodput, r.total_goodput_bps / BOTTLENECK_BPS);
+                dt_jain = worst(dt_jain, r.jain_index);
             } else {
-                red_jain = red_jain.min(r.jain_index);
+                red_jain = worst(red_jain, r.jain_index);
             }
             if seed == seeds[0] {
                 per_flow.push((
@@ -217,6 +217,16 @@ fn dumbbell(ctx: &Ctx) -> Result<Outcome, ReproError> {
         svg: q.to_svg(),
     });
     Ok(out)
+}
+
+/// The smaller of two figures, NaN if either is (`f64::min` would drop a NaN, and with it a
+/// starved run).
+fn worst(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.min(b)
+    }
 }
 
 fn padhye(ctx: &Ctx) -> Result<Outcome, ReproError> {

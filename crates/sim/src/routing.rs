@@ -1,6 +1,7 @@
 //! Static routing: for every node, the outgoing channel toward every destination, on a
-//! shortest path by hop count. Ties go to the channel with the lower index, so routes are the
-//! same on every run.
+//! shortest path by hop count. Among equal-length paths the one found first by a breadth-first
+//! search backwards from the destination wins, with each node's incoming channels taken in
+//! index order; the choice depends only on the topology, so routes are the same on every run.
 
 use std::collections::VecDeque;
 

@@ -47,13 +47,15 @@ impl Series {
     }
 }
 
-/// Jain's fairness index of `x`: (sum x)^2 / (n * sum x^2); 1 for an empty or all-zero set.
+/// Jain's fairness index of `x`: (sum x)^2 / (n * sum x^2). An empty or all-zero set has no
+/// shares to compare and gives NaN, so that a claim like "Jain >= 0.9" fails on starvation
+/// instead of passing.
 pub fn jain_index(x: &[f64]) -> f64 {
     let n = x.len() as f64;
     let sum: f64 = x.iter().sum();
     let sq: f64 = x.iter().map(|v| v * v).sum();
     if n == 0.0 || sq == 0.0 {
-        1.0
+        f64::NAN
     } else {
         sum * sum / (n * sq)
     }
@@ -93,7 +95,11 @@ mod tests {
     fn jain_is_one_for_equal_shares_and_one_over_n_for_a_monopoly() {
         assert_eq!(jain_index(&[5.0, 5.0, 5.0, 5.0]), 1.0);
         assert_eq!(jain_index(&[8.0, 0.0, 0.0, 0.0]), 0.25);
-        assert_eq!(jain_index(&[]), 1.0);
+        assert!(jain_index(&[]).is_nan());
+        assert!(
+            jain_index(&[0.0, 0.0]).is_nan(),
+            "starvation is not fairness"
+        );
     }
 
     #[test]
