@@ -43,8 +43,7 @@ use super::header::{
 use super::rap::Rap;
 use crate::rng::Rng;
 use crate::tfrc::{
-    equation, Feedback, HistoryUpdate, LossHistory, PacketEvent, TfrcConfig, TfrcConfigError,
-    TfrcSender,
+    Feedback, HistoryUpdate, LossHistory, PacketEvent, TfrcConfig, TfrcConfigError, TfrcSender,
 };
 use crate::time::{Duration, Instant};
 use crate::units::{Bytes, Rate};
@@ -429,14 +428,13 @@ impl Aggregate {
         if !matches!(self.control, RateControl::Tfrc(_)) {
             return;
         }
-        let Some(r) = self.srtt.map(Duration::as_secs_f64).filter(|&r| r > 0.0) else {
+        let Some(r) = self.srtt.map(Duration::as_secs_f64) else {
             return;
         };
         let c = &self.config.tfrc;
         let s = c.segment_size as f64;
-        let x_target = self.x_recv_max.max(0.5 * s / r);
-        let p = equation::loss_event_rate_for(x_target, s, r, c.b, c.t_rto_factor * r);
-        self.history.intervals_mut().replace_latest_closed(1.0 / p);
+        self.history
+            .seed_first_interval(self.x_recv_max, s, r, c.b, c.t_rto_factor);
     }
 
     /// Tells the rate controller about the feedback that just arrived.
@@ -586,6 +584,7 @@ impl Aggregate {
 mod tests {
     use super::*;
     use crate::cp::header::Gap;
+    use crate::tfrc::equation;
 
     const RTT_MS: u64 = 100;
 

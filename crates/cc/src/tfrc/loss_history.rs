@@ -281,6 +281,27 @@ impl LossHistory {
         &mut self.intervals
     }
 
+    /// Replaces the first loss interval by the synthetic one of RFC 5348 section 6.3.1: 1/p
+    /// for the p at which the equation gives X_target = max(`x_recv_max`, 0.5 s / R), the
+    /// largest receive rate reported so far but at least half a packet per RTT (the target
+    /// when the very first packet is lost). Rates in bytes/s, `s` in bytes, `r` in seconds;
+    /// nothing changes for a non-positive `r`.
+    pub fn seed_first_interval(
+        &mut self,
+        x_recv_max: f64,
+        s: f64,
+        r: f64,
+        b: f64,
+        t_rto_factor: f64,
+    ) {
+        if r.is_nan() || r <= 0.0 {
+            return;
+        }
+        let x_target = x_recv_max.max(0.5 * s / r);
+        let p = super::equation::loss_event_rate_for(x_target, s, r, b, t_rto_factor * r);
+        self.intervals.replace_latest_closed(1.0 / p);
+    }
+
     /// Loss events so far.
     pub fn loss_events(&self) -> u64 {
         self.loss_events

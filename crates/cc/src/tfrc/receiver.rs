@@ -8,7 +8,7 @@
 //! [`TfrcReceiver::poll_timeout`] says when to call [`TfrcReceiver::poll_feedback`].
 
 use super::config::{TfrcConfig, TfrcConfigError};
-use super::equation;
+
 use super::loss_detector::{Arrival, LossDetector, PacketEvent};
 use super::loss_history::{HistoryUpdate, LossHistory};
 use super::packet::{DataHeader, Feedback};
@@ -214,23 +214,17 @@ impl TfrcReceiver {
     /// counted interval stays.
     fn seed_first_interval(&mut self) {
         let Some(rtt) = self.rtt else { return };
-        let r = rtt.as_secs_f64();
         let s = self.mean_packet_size();
-        let x_target = self.x_recv_max.max(0.5 * s / r);
-        let p = equation::loss_event_rate_for(
-            x_target,
-            s,
-            r,
-            self.config.b,
-            self.config.t_rto_factor * r,
-        );
-        self.history.intervals_mut().replace_latest_closed(1.0 / p);
+        let (b, t) = (self.config.b, self.config.t_rto_factor);
+        self.history
+            .seed_first_interval(self.x_recv_max, s, rtt.as_secs_f64(), b, t);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tfrc::equation;
 
     const RTT: Duration = Duration::from_millis(100);
 
