@@ -71,6 +71,9 @@ enum Command {
     Report {
         /// A directory written by `concord reproduce`.
         dir: PathBuf,
+        /// Print the claims as a Markdown table instead (for a README's Results section).
+        #[arg(long)]
+        markdown: bool,
     },
 }
 
@@ -85,7 +88,7 @@ fn main() -> ExitCode {
         } => run::run(&scenario, seed, out, json),
         Command::Bench(args) => bench::bench(&args),
         Command::Reproduce(args) => reproduce::reproduce(&args).and_then(all_pass),
-        Command::Report { dir } => reproduce::report(&dir).and_then(all_pass),
+        Command::Report { dir, markdown } => reproduce::report(&dir, markdown).and_then(all_pass),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -147,14 +147,23 @@ pub fn claims_table(r: &Report) -> String {
     )
 }
 
-/// `concord report DIR`: re-renders the HTML from `results.json` without re-running.
-pub fn report(dir: &Path) -> Result<bool, Failure> {
-    let r = concord_repro::report::rerender(dir).map_err(|e| {
+/// `concord report DIR [--markdown]`: re-renders the HTML from `results.json` without
+/// re-running, or prints the claims as Markdown.
+pub fn report(dir: &Path, markdown: bool) -> Result<bool, Failure> {
+    let fail = |e: std::io::Error| {
         Failure::input(format!(
-            "cannot re-render {}: {e}; give a directory written by `concord reproduce`",
+            "cannot read the report in {}: {e}; give a directory written by `concord reproduce`",
             dir.display()
         ))
-    })?;
+    };
+    if markdown {
+        let text = std::fs::read_to_string(dir.join("results.json")).map_err(fail)?;
+        let r: Report = serde_json::from_str(&text)
+            .map_err(|e| fail(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+        print!("{}", concord_repro::report::render_markdown(&r));
+        return Ok(r.all_pass());
+    }
+    let r = concord_repro::report::rerender(dir).map_err(fail)?;
     print!("{}", claims_table(&r));
     println!("\nreport: {}", dir.join("index.html").display());
     Ok(r.all_pass())

@@ -160,6 +160,38 @@ pub fn render_html(r: &Report) -> String {
     h
 }
 
+/// The claims as a Markdown table (for the README's Results section), grouped by paper.
+pub fn render_markdown(r: &Report) -> String {
+    let passed = r.claims.iter().filter(|c| c.pass).count();
+    let mut m = format!(
+        "{passed} of {} claims pass ({} setting, concord {}).\n\n",
+        r.claims.len(),
+        if r.quick { "quick" } else { "full" },
+        r.concord_version
+    );
+    m.push_str("| paper | figure | metric | paper says | concord | tolerance | result |\n|---|---|---|---|---|---|---|\n");
+    let cell = |s: &str| s.replace('|', "\\|");
+    for c in &r.claims {
+        let result = if c.pass {
+            "pass".to_string()
+        } else {
+            format!("**fail** ({:.1}% off)", c.miss * 100.0)
+        };
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            c.paper.name(),
+            cell(&c.figure),
+            cell(&c.metric),
+            cell(&c.paper_value),
+            fmt_num(c.ours),
+            cell(&c.tolerance),
+            result
+        );
+    }
+    m
+}
+
 /// Writes the report into `dir` atomically: everything goes into a sibling temporary
 /// directory, which then replaces `dir`.
 pub fn write_report(

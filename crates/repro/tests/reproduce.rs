@@ -63,6 +63,17 @@ fn every_baseline_claim_passes_and_the_report_is_complete_and_repeatable() {
             "{f} differs between runs"
         );
     }
+    // The Markdown table has a header and one row per claim.
+    let md = concord_repro::report::render_markdown(&report);
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| baseline |")).count(),
+        report.claims.len()
+    );
+    assert!(md.starts_with(&format!(
+        "{} of {} claims pass",
+        report.claims.len(),
+        report.claims.len()
+    )));
     // Re-rendering from results.json reproduces the page.
     std::fs::remove_file(dir.join("index.html")).expect("remove");
     concord_repro::report::rerender(&dir).expect("rerender");
