@@ -7,6 +7,15 @@
 //! parameters on both routers; GCCA adds its bucket and message settings. The paper's Table 1
 //! ("end-to-end delay", in seconds, 54-66 s) can only be the time the whole transfer took;
 //! concord reports it as such, and checks the per-packet one-way delay separately.
+//!
+//! Not reproduced: the per-packet one-way delay. With one window-limited TCP flow, GCCA keeps
+//! the window's excess queued in the network instead of dropping it: Router 2 holds about
+//! `min_th` packets while it pushes back, Router 1 holds what its throttled bucket cannot send,
+//! and the host's window is halved only once Router 1's own average passes its `min_th`. Under
+//! E2E every RED drop halves the window and drains Router 2 below `min_th`. The backlog, and so
+//! each packet's wait, is therefore larger under GCCA in all three groups (about 1.5 times),
+//! while the transfer time, the throughput, the jitter and the losses favour GCCA as the paper
+//! says. The claim stays in the report, failing.
 
 use crate::claim::{Check, Claim, Paper};
 use crate::plot::{Bars, Plot, Style};

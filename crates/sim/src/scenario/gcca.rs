@@ -142,7 +142,7 @@ fn rate_share(f: &Field<'_>) -> Result<RateShare, ScenarioError> {
             let share = parse_fraction(s).map_err(|_| {
                 f.error(
                     ErrorKind::BadValue,
-                    format!("{} = \"{s}\" is not a percentage", f.label()),
+                    format!("{} = \"{s}\" is not a share in (0%, 100%]", f.label()),
                     format!(
                         "write a share of the configured rate like {}",
                         f.example("\"10%\"")

@@ -273,6 +273,15 @@ impl Simulator {
         Ok(())
     }
 
+    /// Delivers `msg` now as if it had just arrived over channel `channel` (from the channel's
+    /// sending node to its receiving node): for tests and for replaying recorded messages.
+    pub fn inject_gccp(&mut self, channel: u32, msg: GccpMessage) -> Result<(), CaptureError> {
+        if (channel as usize) >= self.channels.len() {
+            return Ok(());
+        }
+        self.on_gccp(channel, msg)
+    }
+
     /// Starts channel `c`'s next transmission if it is idle and its bucket allows.
     fn kick_port(&mut self, c: u32) -> Result<(), CaptureError> {
         let now = self.now;
