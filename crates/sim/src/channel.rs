@@ -5,6 +5,7 @@
 //! smoltcp's test simulator: a packet is admitted or dropped by the queue, waits, is serialised,
 //! and then may be lost on the wire before it arrives.
 
+use crate::gcca::GccaPort;
 use crate::packet::{NodeId, Packet};
 use crate::scenario::{ChannelSpec, LossFilter};
 use concord_cc::aqm::{Aqm, QueueLen, Verdict};
@@ -93,6 +94,13 @@ pub struct Channel {
     last_change: Instant,
     /// Counters.
     pub stats: ChannelStats,
+    /// Control packets (GCCP messages) waiting; served before the data queue, outside the AQM
+    /// and the queue's length.
+    control: VecDeque<Packet>,
+    /// Control packets sent.
+    pub control_sent: u64,
+    /// GCCA's router part, if the queue is a GCCA queue (`kind = "gcca"`).
+    pub gcca: Option<Box<GccaPort>>,
 }
 
 impl Channel {
@@ -113,6 +121,13 @@ impl Channel {
             rng,
             last_change: Instant::ZERO,
             stats: ChannelStats::default(),
+            control: VecDeque::new(),
+            control_sent: 0,
+            gcca: spec
+                .gcca
+                .as_ref()
+                .and_then(|g| GccaPort::new(g, &spec.queue, spec.rate))
+                .map(Box::new),
         }
     }
 
@@ -177,12 +192,89 @@ impl Channel {
         Offer::Queued
     }
 
+    /// Offers a packet that came from neighbour `upstream` (the node itself for its own
+    /// packets). A GCCA queue's detector decides in place of the AQM (GCCA Fig. 3): the packet
+    /// is queued unless the queue is full, the signals wait in the port's outbox, and the leaky
+    /// bucket decides when it leaves. Other queues behave as [`offer`](Self::offer).
+    pub fn offer_from(&mut self, now: Instant, pkt: Packet, upstream: NodeId) -> Offer {
+        if self.gcca.is_none() {
+            return self.offer(now, pkt);
+        }
+        self.stats.arrivals += 1;
+        let len = self.queue_len();
+        let Some(port) = self.gcca.as_deref_mut() else {
+            return Offer::Dropped;
+        };
+        let verdict = port
+            .detector
+            .on_arrival(now, len, pkt.size as u64, upstream, &mut self.rng);
+        port.note(&verdict, &pkt);
+        if verdict.verdict == Verdict::DropFull {
+            self.stats.drops_full += 1;
+            return Offer::Dropped;
+        }
+        self.account_queue(now);
+        self.queued_bytes += pkt.size as u64;
+        self.queue.push_back(pkt);
+        let started = self.start_next(now);
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u32);
+        match started {
+            Some(d) => Offer::Transmitting(d),
+            None => Offer::Queued,
+        }
+    }
+
+    /// Offers a control packet (a GCCP message): it goes ahead of the data queue, past the AQM
+    /// and any leaky bucket.
+    pub fn offer_control(&mut self, now: Instant, pkt: Packet) -> Offer {
+        self.control.push_back(pkt);
+        match self.start_next(now) {
+            Some(d) => Offer::Transmitting(d),
+            None => Offer::Queued,
+        }
+    }
+
+    /// Starts the next transmission if the channel is idle: a control packet first, then the
+    /// head of the data queue if the GCCA leaky bucket (if any) lets it go now. Returns its
+    /// transmission time.
+    pub fn start_next(&mut self, now: Instant) -> Option<Duration> {
+        if self.in_service.is_some() {
+            return None;
+        }
+        if let Some(p) = self.control.pop_front() {
+            self.control_sent += 1;
+            self.in_service = Some(p);
+            return Some(self.rate.transmit_time(p.size as u64));
+        }
+        let size = self.queue.front()?.size as u64;
+        if let Some(port) = self.gcca.as_deref_mut() {
+            if !port.bucket.can_send(now, size) {
+                port.hold(now, size);
+                return None;
+            }
+            port.bucket.on_send(now, size);
+            port.wake = None;
+        }
+        let p = self.queue.pop_front()?;
+        self.account_queue(now);
+        self.queued_bytes -= p.size as u64;
+        self.in_service = Some(p);
+        let len = self.queue_len();
+        if let Some(port) = self.gcca.as_deref_mut() {
+            let normal = port.detector.on_departure(now, len);
+            port.outbox.extend(normal.into_iter().map(|s| (s, None)));
+        }
+        Some(self.rate.transmit_time(p.size as u64))
+    }
+
     /// The packet in service finished transmission. Returns it unless the wire lost it, and the
     /// transmission time of the next packet if one starts.
     pub fn complete(&mut self, now: Instant) -> (Option<Packet>, Option<Duration>) {
         let done = self.in_service.take();
         let mut next = None;
-        if let Some(p) = self.queue.pop_front() {
+        if self.gcca.is_some() || !self.control.is_empty() {
+            next = self.start_next(now);
+        } else if let Some(p) = self.queue.pop_front() {
             self.account_queue(now);
             self.queued_bytes -= p.size as u64;
             next = Some(self.rate.transmit_time(p.size as u64));

@@ -101,9 +101,25 @@ pub struct Flow {
     pub trace_cwnd: bool,
     /// Trace the window and the bandwidth estimator of this flow on every ACK.
     pub trace_estimator: bool,
+    /// Jitter: |difference of the one-way delays of successive data packets| that reached the
+    /// destination (after the warm-up), as GCCA's Fig. 5 defines it.
+    pub jitter: Histogram,
+    /// The one-way delay of the previous data packet that reached the destination.
+    pub last_delay: Option<Duration>,
 }
 
 impl Flow {
+    /// Records the one-way delay `d` of a data packet that reached the destination, and the
+    /// jitter against the previous one.
+    pub fn record_delay(&mut self, d: Duration) {
+        self.delay.record(d);
+        if let Some(prev) = self.last_delay {
+            let jitter = if d > prev { d - prev } else { prev - d };
+            self.jitter.record(jitter);
+        }
+        self.last_delay = Some(d);
+    }
+
     /// The flow's kind as a word for tables.
     pub fn kind(&self) -> &'static str {
         match &self.agent {

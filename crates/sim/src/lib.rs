@@ -7,6 +7,7 @@
 pub mod channel;
 pub mod event;
 pub mod flow;
+pub mod gcca;
 pub mod metrics;
 pub mod packet;
 pub mod results;

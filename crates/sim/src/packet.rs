@@ -1,5 +1,6 @@
 //! Packets as the simulator moves them: header structs, not bytes.
 
+use concord_cc::gcca::GccpMessage;
 use concord_cc::time::Instant;
 use concord_cc::wire::Ecn;
 
@@ -38,6 +39,9 @@ pub enum Transport {
         /// Payload bytes.
         len: u32,
     },
+    /// A GCCP message from a router to its upstream neighbour (GCCA section 3.1); control
+    /// traffic carried straight in a link-layer frame, not in IP.
+    Gccp(GccpMessage),
 }
 
 /// A packet in flight.
@@ -60,8 +64,12 @@ pub struct Packet {
 }
 
 impl Packet {
-    /// True if the packet carries payload (TCP data or UDP), not a pure ACK.
+    /// True if the packet carries payload (TCP data or UDP), not a pure ACK or a control
+    /// message.
     pub fn is_data(&self) -> bool {
-        !matches!(self.transport, Transport::TcpAck { .. })
+        !matches!(
+            self.transport,
+            Transport::TcpAck { .. } | Transport::Gccp(_)
+        )
     }
 }

@@ -4,6 +4,7 @@
 use crate::channel::{Channel, ChannelStats, Offer};
 use crate::event::EventQueue;
 use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
+use crate::gcca::{GccaState, GccaTimer};
 use crate::metrics::{Histogram, Series};
 use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::routing::{shortest_paths, NO_ROUTE};
@@ -64,6 +65,8 @@ enum Event {
     Sample,
     /// The warm-up ends: snapshot counters.
     Warmup,
+    /// A GCCA leaky bucket may release a packet.
+    Gcca(GccaTimer),
 }
 
 /// A node at run time.
@@ -165,6 +168,8 @@ pub struct Simulator {
     capture: Capture,
     /// Reused buffer for the segments one ACK releases.
     scratch: Vec<Packet>,
+    /// GCCA's nodes, host queues and counters (see [`crate::gcca`]).
+    pub gcca: GccaState,
 }
 
 impl Simulator {
@@ -285,6 +290,8 @@ impl Simulator {
                 delay: Histogram::new(),
                 trace_cwnd: sc.record.cwnd.contains(&i),
                 trace_estimator: sc.record.estimator.contains(&i),
+                jitter: Histogram::new(),
+                last_delay: None,
             });
         }
 
@@ -324,7 +331,9 @@ impl Simulator {
             bottleneck,
             capture,
             scratch: Vec::new(),
+            gcca: GccaState::default(),
         };
+        sim.setup_gcca(sc);
         for i in 0..sim.flows.len() {
             let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
             sim.events.push(start, Event::FlowStart(i as FlowId));
@@ -416,10 +425,13 @@ impl Simulator {
             Event::TxDone(c) => self.on_tx_done(c)?,
             Event::Arrive(c, pkt) => {
                 let node = self.channels[c as usize].to;
-                if node == pkt.dst {
+                if let Transport::Gccp(msg) = pkt.transport {
+                    self.on_gccp(c, msg)?;
+                } else if node == pkt.dst {
                     self.deliver(pkt)?;
                 } else {
-                    self.forward(node, pkt)?;
+                    let upstream = self.channels[c as usize].from;
+                    self.forward_from(node, pkt, upstream)?;
                 }
             }
             Event::FlowStart(f) => self.on_flow_start(f)?,
@@ -433,6 +445,7 @@ impl Simulator {
             Event::SourceTick(f) => self.on_source_tick(f)?,
             Event::Sample => self.on_sample(),
             Event::Warmup => self.on_warmup(),
+            Event::Gcca(t) => self.on_gcca_timer(t)?,
         }
         Ok(())
     }
@@ -451,11 +464,21 @@ impl Simulator {
         if let Some(p) = done {
             self.events.push(now + delay, Event::Arrive(c, p));
         }
-        Ok(())
+        self.after_gcca_port(c)
     }
 
     /// Sends a packet from `node` toward its destination.
     fn forward(&mut self, node: NodeId, pkt: Packet) -> Result<(), CaptureError> {
+        self.forward_from(node, pkt, node)
+    }
+
+    /// Sends a packet that `node` received from neighbour `upstream` toward its destination.
+    fn forward_from(
+        &mut self,
+        node: NodeId,
+        pkt: Packet,
+        upstream: NodeId,
+    ) -> Result<(), CaptureError> {
         let c = self.nodes[node as usize]
             .routes
             .get(pkt.dst as usize)
@@ -466,11 +489,13 @@ impl Simulator {
             return Ok(());
         }
         let now = self.now;
-        if let Offer::Transmitting(d) = self.channels[c as usize].offer(now, pkt) {
+        if let Offer::Transmitting(d) = self.channels[c as usize].offer_from(now, pkt, upstream) {
             self.events.push(now + d, Event::TxDone(c));
-            self.capture.packet(c, now, &pkt)?;
+            if let Some(p) = self.channels[c as usize].in_service().copied() {
+                self.capture.packet(c, now, &p)?;
+            }
         }
-        Ok(())
+        self.after_gcca_port(c)
     }
 
     fn deliver(&mut self, pkt: Packet) -> Result<(), CaptureError> {
@@ -499,7 +524,7 @@ impl Simulator {
                     flow.goodput.add(now, newly);
                 }
                 if after_warmup {
-                    flow.delay.record(now.saturating_since(pkt.created));
+                    flow.record_delay(now.saturating_since(pkt.created));
                 }
                 self.pump_receiver(f)?;
             }
@@ -527,7 +552,7 @@ impl Simulator {
                 flow.delivered += len as u64;
                 flow.goodput.add(now, len as u64);
                 if after_warmup {
-                    flow.delay.record(now.saturating_since(pkt.created));
+                    flow.record_delay(now.saturating_since(pkt.created));
                 }
             }
             _ => {}
@@ -723,7 +748,7 @@ impl Simulator {
             };
             let gap = u.rate.transmit_time(size as u64);
             let next = (now + gap).min(u.phase_end);
-            self.forward(src, pkt)?;
+            self.send_datagram(f, src, pkt)?;
             next
         } else {
             u.phase_end
@@ -816,6 +841,8 @@ fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSam
     }
     s
 }
+
+mod gcca;
 
 /// The slowest channel between two routers (lowest index on ties), else the slowest channel.
 fn default_bottleneck(channels: &[Channel], forwards: &[bool]) -> u32 {

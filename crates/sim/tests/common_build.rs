@@ -17,6 +17,7 @@ fn chan(rate: Rate, delay_ms: u64, limit: u32) -> ChannelSpec {
         },
         loss: 0.0,
         loss_applies_to: LossFilter::All,
+        gcca: None,
     }
 }
 
@@ -25,10 +26,12 @@ fn dumbbell(n: usize, secs: u64) -> Scenario {
         NodeSpec {
             name: "r1".into(),
             kind: NodeKind::Router,
+            gcca: None,
         },
         NodeSpec {
             name: "r2".into(),
             kind: NodeKind::Router,
+            gcca: None,
         },
     ];
     let mut links = vec![LinkSpec {
@@ -42,10 +45,12 @@ fn dumbbell(n: usize, secs: u64) -> Scenario {
         nodes.push(NodeSpec {
             name: format!("s{}", i + 1),
             kind: NodeKind::Host,
+            gcca: None,
         });
         nodes.push(NodeSpec {
             name: format!("d{}", i + 1),
             kind: NodeKind::Host,
+            gcca: None,
         });
         let (s, d) = (nodes.len() - 2, nodes.len() - 1);
         links.push(LinkSpec {

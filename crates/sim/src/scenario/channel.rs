@@ -7,8 +7,8 @@
 //! default.
 
 use super::error::{ErrorKind, ScenarioError};
-use super::model::{ChannelSpec, LossFilter};
-use super::queue::read_queue;
+use super::model::{ChannelSpec, GccaQueueSpec, LossFilter};
+use super::queue::read_channel_queue;
 use super::suggest;
 use super::table::Table;
 use super::value::Field;
@@ -36,7 +36,7 @@ const LOSS_FILTERS: [&str; 2] = ["all", "data"];
 pub(crate) struct ChannelKeys {
     rate: Option<Rate>,
     delay: Option<Duration>,
-    queue: Option<AqmConfig>,
+    queue: Option<(AqmConfig, Option<GccaQueueSpec>)>,
     loss: Option<f64>,
     loss_applies_to: Option<LossFilter>,
 }
@@ -113,11 +113,23 @@ fn resolve_one(
     let Some(delay) = delay else {
         return Err(missing(table, "delay", "\"10ms\""));
     };
-    let queue = layers
+    let (queue, gcca) = layers
         .iter()
         .find_map(|l| l.queue.clone())
-        .or_else(|| inherited.map(|c| c.queue.clone()))
-        .unwrap_or_else(|| default_queue.clone());
+        .or_else(|| inherited.map(|c| (c.queue.clone(), c.gcca)))
+        .unwrap_or_else(|| (default_queue.clone(), None));
+    if let Some(g) = &gcca {
+        if let Err(e) = g.bucket.config(rate).validate() {
+            return Err(table.error(
+                ErrorKind::BadValue,
+                format!(
+                    "the gcca queue's leaky bucket of {} cannot run at {rate}: {e}",
+                    table.what()
+                ),
+                "keep min_rate below the link rate, e.g. `min_rate = \"1%\"`",
+            ));
+        }
+    }
     let loss = layers
         .iter()
         .find_map(|l| l.loss)
@@ -134,6 +146,7 @@ fn resolve_one(
         queue,
         loss,
         loss_applies_to,
+        gcca,
     })
 }
 
@@ -159,7 +172,7 @@ fn read_channel(
         keys.delay = Some(f.duration()?);
     }
     if let Some(f) = table.get("queue") {
-        keys.queue = Some(read_queue(&f, table.what(), default_queue.limit())?);
+        keys.queue = Some(read_channel_queue(&f, table.what(), default_queue.limit())?);
     }
     if let Some(f) = table.get("loss") {
         keys.loss = Some(f.fraction()?);

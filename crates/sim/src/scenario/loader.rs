@@ -4,7 +4,8 @@
 use super::channel::{LinkKeys, LINK_KEYS};
 use super::error::{ErrorKind, ScenarioError};
 use super::flows::{read_flows, FlowContext};
-use super::model::{LinkSpec, NodeKind, Scenario};
+use super::gcca::read_gcca_node;
+use super::model::{GccaNodeSpec, LinkSpec, NodeIdx, NodeKind, Scenario};
 use super::network::{LinkOrigin, Network, NodeOrigin};
 use super::queue::read_queue;
 use super::record::read_record;
@@ -26,7 +27,7 @@ pub(crate) const ROOT_KEYS: [&str; 9] = [
 /// The keys of `[defaults]`.
 const DEFAULTS_KEYS: [&str; 2] = ["queue", "tcp"];
 /// The keys of a `[[node]]`.
-const NODE_KEYS: [&str; 2] = ["name", "kind"];
+const NODE_KEYS: [&str; 3] = ["name", "kind", "gcca"];
 /// The queue of a link that names none, unless `[defaults]` says otherwise.
 const DEFAULT_QUEUE: AqmConfig = AqmConfig::DropTail {
     limit: QueueLimit::Packets(100),
@@ -105,9 +106,12 @@ pub fn parse_str_with(
     if let Some(f) = root.get("topology") {
         topology::build(&Table::of(&f, "[topology]")?, &default_queue, &mut net)?;
     }
+    let mut gcca_keys = Vec::new();
     if let Some(f) = root.get("node") {
         for table in Table::array_of(&f)? {
-            read_node(&table, &mut net)?;
+            if let Some(explicit) = read_node(&table, &mut net)? {
+                gcca_keys.push(explicit);
+            }
         }
     }
     if let Some(f) = root.get("link") {
@@ -115,6 +119,7 @@ pub fn parse_str_with(
             read_link(&table, &default_queue, &mut net)?;
         }
     }
+    apply_gcca(&mut net, &gcca_keys, &root)?;
 
     let reach = net.reach();
     let cx = FlowContext {
@@ -156,8 +161,11 @@ fn read_defaults(field: Option<&Field<'_>>) -> Result<(AqmConfig, TcpConfig), Sc
     Ok((queue, tcp))
 }
 
-/// A `[[node]]`.
-fn read_node(table: &Table<'_>, net: &mut Network) -> Result<(), ScenarioError> {
+/// A `[[node]]`; returns the node and its `gcca` key, if written.
+fn read_node<'a>(
+    table: &Table<'a>,
+    net: &mut Network,
+) -> Result<Option<(NodeIdx, Field<'a>)>, ScenarioError> {
     let table = table.clone().allow(&NODE_KEYS)?;
     let name_field = table.require("name", "\"h1\"")?;
     let name = name_field.name()?;
@@ -183,8 +191,8 @@ fn read_node(table: &Table<'_>, net: &mut Network) -> Result<(), ScenarioError> 
     let origin = NodeOrigin::Explicit {
         line: name_field.line(),
     };
-    net.add_node(name, kind, origin)
-        .map_err(|(_, first)| {
+    let idx =
+        net.add_node(name, kind, origin).map_err(|(_, first)| {
             match first {
         NodeOrigin::Shorthand => name_field.error(
             ErrorKind::Duplicate,
@@ -198,6 +206,65 @@ fn read_node(table: &Table<'_>, net: &mut Network) -> Result<(), ScenarioError> 
         ),
     }
         })?;
+    let Some(f) = table.get("gcca") else {
+        return Ok(None);
+    };
+    let spec = read_gcca_node(&f, &format!("node `{name}`"), kind == NodeKind::Host)?;
+    net.set_gcca(idx, spec);
+    Ok(Some((idx, f)))
+}
+
+/// GCCA deployment (Liu, Cheung & Baras, section 2: "deployed gradually in a node by node
+/// fashion"): a router with a `kind = "gcca"` output queue runs GCCA unless its `gcca` key
+/// says otherwise, which is an error; a host runs GCCA only if its `gcca` key says so, and its
+/// own output queues cannot be GCCA queues (a host has no detector, section 3).
+fn apply_gcca(
+    net: &mut Network,
+    explicit: &[(NodeIdx, Field<'_>)],
+    root: &Table<'_>,
+) -> Result<(), ScenarioError> {
+    let mut has_queue = vec![false; net.nodes.len()];
+    for l in &net.links {
+        for (from, spec) in [(l.a, &l.forward), (l.b, &l.reverse)] {
+            if spec.gcca.is_some() {
+                if let Some(h) = has_queue.get_mut(from) {
+                    *h = true;
+                }
+            }
+        }
+    }
+    for (i, with_queue) in has_queue.into_iter().enumerate() {
+        let written = explicit.iter().find(|(n, _)| *n == i).map(|(_, f)| f);
+        let kind = net.kind(i);
+        match (kind, written, with_queue) {
+            (NodeKind::Host, _, true) => {
+                let fix = "put the gcca queue on the router's side of the link; a host paces \
+                           its flows with `gcca = true` on the host";
+                let message = format!(
+                    "host `{}` has a gcca output queue; hosts run no detector (GCCA section 3)",
+                    net.name(i)
+                );
+                return Err(match written {
+                    Some(f) => f.error(ErrorKind::Inconsistent, message, fix),
+                    None => root.error(ErrorKind::Inconsistent, message, fix),
+                });
+            }
+            (NodeKind::Router, Some(f), true) if net.nodes[i].gcca.is_none() => {
+                return Err(f.error(
+                    ErrorKind::Inconsistent,
+                    format!(
+                        "router `{}` has a gcca queue but `gcca = false`",
+                        net.name(i)
+                    ),
+                    "remove `gcca = false`, or give its links a \"red\" or \"droptail\" queue",
+                ));
+            }
+            (NodeKind::Router, None, true) => {
+                net.set_gcca(i, Some(GccaNodeSpec::default()));
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 
@@ -259,6 +326,20 @@ fn read_link(
         default_queue,
         &table,
     )?;
+    for (from, spec) in [(a, &forward), (b, &reverse)] {
+        if spec.gcca.is_some() && net.kind(from) == NodeKind::Host {
+            return Err(table.error(
+                ErrorKind::Inconsistent,
+                format!(
+                    "{} gives host `{}` a gcca output queue; hosts run no detector (GCCA section 3)",
+                    table.what(),
+                    net.name(from)
+                ),
+                "put the gcca queue in the router's direction only (use `reverse` for the other \
+                 direction), and give the host `gcca = true` to pace its flows",
+            ));
+        }
+    }
     net.put_link(
         LinkSpec {
             a,

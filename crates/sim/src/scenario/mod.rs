@@ -8,6 +8,7 @@
 mod channel;
 mod error;
 mod flows;
+mod gcca;
 mod loader;
 pub mod model;
 mod network;

@@ -51,6 +51,8 @@ pub struct NodeSpec {
     pub name: String,
     /// Host or router.
     pub kind: NodeKind,
+    /// Its GCCA part, if it runs GCCA (`None`: a plain node, sent no GCCP messages).
+    pub gcca: Option<GccaNodeSpec>,
 }
 
 /// One direction of a link.
@@ -66,6 +68,9 @@ pub struct ChannelSpec {
     pub loss: f64,
     /// Which packets the loss applies to.
     pub loss_applies_to: LossFilter,
+    /// GCCA's router part on this output queue (`queue = { kind = "gcca", ... }`); `queue` then
+    /// holds the RED parameters of its detector.
+    pub gcca: Option<GccaQueueSpec>,
 }
 
 /// Which packets a channel's random loss may hit.
@@ -202,6 +207,124 @@ impl Default for RecordSpec {
             pcap: Vec::new(),
             pcap_snaplen: 128,
             bottleneck: None,
+        }
+    }
+}
+
+/// A rate given outright or as a share of a reference rate (the link's rate for a router queue,
+/// the flow's rate for a host's UDP bucket).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RateShare {
+    /// This many bits/s.
+    Absolute(Rate),
+    /// This share of the reference rate, in (0, 1].
+    Share(f64),
+}
+
+impl RateShare {
+    /// The rate, given the reference rate; at least 1 bit/s.
+    pub fn of(self, reference: Rate) -> Rate {
+        match self {
+            RateShare::Absolute(r) => r,
+            RateShare::Share(s) => Rate::from_bps(((reference.bps() as f64 * s) as u64).max(1)),
+        }
+    }
+}
+
+/// How a leaky bucket's rate comes back after NORMAL (GCCA section 3.3 leaves it open).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RestoreSpec {
+    /// At once.
+    Immediate,
+    /// Up by `step` every `interval`.
+    Ramp {
+        /// The increase per interval.
+        step: RateShare,
+        /// The time between increases.
+        interval: Duration,
+    },
+}
+
+/// The settings of a GCCA leaky bucket, relative to the rate it starts at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BucketSpec {
+    /// The linear decrease per CONGESTION (default 10% of the configured rate).
+    pub decrease_step: RateShare,
+    /// The floor (default 1% of the configured rate).
+    pub min_rate: RateShare,
+    /// How NORMAL restores the rate (default at once).
+    pub restore: RestoreSpec,
+    /// The bucket's depth, in bytes (default one 1500-byte packet).
+    pub burst: Bytes,
+}
+
+impl Default for BucketSpec {
+    fn default() -> Self {
+        BucketSpec {
+            decrease_step: RateShare::Share(0.1),
+            min_rate: RateShare::Share(0.01),
+            restore: RestoreSpec::Immediate,
+            burst: 1500,
+        }
+    }
+}
+
+impl BucketSpec {
+    /// The cc-level configuration for a bucket whose configured rate is `max_rate`.
+    pub fn config(&self, max_rate: Rate) -> concord_cc::gcca::LeakyBucketConfig {
+        concord_cc::gcca::LeakyBucketConfig {
+            max_rate,
+            min_rate: self.min_rate.of(max_rate),
+            decrease_step: self.decrease_step.of(max_rate),
+            restore: match self.restore {
+                RestoreSpec::Immediate => concord_cc::gcca::Restore::Immediate,
+                RestoreSpec::Ramp { step, interval } => concord_cc::gcca::Restore::Ramp {
+                    step: step.of(max_rate),
+                    interval,
+                },
+            },
+            burst: self.burst,
+        }
+    }
+}
+
+/// GCCA's router part on one output queue: the GCCP-capable RED detector (its RED parameters
+/// are the channel's `queue`) and the leaky bucket pacing the queue's departures at up to the
+/// link rate (GCCA sections 3.2 and 3.3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GccaQueueSpec {
+    /// Minimum spacing of CONGESTION messages to one upstream neighbour (default 10 ms).
+    pub congestion_interval: Duration,
+    /// The leaky bucket.
+    pub bucket: BucketSpec,
+}
+
+impl Default for GccaQueueSpec {
+    fn default() -> Self {
+        GccaQueueSpec {
+            congestion_interval: concord_cc::gcca::detector::DEFAULT_CONGESTION_INTERVAL,
+            bucket: BucketSpec::default(),
+        }
+    }
+}
+
+/// A node's GCCA part (GCCA section 3, Fig. 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GccaNodeSpec {
+    /// For a host: the leaky bucket of each of its UDP flows (configured rate: the flow's rate).
+    /// Its TCP flows get a window adjuster. Unused for a router.
+    pub udp_bucket: BucketSpec,
+    /// For a host: how many datagrams a UDP flow's bucket holds back before the host drops
+    /// them (default 64).
+    pub udp_queue: u32,
+}
+
+impl Default for GccaNodeSpec {
+    /// The default bucket and a 64-datagram host queue.
+    fn default() -> Self {
+        GccaNodeSpec {
+            udp_bucket: BucketSpec::default(),
+            udp_queue: 64,
         }
     }
 }

@@ -66,6 +66,7 @@ impl Network {
         self.nodes.push(NodeSpec {
             name: name.to_string(),
             kind,
+            gcca: None,
         });
         self.node_origins.push(origin);
         self.by_name.insert(name.to_string(), i);
@@ -248,6 +249,15 @@ impl Reach {
         match (self.entries.get(from), self.entries.get(to)) {
             (Some(a), Some(b)) => a.iter().any(|c| b.contains(c)),
             _ => false,
+        }
+    }
+}
+
+impl Network {
+    /// Sets node `i`'s GCCA part.
+    pub(crate) fn set_gcca(&mut self, i: NodeIdx, gcca: Option<super::model::GccaNodeSpec>) {
+        if let Some(n) = self.nodes.get_mut(i) {
+            n.gcca = gcca;
         }
     }
 }

@@ -2,6 +2,8 @@
 //! [`AqmConfig`] that [`AqmConfig::validate`] accepts.
 
 use super::error::{ErrorKind, ScenarioError};
+use super::gcca::{read_gcca_queue, GCCA_QUEUE_KEYS};
+use super::model::GccaQueueSpec;
 use super::suggest;
 use super::table::Table;
 use super::value::Field;
@@ -10,7 +12,7 @@ use concord_cc::units::{parse_bytes, parse_fraction, ParseQuantityError};
 use toml::de::DeValue;
 
 /// The queue disciplines a scenario may name.
-const KINDS: [&str; 2] = ["droptail", "red"];
+const KINDS: [&str; 3] = ["droptail", "red", "gcca"];
 /// The keys of a DropTail queue table.
 const DROPTAIL_KEYS: [&str; 2] = ["kind", "limit"];
 /// The keys of a RED queue table.
@@ -54,6 +56,26 @@ pub(crate) fn read_queue(
     Ok(config)
 }
 
+/// The queue written in `field`, which may be a GCCA queue (`kind = "gcca"`, GCCA section 3.2):
+/// its detector's RED parameters, and its GCCA settings.
+pub(crate) fn read_channel_queue(
+    field: &Field<'_>,
+    owner: &str,
+    default_limit: QueueLimit,
+) -> Result<(AqmConfig, Option<GccaQueueSpec>), ScenarioError> {
+    if let DeValue::Table(_) = field.value.get_ref() {
+        let table = Table::of(field, format!("`{}` of {owner}", field.key))?;
+        if let Some(kind_field) = table.get("kind") {
+            if kind_field.str()? == "gcca" {
+                let table = table.clone().allow(&GCCA_QUEUE_KEYS)?;
+                let red = read_red(&table, kind_field, default_limit)?;
+                return Ok((red, Some(read_gcca_queue(&table)?)));
+            }
+        }
+    }
+    Ok((read_queue(field, owner, default_limit)?, None))
+}
+
 /// A queue table.
 fn read_table(table: &Table<'_>, default_limit: QueueLimit) -> Result<AqmConfig, ScenarioError> {
     let kind_field = table.require("kind", "\"droptail\"")?;
@@ -82,39 +104,13 @@ fn read_table(table: &Table<'_>, default_limit: QueueLimit) -> Result<AqmConfig,
         }
         "red" => {
             let table = table.clone().allow(&RED_KEYS)?;
-            let limit = match table.get("limit") {
-                Some(f) => read_limit(&f)?,
-                None => default_limit,
-            };
-            let mut red = RedConfig::for_limit(limit);
-            if let Some(f) = table.get("min_th") {
-                red.min_th = read_threshold(&f, limit)?;
-            }
-            if let Some(f) = table.get("max_th") {
-                red.max_th = read_threshold(&f, limit)?;
-            }
-            if let Some(f) = table.get("w_q") {
-                red.w_q = f.number()?;
-            }
-            if let Some(f) = table.get("max_p") {
-                red.max_p = f.number()?;
-            }
-            if let Some(f) = table.get("gentle") {
-                red.gentle = f.boolean()?;
-            }
-            if let Some(f) = table.get("ecn") {
-                red.ecn = f.boolean()?;
-            }
-            if let Some(f) = table.get("mean_pktsize") {
-                red.mean_pktsize = f.size_in(1, 65_535)?;
-            }
-            let config = AqmConfig::Red(red);
-            let at = table.get("limit").unwrap_or(kind_field);
-            config
-                .validate()
-                .map_err(|e| validation_error(&e, &at, Some(&table)))?;
-            Ok(config)
+            read_red(&table, kind_field, default_limit)
         }
+        "gcca" => Err(kind_field.error(
+            ErrorKind::BadValue,
+            format!("a gcca queue cannot be used in {}", table.what()),
+            "put `queue = { kind = \"gcca\", ... }` on a router's link (or its `reverse`)",
+        )),
         other => Err(kind_field.error(
             ErrorKind::BadValue,
             format!("unknown queue kind `{other}`"),
@@ -125,6 +121,47 @@ fn read_table(table: &Table<'_>, default_limit: QueueLimit) -> Result<AqmConfig,
             ),
         )),
     }
+}
+
+/// The RED keys of `table` (already checked for unknown keys); `kind_field` is where an error
+/// about the whole table points.
+fn read_red(
+    table: &Table<'_>,
+    kind_field: Field<'_>,
+    default_limit: QueueLimit,
+) -> Result<AqmConfig, ScenarioError> {
+    let limit = match table.get("limit") {
+        Some(f) => read_limit(&f)?,
+        None => default_limit,
+    };
+    let mut red = RedConfig::for_limit(limit);
+    if let Some(f) = table.get("min_th") {
+        red.min_th = read_threshold(&f, limit)?;
+    }
+    if let Some(f) = table.get("max_th") {
+        red.max_th = read_threshold(&f, limit)?;
+    }
+    if let Some(f) = table.get("w_q") {
+        red.w_q = f.number()?;
+    }
+    if let Some(f) = table.get("max_p") {
+        red.max_p = f.number()?;
+    }
+    if let Some(f) = table.get("gentle") {
+        red.gentle = f.boolean()?;
+    }
+    if let Some(f) = table.get("ecn") {
+        red.ecn = f.boolean()?;
+    }
+    if let Some(f) = table.get("mean_pktsize") {
+        red.mean_pktsize = f.size_in(1, 65_535)?;
+    }
+    let config = AqmConfig::Red(red);
+    let at = table.get("limit").unwrap_or(kind_field);
+    config
+        .validate()
+        .map_err(|e| validation_error(&e, &at, Some(table)))?;
+    Ok(config)
 }
 
 /// A queue limit: `"<n>pkt"` (packets) or a size (bytes).

@@ -9,6 +9,7 @@
 use crate::channel::Channel;
 use crate::packet::{NodeId, Packet, Transport};
 use crate::trace::pcap::PcapWriter;
+use concord_cc::gcca::message::encode_frame;
 use concord_cc::time::Instant;
 use concord_cc::wire::frame::{encode_ipv4_frame, Transport as WireTransport};
 use concord_cc::wire::{EthernetHeader, Ipv4Header, TcpFlags, TcpHeader, UdpHeader};
@@ -52,6 +53,14 @@ pub struct Capture {
 /// The IPv4 address concord gives node `n`.
 pub fn node_address(n: NodeId) -> Ipv4Addr {
     Ipv4Addr::new(10, (n >> 16) as u8, (n >> 8) as u8, n as u8)
+}
+
+/// The (source, destination) ports concord gives flow `flow`'s data packets.
+pub fn flow_ports(flow: u32) -> (u16, u16) {
+    (
+        10_000 + (flow % 50_000) as u16,
+        5_000 + (flow % 5_000) as u16,
+    )
 }
 
 fn node_mac(n: NodeId) -> [u8; 6] {
@@ -111,10 +120,21 @@ impl Capture {
         let Some(Some(t)) = self.by_channel.get(c as usize).copied() else {
             return Ok(());
         };
-        let (sport, dport) = (
-            10_000 + (pkt.flow % 50_000) as u16,
-            5_000 + (pkt.flow % 5_000) as u16,
-        );
+        if let Transport::Gccp(msg) = pkt.transport {
+            // A GCCP message is a link-layer frame of its own EtherType (GCCA section 3.1).
+            self.frame.clear();
+            encode_frame(node_mac(pkt.src), node_mac(pkt.dst), &msg, &mut self.frame);
+            let trace = &mut self.traces[t];
+            let full = self.frame.len() as u32;
+            return trace
+                .writer
+                .write_frame(at, &self.frame, full)
+                .map_err(|source| CaptureError::Io {
+                    path: trace.path.clone(),
+                    source,
+                });
+        }
+        let (sport, dport) = flow_ports(pkt.flow);
         let (transport, payload, protocol) = match pkt.transport {
             Transport::TcpData {
                 seq,
@@ -164,6 +184,7 @@ impl Capture {
                 len as usize,
                 17,
             ),
+            Transport::Gccp(_) => return Ok(()),
         };
         let ip = Ipv4Header {
             src: node_address(pkt.src),

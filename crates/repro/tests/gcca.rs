@@ -1,0 +1,36 @@
+//! The GCCA experiments in quick mode: every claim is checked, and all pass except the one
+//! concord documents as not reproduced (the per-packet one-way delay of the test bed, see
+//! `crates/repro/src/gcca.rs`), which must still be measured and reported.
+
+use concord_repro::{gcca, Ctx, Paper};
+
+#[test]
+fn the_gcca_claims_hold_in_quick_mode() {
+    let ctx = Ctx { quick: true };
+    let mut claims = Vec::new();
+    for e in gcca::experiments() {
+        let outcome = (e.run)(&ctx).unwrap_or_else(|err| panic!("{}: {err}", e.id));
+        assert!(!outcome.figures.is_empty(), "{} draws figures", e.id);
+        claims.extend(outcome.claims);
+    }
+    assert!(claims.len() >= 15, "{} claims", claims.len());
+    for c in &claims {
+        assert_eq!(c.paper, Paper::Gcca);
+        assert!(c.quick);
+        assert!(c.ours.is_finite(), "{}: {}", c.metric, c.ours);
+        if c.metric.starts_with("mean one-way delay") {
+            // Not reproduced: GCCA keeps the window's excess queued in the network instead of
+            // dropping it, so each packet waits longer than under E2E (see the module docs).
+            eprintln!(
+                "not reproduced: {} = {} ({})",
+                c.metric, c.ours, c.tolerance
+            );
+            continue;
+        }
+        assert!(
+            c.pass,
+            "{} / {}: ours {} vs {}",
+            c.figure, c.metric, c.ours, c.tolerance
+        );
+    }
+}
