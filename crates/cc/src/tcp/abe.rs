@@ -6,30 +6,33 @@
 //!
 //! Per ACK k arriving at `t_k`, `dt_k = t_k - t_{k-1}`:
 //! 1. the sampling interval `T_k` (eqs. (2)-(3)), between the ACK inter-arrival time and the RTT;
-//! 2. the sample `s_k` = bytes reported delivered by the ACKs with `t_j > t_k - T_k`, over `T_k`
-//!    (eq. (4));
+//! 2. once at least `T_k` has passed since the arrival that closed the last sample, the sample
+//!    `s_k` = bytes reported delivered by the ACKs since then, over the time since then
+//!    (eq. (4)); until then the ACK only adds its bytes;
 //! 3. the instability `U_k = beta U_{k-1} + (1 - beta) |s_k - s_{k-1}|` (eq. (5));
 //! 4. the time constant `tau_k = RTT + N RTT U_k / U_max` (eq. (6));
-//! 5. `alpha_k = (2 tau_k - dt_k) / (2 tau_k + dt_k)` and the estimate
+//! 5. `alpha_k = (2 tau_k - Dt_k) / (2 tau_k + Dt_k)`, with `Dt_k` the time the sample covers
+//!    (`dt_k` when every ACK closes a sample), and the estimate
 //!    `S^_k = alpha_k S^_{k-1} + (1 - alpha_k) s_k` (eq. (1)).
 //!
 //! "RTT" is the smoothed RTT ("obtained from the smoothed RTT estimated in TCP"), RTT_min the
-//! smallest RTT seen. Eq. (4) counts whole ACKs inside a window of length T_k, so when T_k is
-//! not a whole number of ACK spacings a sample is high by up to one ACK's bytes over T_k; that
-//! is the paper's estimator and is kept as it is.
+//! smallest RTT seen.
+//!
+//! Eq. (4) sums the bytes of the ACKs "with t_j > t_k - T_k": a sample over the last T_k. Taken
+//! at every ACK, such windows overlap, and eq. (1) must then not weight each of them by the
+//! inter-arrival time before it: an ACK's bytes were delivered over the gap before it, not over
+//! T_k, and when the window arrives in one burst per RTT the long gap before a burst would carry
+//! the sample of the burst's first ACK alone. The estimator therefore takes the sum of eq. (4)
+//! over consecutive, non-overlapping intervals of at least T_k, each ending at an ACK, and
+//! advances eq. (1) by the length of each (see [`Abe`]). With T_k = T_min this is exactly the
+//! per-ACK sample `d_k / dt_k` with `alpha_k` from `dt_k`.
 
 use super::westwood::rate_over;
 use crate::time::{Duration, Instant, NANOS_PER_SEC};
 use crate::units::Bytes;
-use std::collections::VecDeque;
 
 /// The largest instability window [`AbeConfig::instability_window`] accepts.
 pub const MAX_INSTABILITY_WINDOW: usize = 32;
-
-/// The most ACK arrivals the estimator remembers for eq. (4); older ones are forgotten first.
-/// It bounds memory when the RTT is large: at one ACK per 1500-byte segment, 65 536 arrivals
-/// still span one 100 ms RTT (the longest T_k) at 7.8 Gbit/s.
-pub const MAX_ACK_HISTORY: usize = 1 << 16;
 
 /// The estimator's parameters, with the paper's values as defaults.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -192,6 +195,9 @@ pub struct AbeTrace {
     pub dt_k: Duration,
     /// The sampling interval T_k of eqs. (2)-(4).
     pub t_k: Duration,
+    /// The time the sample covers (T_k rounded up to an ACK arrival), by which eq. (1)
+    /// advanced the filter.
+    pub span_k: Duration,
     /// The filter time constant tau_k of eq. (6).
     pub tau_k: Duration,
     /// The coefficient alpha_k of eq. (1).
@@ -210,6 +216,7 @@ impl Default for AbeTrace {
             estimate: 0.0,
             dt_k: Duration::ZERO,
             t_k: Duration::ZERO,
+            span_k: Duration::ZERO,
             tau_k: Duration::ZERO,
             alpha_k: 1.0,
             u_k: 0.0,
@@ -218,7 +225,8 @@ impl Default for AbeTrace {
     }
 }
 
-/// What the filter carries from one ACK to the next; copied so that an update can be redone.
+/// What the estimator carries from one ACK arrival to the next; copied so that the processing
+/// of an arrival can be redone when another ACK joins it.
 #[derive(Clone, Copy, Debug)]
 struct FilterState {
     /// S^_{k}, bytes per second; `None` before the first sample.
@@ -229,6 +237,11 @@ struct FilterState {
     instability: InstabilityFilter,
     /// The variables of the last update.
     trace: AbeTrace,
+    /// Where the next sample's interval begins: the arrival that closed the last sample (or the
+    /// first arrival). `None` before any ACK.
+    since: Option<Instant>,
+    /// Bytes reported by the arrivals after `since`, not yet in a sample.
+    pending: Bytes,
 }
 
 /// What the sender knows when an ACK arrives.
@@ -246,49 +259,59 @@ pub struct AbeInput {
 
 /// The adaptive available-bandwidth estimator.
 ///
+/// Samples tile the time axis. The sample of eq. (4) is closed at the first ACK arrival at
+/// least T_k after the arrival that closed the one before; it is the bytes reported by the
+/// arrivals in between (the one that closes it included) over the time it spans, and eq. (1)
+/// advances the filter by that same span. So every delivered byte is counted in exactly one
+/// sample and every instant is weighted once:
+///
+/// - with T_k = T_min (the ACK inter-arrival time) every ACK closes a sample, `d_k / dt_k`,
+///   and the filter advances by `dt_k`: the paper's per-ACK estimator unchanged;
+/// - with a longer T_k (eqs. (2)-(3)) a sample spans T_k rounded up to the next arrival, and
+///   the filter advances once by that span. Counting the bytes of the ACKs inside a window
+///   that slides with every arrival instead, and advancing by `dt_k` at each, has two biases:
+///   the window counts the closing ACK's bytes, which were delivered over the gap before it,
+///   as if delivered within T_k (high by one ACK over T_k on a full link), and when the window
+///   comes in one burst per RTT the idle gap before the burst is weighted by the sample of the
+///   burst's first ACK alone (low, by a factor of several, in slow start).
+///
 /// ACKs that arrive at the same instant (a burst handed over at once) form one arrival: the
-/// second and later ones add their bytes to it and the update at that instant is redone, so that
-/// `dt_k` is never zero and no delivered byte is left out of the sample.
+/// second and later ones add their bytes to it and its processing is redone, so that `dt_k` is
+/// never zero and no delivered byte is left out.
 #[derive(Clone, Debug)]
 pub struct Abe {
     /// Parameters.
     config: AbeConfig,
-    /// ACK arrivals, oldest first: (t_j, bytes delivered up to and including arrival j).
-    history: VecDeque<(Instant, Bytes)>,
-    /// Bytes delivered up to and including the newest arrival dropped from `history`.
-    forgotten: Bytes,
-    /// The first arrival ever: no sampling window reaches back to it or before.
-    first_arrival: Option<Instant>,
     /// t_{k-1}: the arrival before the newest.
     previous_arrival: Option<Instant>,
     /// t_k: the newest arrival.
     last_arrival: Option<Instant>,
-    /// The filter now.
+    /// Bytes reported by the ACKs of the newest arrival.
+    last_bytes: Bytes,
+    /// The estimator now.
     state: FilterState,
-    /// The filter before the update at `last_arrival`, if that arrival updated it.
-    before_last: Option<FilterState>,
+    /// The estimator before the newest arrival was processed.
+    before_last: FilterState,
 }
 
 impl Abe {
     /// An estimator with no samples.
     pub fn new(config: AbeConfig) -> Abe {
+        let state = FilterState {
+            estimate: None,
+            sample: None,
+            instability: InstabilityFilter::new(config.instability_gain, config.instability_window),
+            trace: AbeTrace::default(),
+            since: None,
+            pending: 0,
+        };
         Abe {
             config,
-            history: VecDeque::new(),
-            forgotten: 0,
-            first_arrival: None,
             previous_arrival: None,
             last_arrival: None,
-            state: FilterState {
-                estimate: None,
-                sample: None,
-                instability: InstabilityFilter::new(
-                    config.instability_gain,
-                    config.instability_window,
-                ),
-                trace: AbeTrace::default(),
-            },
-            before_last: None,
+            last_bytes: 0,
+            state,
+            before_last: state,
         }
     }
 
@@ -307,120 +330,93 @@ impl Abe {
         self.state.trace
     }
 
-    /// An ACK arrived at `now`. The first ACK only marks a time; each later one gives a sample
-    /// once the RTT is known (eqs. (2) and (6) need it). Returns the estimate after it.
+    /// An ACK arrived at `now`. The first ACK only marks a time (what it reports was delivered
+    /// over an unknown time); samples need the RTT (eqs. (2) and (6)), so until it is known the
+    /// bytes wait for the first sample. Returns the estimate after it.
     pub fn on_ack(&mut self, now: Instant, input: &AbeInput) -> Option<f64> {
-        if let (Some(last), Some(&(_, delivered))) = (self.last_arrival, self.history.back()) {
-            if now <= last {
+        match self.last_arrival {
+            Some(last) if now <= last => {
                 // Same instant (or a clock that went back): one arrival with the bytes of both.
-                if let Some(back) = self.history.back_mut() {
-                    back.1 = delivered.saturating_add(input.delivered);
-                }
-                if let (Some(before), Some(previous)) = (self.before_last, self.previous_arrival) {
-                    self.state = before;
-                    self.update(last, last.saturating_since(previous), input);
-                }
-                return self.state.estimate;
+                self.last_bytes = self.last_bytes.saturating_add(input.delivered);
+                self.state = self.before_last;
+                self.arrive(last, input);
+            }
+            _ => {
+                self.previous_arrival = self.last_arrival;
+                self.last_arrival = Some(now);
+                self.last_bytes = input.delivered;
+                self.before_last = self.state;
+                self.arrive(now, input);
             }
         }
-        let total = self.total().saturating_add(input.delivered);
-        self.history.push_back((now, total));
-        self.first_arrival.get_or_insert(now);
-        self.previous_arrival = self.last_arrival;
-        self.last_arrival = Some(now);
-        self.before_last = None;
-        if let Some(previous) = self.previous_arrival {
-            if input.rtt_min.is_some() {
-                self.before_last = Some(self.state);
-                self.update(now, now.saturating_since(previous), input);
-            }
-        }
-        self.forget(now, input.srtt);
         self.state.estimate
     }
 
-    /// Bytes delivered over all arrivals so far.
-    fn total(&self) -> Bytes {
-        self.history
-            .back()
-            .map_or(self.forgotten, |&(_, total)| total)
-    }
-
-    /// Bytes reported by the arrivals with `t_j > now - span` (the sum of eq. (4)).
-    fn delivered_within(&self, now: Instant, span: Duration) -> Bytes {
-        let before = match now.as_nanos().checked_sub(span.as_nanos()) {
-            // The window reaches back before the origin: every arrival is in it.
-            None => self.forgotten,
-            Some(cutoff) => {
-                let cutoff = Instant::from_nanos(cutoff);
-                let first_in = self.history.partition_point(|&(t, _)| t <= cutoff);
-                match first_in.checked_sub(1).and_then(|i| self.history.get(i)) {
-                    Some(&(_, total)) => total,
-                    None => self.forgotten,
-                }
-            }
+    /// Processes the newest arrival, at `now` with `last_bytes`, from the state before it.
+    fn arrive(&mut self, now: Instant, input: &AbeInput) {
+        let Some(since) = self.state.since else {
+            // The first arrival opens the first interval.
+            self.state.since = Some(now);
+            return;
         };
-        self.total().saturating_sub(before)
-    }
-
-    /// Forgets arrivals no later window can reach: T_k never exceeds max(RTT, dt_k), so two
-    /// smoothed RTTs back leaves room for the RTT to grow.
-    fn forget(&mut self, now: Instant, srtt: Duration) {
-        let keep = srtt * 2;
-        while let Some(&(t, total)) = self.history.front() {
-            let old = now.saturating_since(t) > keep;
-            // Never drop the newest two arrivals: t_k and t_{k-1} define dt_k.
-            if (old || self.history.len() > MAX_ACK_HISTORY) && self.history.len() > 2 {
-                self.forgotten = total;
-                self.history.pop_front();
-            } else {
-                break;
-            }
-        }
-    }
-
-    /// Steps 1-5 of the module documentation for the arrival at `now`, `dt > 0` after the one
-    /// before.
-    fn update(&mut self, now: Instant, dt: Duration, input: &AbeInput) {
-        let rtt_min = input.rtt_min.unwrap_or(Duration::MAX);
+        self.state.pending = self.state.pending.saturating_add(self.last_bytes);
+        let (Some(previous), Some(rtt_min)) = (self.previous_arrival, input.rtt_min) else {
+            return;
+        };
+        let dt = now.saturating_since(previous);
         // Eqs. (2)-(3).
         let t_k = if self.config.adaptive_sampling {
             sampling_interval(dt, input.srtt, rtt_min, input.cwnd, self.state.estimate)
         } else {
             dt
         };
-        // The window starts no earlier than the first ACK: before it the bytes the first ACK
-        // reports were delivered over an unknown time, and the ACK stream did not exist. Only
-        // the first RTT of a connection is affected; `dt` still fits, as t_{k-1} is at or after
-        // the first arrival.
-        let t_k = match self.first_arrival {
-            Some(first) => t_k.min(now.saturating_since(first)),
-            None => t_k,
-        };
-        // Eq. (4). `t_k >= dt > 0`, so the rate is defined; a zero span keeps the old state.
-        let Some(sample) = rate_over(self.delivered_within(now, t_k), t_k) else {
+        let span = now.saturating_since(since);
+        if span < t_k {
+            // The sample's interval is not over yet.
+            return;
+        }
+        self.update(now, dt, t_k, span, input.srtt);
+    }
+
+    /// Steps 2-5 of the module documentation: closes the sample spanning `span` up to `now`
+    /// (T_k = `t_k`, `dt` since the previous arrival) and folds it into the estimate.
+    fn update(
+        &mut self,
+        now: Instant,
+        dt: Duration,
+        t_k: Duration,
+        span: Duration,
+        srtt: Duration,
+    ) {
+        // Eq. (4): the bytes of the arrivals in the span, over the span. A zero span (the
+        // first sample of a zero srtt after same-instant arrivals) keeps the old state.
+        let Some(sample) = rate_over(self.state.pending, span) else {
             return;
         };
         // Eq. (5).
         let u_k = self.state.instability.update(sample, self.state.sample);
         let u_max = self.state.instability.u_max();
         // Eq. (6).
-        let tau_k = tau(input.srtt, u_k, u_max, self.config.tau_factor);
+        let tau_k = tau(srtt, u_k, u_max, self.config.tau_factor);
         // Eq. (1), written S^_k = s_k + alpha_k (S^_{k-1} - s_k): the same value, and exact
-        // when the sample equals the estimate. The first sample initialises the estimate.
-        let alpha_k = alpha(tau_k, dt);
+        // when the sample equals the estimate. alpha_k advances the filter by the time the
+        // sample covers (dt_k when every ACK closes a sample). The first sample initialises it.
+        let alpha_k = alpha(tau_k, span);
         let estimate = match self.state.estimate {
             None => sample,
             Some(previous) => sample + alpha_k * (previous - sample),
         };
         self.state.estimate = Some(estimate);
         self.state.sample = Some(sample);
+        self.state.since = Some(now);
+        self.state.pending = 0;
         self.state.trace = AbeTrace {
             at: now,
             sample,
             estimate,
             dt_k: dt,
             t_k,
+            span_k: span,
             tau_k,
             alpha_k,
             u_k,
@@ -697,40 +693,133 @@ mod tests {
     }
 
     #[test]
-    fn the_sample_sums_the_bytes_of_the_acks_within_t_k() {
-        // 1000 B every 1 ms, cwin = 200 000 B, S^ = 1e6 B/s: T_k = 100 ms * (200 000 -
-        // 100 000) / 200 000 = 50 ms, cut to the time since the first ACK early on.
+    fn a_sample_spans_t_k_up_to_the_next_arrival_and_sums_the_bytes_since_the_last_one() {
+        // 1000 B every 1 ms, cwin = 200 000 B. The ACK at 1 ms gives the first sample over
+        // dt_k (1e6 B/s); from then on S^ * RTT_min = 100 000 B < cwin, so T_k = 100 ms *
+        // (200 000 - 100 000) / 200 000 = 50 ms (eq. (2)) and a sample closes every 50 ms.
         let mut abe = Abe::new(AbeConfig::default());
         let cwnd = 200 * MSS;
         stream(
             &mut abe,
             Instant::ZERO,
-            31,
+            51,
             Duration::from_millis(1),
             MSS,
             cwnd,
         );
         let t = abe.trace();
         assert_eq!(
-            (t.t_k, t.sample, t.estimate),
-            (Duration::from_millis(30), 1e6, 1e6)
+            (t.at, t.t_k, t.span_k, t.sample, t.estimate),
+            (
+                Instant::from_millis(1),
+                Duration::from_millis(1),
+                Duration::from_millis(1),
+                1e6,
+                1e6
+            )
         );
+        abe.on_ack(Instant::from_millis(51), &input(MSS, cwnd));
+        let t = abe.trace();
+        assert_eq!(
+            (t.at, t.t_k, t.span_k, t.sample, t.estimate),
+            (
+                Instant::from_millis(51),
+                Duration::from_millis(50),
+                Duration::from_millis(50),
+                1e6,
+                1e6
+            )
+        );
+        // A 3000-byte ACK at 81 ms: the next sample, (51 ms, 101 ms], holds 49 ACKs of 1000 B
+        // and it; nothing closes before 101 ms.
         stream(
             &mut abe,
-            Instant::from_millis(31),
-            50,
+            Instant::from_millis(52),
+            29,
             Duration::from_millis(1),
             MSS,
             cwnd,
         );
+        abe.on_ack(Instant::from_millis(81), &input(3 * MSS, cwnd));
+        stream(
+            &mut abe,
+            Instant::from_millis(82),
+            19,
+            Duration::from_millis(1),
+            MSS,
+            cwnd,
+        );
+        assert_eq!(abe.trace().at, Instant::from_millis(51));
+        abe.on_ack(Instant::from_millis(101), &input(MSS, cwnd));
         let t = abe.trace();
         assert_eq!(
-            (t.t_k, t.sample, t.estimate),
-            (Duration::from_millis(50), 1e6, 1e6)
+            (t.at, t.span_k),
+            (Instant::from_millis(101), Duration::from_millis(50))
         );
-        // A 3000-byte ACK at 81 ms: the window (31 ms, 81 ms] holds 49 ACKs of 1000 B and it.
-        abe.on_ack(Instant::from_millis(81), &input(3 * MSS, cwnd));
-        assert_eq!(abe.trace().sample, 52_000.0 / 0.05);
+        assert_eq!(t.sample, 52_000.0 / 0.05);
+        // Eq. (1) over the 50 ms the sample covers; one change from a steady stream gives
+        // U_k = U_max, so tau_k = 11 * 100 ms: alpha = (2200 - 50) / (2200 + 50).
+        assert_eq!(t.tau_k, Duration::from_millis(1_100));
+        let alpha = 2150.0 / 2250.0;
+        assert!(close(
+            t.estimate,
+            alpha * 1e6 + (1.0 - alpha) * 1.04e6,
+            1e-12
+        ));
+    }
+
+    #[test]
+    fn acks_in_one_burst_per_rtt_give_the_true_rate_within_one_percent() {
+        // A window of 60 000 B delivered once per 100 ms RTT: 30 ACKs of 2000 B, 0.4 ms apart
+        // (a 40 Mbit/s bottleneck), then idle until the next RTT. True rate: 600 000 B/s.
+        // cwin = 600 000 B is far above what the path delivers (a congested path): T_k follows
+        // eq. (2), up to 90 ms, and each sample spans one RTT. Weighting every ACK's sample by
+        // the gap before it read about a sixth of the rate here.
+        let mut abe = Abe::new(AbeConfig::default());
+        let cwnd = 600 * MSS;
+        let burst = |abe: &mut Abe, rtt: u64| {
+            let start = Instant::from_millis(100 * rtt);
+            let mut e = None;
+            for i in 0..30 {
+                e = abe.on_ack(
+                    start + Duration::from_micros(400) * i,
+                    &input(2 * MSS, cwnd),
+                );
+            }
+            e
+        };
+        for rtt in 0..40 {
+            burst(&mut abe, rtt);
+        }
+        for rtt in 40..45 {
+            let e = burst(&mut abe, rtt);
+            assert!(e.is_some_and(|e| close(e, 600_000.0, 0.01)), "{e:?}");
+            assert_eq!(abe.trace().sample, 600_000.0);
+        }
+    }
+
+    #[test]
+    fn a_full_link_gives_the_link_rate_within_three_percent() {
+        // 100 Mbit/s: 1500 B every 120 us, with cwin 1 % above the pipe (12.5e6 B/s * 100 ms):
+        // T_k is about 1 ms, 8.3 ACK spacings. Counting the ACKs inside a window of T_k read
+        // 9 ACKs over 8.3 spacings, 9 % high; a sample closing at an arrival counts whole
+        // spacings and reads the link rate.
+        let rate = 12_500_000.0;
+        let cwnd = 1_262_500;
+        let mut abe = Abe::new(AbeConfig::default());
+        let spacing = Duration::from_micros(120);
+        let t = stream(&mut abe, Instant::ZERO, 20_000, spacing, 1500, cwnd);
+        for i in 1..=2_000 {
+            let e = abe.on_ack(t + spacing * i, &input(1500, cwnd));
+            assert!(e.is_some_and(|e| close(e, rate, 0.03)), "{e:?}");
+        }
+        let tr = abe.trace();
+        assert!(
+            tr.t_k > spacing * 2 && tr.t_k < Duration::from_millis(3),
+            "{}",
+            tr.t_k
+        );
+        assert!(close(tr.sample, rate, 1e-9) && close(tr.estimate, rate, 1e-6));
     }
 
     #[test]

@@ -21,7 +21,7 @@
 use super::abe::{Abe, AbeConfig, AbeInput, AbeTrace, MAX_INSTABILITY_WINDOW};
 use super::controller::{AckInfo, CongestionKind, WindowController};
 use super::new_reno::NewReno;
-use super::westwood::{known_min_rtt, window_from_rate, DeliveredBytes};
+use super::westwood::{known_min_rtt, reduce_to_estimate, window_from_rate, DeliveredBytes};
 use crate::time::{Duration, Instant, NANOS_PER_SEC};
 use crate::units::Bytes;
 
@@ -432,34 +432,19 @@ impl WindowController for Mccp {
     }
 
     fn on_congestion(&mut self, now: Instant, kind: CongestionKind, bytes_in_flight: Bytes) {
-        let cwnd_before = self.reno.cwnd();
-        // NewReno's reaction first: it clears its growth remainder and leaves the halved
-        // window in place for when no estimate exists yet (no RTT sample or no second ACK).
-        self.reno.on_congestion(now, kind, bytes_in_flight);
         self.ncd.reset();
         // A timeout restarts fast probing; every other signal ends it ("if (DUPACKS are
         // received) switch to congestion avoidance phase"). ECN and outside requests are
         // treated as duplicate ACKs, as Westwood+ treats them.
         self.fast_probing = kind == CongestionKind::Timeout;
-        let Some(ssthresh) = self.ssthresh_from_abe() else {
-            return;
-        };
         // "After a packet loss indication ... the sender uses the estimated available
         // bandwidth to properly set the congestion window and the slow-start threshold":
-        // ssthresh = ABE * RTT_min.
-        self.reno.set_ssthresh(ssthresh);
-        let cwnd = match kind {
-            // The paper gives no window for a timeout beyond "restarts after a coarse timeout"
-            // into fast probing; Westwood's convention: one segment.
-            CongestionKind::Timeout => self.mss(),
-            // "MCCP ABE reduces its cwin and ssthresh according to the available bandwidth
-            // estimate": cwnd = ssthresh, but a reduction never raises cwnd (Westwood's
-            // "if cwnd > ssthresh then cwnd = ssthresh").
-            CongestionKind::DupAcks | CongestionKind::Ecn | CongestionKind::External => {
-                cwnd_before.min(ssthresh)
-            }
-        };
-        self.reno.set_cwnd(cwnd);
+        // ssthresh = ABE * RTT_min and cwnd = ssthresh ("MCCP ABE reduces its cwin and
+        // ssthresh according to the available bandwidth estimate"), Westwood+'s reaction. The
+        // paper gives no window for a timeout beyond "restarts after a coarse timeout" into
+        // fast probing; Westwood's convention: one segment.
+        let ssthresh = self.ssthresh_from_abe();
+        reduce_to_estimate(&mut self.reno, now, kind, bytes_in_flight, ssthresh);
     }
 
     fn on_recovery_end(&mut self, now: Instant) {

@@ -68,6 +68,34 @@ pub(crate) fn window_from_rate(rate: f64, rtt_min: Duration, mss: Bytes) -> Byte
     segments.max(2).saturating_mul(mss)
 }
 
+/// The loss reaction Westwood+ and MCCP share: NewReno's own first (it clears its growth
+/// remainder, and its halved window stays when there is no estimate yet), then, given
+/// `ssthresh` from a bandwidth estimate ([`window_from_rate`]): ssthresh = that value; after a
+/// timeout cwnd = one segment; after three duplicate ACKs, ECN or an outside request cwnd =
+/// ssthresh if cwnd was larger ("if cwnd > ssthresh then cwnd = ssthresh": a reduction never
+/// raises the window).
+pub(crate) fn reduce_to_estimate(
+    reno: &mut NewReno,
+    now: Instant,
+    kind: CongestionKind,
+    bytes_in_flight: Bytes,
+    ssthresh: Option<Bytes>,
+) {
+    let cwnd_before = reno.cwnd();
+    reno.on_congestion(now, kind, bytes_in_flight);
+    let Some(ssthresh) = ssthresh else {
+        return;
+    };
+    reno.set_ssthresh(ssthresh);
+    let cwnd = match kind {
+        CongestionKind::Timeout => reno.mss(),
+        CongestionKind::DupAcks | CongestionKind::Ecn | CongestionKind::External => {
+            cwnd_before.min(ssthresh)
+        }
+    };
+    reno.set_cwnd(cwnd);
+}
+
 /// The rate, in bytes per second, that moves `bytes` in `span`; `None` for an empty span.
 pub(crate) fn rate_over(bytes: Bytes, span: Duration) -> Option<f64> {
     if span.is_zero() {
@@ -193,24 +221,8 @@ impl WindowController for Westwood {
     }
 
     fn on_congestion(&mut self, now: Instant, kind: CongestionKind, bytes_in_flight: Bytes) {
-        let cwnd_before = self.reno.cwnd();
-        // NewReno's reaction first: it clears its growth remainder and leaves the halved
-        // window in place for when no estimate exists yet.
-        self.reno.on_congestion(now, kind, bytes_in_flight);
-        let Some(ssthresh) = self.ssthresh_from_bwe() else {
-            return;
-        };
-        self.reno.set_ssthresh(ssthresh);
-        let cwnd = match kind {
-            // A timeout restarts from one segment.
-            CongestionKind::Timeout => self.reno.mss(),
-            // Three duplicate ACKs, ECN and outside requests: cwnd = ssthresh if cwnd was
-            // larger; a reduction never raises the window.
-            CongestionKind::DupAcks | CongestionKind::Ecn | CongestionKind::External => {
-                cwnd_before.min(ssthresh)
-            }
-        };
-        self.reno.set_cwnd(cwnd);
+        let ssthresh = self.ssthresh_from_bwe();
+        reduce_to_estimate(&mut self.reno, now, kind, bytes_in_flight, ssthresh);
     }
 
     fn on_recovery_end(&mut self, now: Instant) {
