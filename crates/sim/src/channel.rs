@@ -280,7 +280,11 @@ impl Channel {
             next = Some(self.rate.transmit_time(p.size as u64));
             self.in_service = Some(p);
         }
-        self.aqm.on_departure(now, self.queue_len());
+        // RED's idle period starts when the link goes idle (ns-2's REDQueue::deque), not when
+        // the last waiting packet enters service one transmission earlier.
+        if self.in_service.is_none() {
+            self.aqm.on_departure(now, self.queue_len());
+        }
         let Some(pkt) = done else { return (None, next) };
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += pkt.size as u64;

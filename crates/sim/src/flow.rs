@@ -24,8 +24,12 @@ pub struct TcpFlow {
     pub header_bytes: u32,
     /// The latest TSval the receiver saw in order (echoed as TSecr).
     pub ts_recent: u32,
+    /// The transfer is finite (a `bytes` count), so its completion time means something.
+    pub finite: bool,
     /// When the last byte of a finite transfer was acknowledged.
     pub completed: Option<Instant>,
+    /// The sender's counters at the end of the warm-up.
+    pub stats_at_warmup: concord_cc::tcp::sender::SenderStats,
     /// Sum of RTT samples in the measurement window, in seconds.
     pub rtt_sum: f64,
     /// RTT samples in the measurement window.

@@ -29,15 +29,15 @@ pub struct FlowSummary {
     pub delivered_bytes: u64,
     /// Application bytes delivered over the whole run.
     pub delivered_bytes_total: u64,
-    /// TCP: segments sent (whole run).
+    /// TCP: segments sent in the window.
     pub segments_sent: u64,
-    /// TCP: retransmitted segments (whole run).
+    /// TCP: retransmitted segments in the window.
     pub retransmissions: u64,
-    /// TCP: fast retransmits (whole run).
+    /// TCP: fast retransmits in the window.
     pub fast_retransmits: u64,
-    /// TCP: retransmission timeouts (whole run).
+    /// TCP: retransmission timeouts in the window.
     pub timeouts: u64,
-    /// TCP: ECN window reductions (whole run).
+    /// TCP: ECN window reductions in the window.
     pub ecn_reductions: u64,
     /// TCP: data segments lost to the flow's `drop_when` injection (whole run: 0 or 1).
     pub injected_losses: u64,
@@ -175,12 +175,13 @@ impl RunResults {
                 };
                 match &f.agent {
                     Agent::Tcp(t) => {
-                        let st = t.sender.stats();
-                        s.segments_sent = st.segments_sent;
-                        s.retransmissions = st.retransmissions;
-                        s.fast_retransmits = st.fast_retransmits;
-                        s.timeouts = st.timeouts;
-                        s.ecn_reductions = st.ecn_reductions;
+                        // Counted over the measurement window, like the goodput beside them.
+                        let (st, w) = (t.sender.stats(), t.stats_at_warmup);
+                        s.segments_sent = st.segments_sent - w.segments_sent;
+                        s.retransmissions = st.retransmissions - w.retransmissions;
+                        s.fast_retransmits = st.fast_retransmits - w.fast_retransmits;
+                        s.timeouts = st.timeouts - w.timeouts;
+                        s.ecn_reductions = st.ecn_reductions - w.ecn_reductions;
                         s.injected_losses = t.injected_losses;
                         s.injected_at_s = t.injected_at.map(|a| a.as_secs_f64());
                         if t.rtt_count > 0 {

@@ -239,7 +239,9 @@ impl Simulator {
                         receiver_timer: None,
                         header_bytes: tcp.header_bytes as u32,
                         ts_recent: 0,
+                        finite: bytes.is_some(),
                         completed: None,
+                        stats_at_warmup: Default::default(),
                         rtt_sum: 0.0,
                         rtt_count: 0,
                         rto_sum: 0.0,
@@ -535,7 +537,7 @@ impl Simulator {
                     t.rtt_count += 1;
                     t.rto_sum += t.sender.rtt().rto().as_secs_f64();
                 }
-                if t.completed.is_none() && t.sender.is_finished() {
+                if t.finite && t.completed.is_none() && t.sender.is_finished() {
                     t.completed = Some(now);
                 }
                 if flow.trace_estimator {
@@ -733,7 +735,7 @@ impl Simulator {
         let next = if u.on {
             let seq = u.next_seq;
             u.next_seq += 1;
-            let size = u.packet_size.max(UDP_IP_HEADER + 1);
+            let size = u.packet_size.max(UDP_IP_HEADER);
             let pkt = Packet {
                 src,
                 dst,
@@ -786,6 +788,9 @@ impl Simulator {
         }
         for f in &mut self.flows {
             f.delivered_at_warmup = f.delivered;
+            if let Agent::Tcp(t) = &mut f.agent {
+                t.stats_at_warmup = t.sender.stats();
+            }
         }
     }
 }

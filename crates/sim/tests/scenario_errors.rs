@@ -958,3 +958,11 @@ fn no_input_makes_the_loader_panic() {
         }
     }
 }
+
+#[test]
+fn a_receive_window_below_one_segment_is_rejected_at_its_line() {
+    let text = "duration = \"1s\"\n\n[topology]\nkind = \"dumbbell\"\npairs = 1\nbottleneck = { rate = \"10Mbps\", delay = \"1ms\" }\naccess = { rate = \"1Gbps\", delay = \"1ms\" }\n\n[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\ntcp = { rwnd = \"1000B\" }\n";
+    let e = concord_sim::scenario::parse_str(text, None).expect_err("rejected");
+    assert_eq!(e.line, 13, "{e}");
+    assert!(e.to_string().contains("rwnd"), "{e}");
+}

@@ -142,6 +142,18 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
             None => table.error(ErrorKind::Inconsistent, message, fix),
         });
     }
+    if c.rwnd < c.mss {
+        let at = table.get("rwnd").or_else(|| table.get("mss"));
+        let message = format!(
+            "rwnd ({} B) is smaller than one segment (mss {} B): nothing could be sent",
+            c.rwnd, c.mss
+        );
+        let fix = "give rwnd at least one mss, or \"unbounded\"";
+        return Err(match at {
+            Some(f) => f.error(ErrorKind::Inconsistent, message, fix),
+            None => table.error(ErrorKind::Inconsistent, message, fix),
+        });
+    }
     if c.min_rto > c.max_rto {
         let at = table.get("min_rto").or_else(|| table.get("max_rto"));
         let message = format!("min_rto ({}) is above max_rto ({})", c.min_rto, c.max_rto);

@@ -67,6 +67,13 @@ fn node_mac(n: NodeId) -> [u8; 6] {
     [0x02, 0, 0, (n >> 16) as u8, (n >> 8) as u8, n as u8]
 }
 
+/// True if a TCP segment whose IP and TCP headers take `header_bytes` in the simulation is
+/// traced with the timestamps option: 52 bytes (20 IP + 20 TCP + 12 option) and more carry it,
+/// fewer do not (40 bytes, no options). Header bytes beyond 52 are not represented in the trace.
+fn with_timestamps(header_bytes: u32) -> bool {
+    header_bytes >= 52
+}
+
 /// A file name for a channel's trace: `r1->r2` becomes `r1-r2.pcap`.
 pub fn trace_file_name(channel: &str) -> String {
     let safe: String = channel
@@ -154,7 +161,8 @@ impl Capture {
                     ack: 0,
                     flags,
                     window: 65_535,
-                    timestamps: Some((ts_val, 0)),
+                    timestamps: with_timestamps(pkt.size.saturating_sub(len))
+                        .then_some((ts_val, 0)),
                 };
                 (WireTransport::Tcp(h), len as usize, 6)
             }
@@ -171,7 +179,7 @@ impl Capture {
                     ack: ack as u32,
                     flags,
                     window: 65_535,
-                    timestamps: Some((0, ts_ecr)),
+                    timestamps: with_timestamps(pkt.size).then_some((0, ts_ecr)),
                 };
                 (WireTransport::Tcp(h), 0, 6)
             }
