@@ -76,6 +76,8 @@ pub enum Agent {
     Tcp(Box<TcpFlow>),
     /// UDP.
     Udp(Box<UdpFlow>),
+    /// TFRC over UDP.
+    Tfrc(Box<crate::tfrc::TfrcFlow>),
 }
 
 /// A flow's runtime.
@@ -130,6 +132,7 @@ impl Flow {
             Agent::Tcp(_) => "tcp",
             Agent::Udp(u) if u.on_off.is_some() => "onoff",
             Agent::Udp(_) => "cbr",
+            Agent::Tfrc(_) => "tfrc",
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod results;
 pub mod routing;
 pub mod scenario;
 pub mod simulator;
+pub mod tfrc;
 pub mod trace;
 
 pub use simulator::{SetupError, Simulator};

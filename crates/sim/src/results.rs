@@ -194,6 +194,10 @@ impl RunResults {
                         s.datagrams_sent = u.next_seq;
                         s.datagrams_received = u.received;
                     }
+                    Agent::Tfrc(t) => {
+                        s.datagrams_sent = t.sent;
+                        s.datagrams_received = t.received;
+                    }
                 }
                 s
             })

@@ -42,6 +42,14 @@ pub enum SetupError {
         /// What is wrong.
         source: concord_cc::tcp::TcpConfigError,
     },
+    /// A TFRC flow's settings cannot run.
+    #[error("flow `{flow}`: {source}")]
+    Tfrc {
+        /// The flow.
+        flow: String,
+        /// What is wrong.
+        source: concord_cc::tfrc::TfrcConfigError,
+    },
 }
 
 /// What happens next.
@@ -67,6 +75,8 @@ enum Event {
     Warmup,
     /// A GCCA leaky bucket may release a packet.
     Gcca(GccaTimer),
+    /// A TFRC sender or receiver timer.
+    Tfrc(tfrc::TfrcTimer),
 }
 
 /// A node at run time.
@@ -278,6 +288,9 @@ impl Simulator {
                     rng: Rng::stream(seed, streams::FLOW + i as u64),
                     received: 0,
                 })),
+                FlowKind::Tfrc { packet_size } => {
+                    tfrc::tfrc_agent(&f.name, *packet_size, Instant::ZERO + f.start)?
+                }
             };
             flows.push(Flow {
                 name: f.name.clone(),
@@ -448,6 +461,7 @@ impl Simulator {
             Event::Sample => self.on_sample(),
             Event::Warmup => self.on_warmup(),
             Event::Gcca(t) => self.on_gcca_timer(t)?,
+            Event::Tfrc(t) => self.on_tfrc_timer(t)?,
         }
         Ok(())
     }
@@ -503,6 +517,12 @@ impl Simulator {
     fn deliver(&mut self, pkt: Packet) -> Result<(), CaptureError> {
         let now = self.now;
         let after_warmup = now >= self.warmup;
+        if matches!(
+            pkt.transport,
+            Transport::TfrcData { .. } | Transport::TfrcFeedback { .. }
+        ) {
+            return self.deliver_tfrc(pkt);
+        }
         let f = pkt.flow as usize;
         let Some(flow) = self.flows.get_mut(f) else {
             return Ok(());
@@ -567,6 +587,7 @@ impl Simulator {
         let flow = &mut self.flows[f as usize];
         match &mut flow.agent {
             Agent::Tcp(_) => self.pump_sender(f as usize)?,
+            Agent::Tfrc(_) => self.start_tfrc(f)?,
             Agent::Udp(u) => {
                 if u.on_off.is_none() {
                     u.on = true;
@@ -848,6 +869,7 @@ fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSam
 }
 
 mod gcca;
+mod tfrc;
 
 /// The slowest channel between two routers (lowest index on ties), else the slowest channel.
 fn default_bottleneck(channels: &[Channel], forwards: &[bool]) -> u32 {

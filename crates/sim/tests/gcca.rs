@@ -269,7 +269,7 @@ tcp = { initial_ssthresh = "64KiB" }
             t.sender.ssthresh(),
             t.sender.rtt().srtt_or_initial(),
         ),
-        Agent::Udp(_) => panic!("a TCP flow"),
+        _ => panic!("a TCP flow"),
     };
     let msg = |code| GccpMessage {
         code,

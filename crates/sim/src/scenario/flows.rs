@@ -31,16 +31,19 @@ const COMMON_KEYS: [&str; 8] = [
     "stop",
 ];
 /// The flow kinds and the keys each adds.
-const KINDS: [(&str, &[&str]); 3] = [
+const KINDS: [(&str, &[&str]); 4] = [
     ("tcp", &["bytes", "tcp", "drop_when"]),
     ("cbr", &["rate", "packet_size"]),
     (
         "onoff",
         &["rate", "packet_size", "on", "off", "distribution"],
     ),
+    ("tfrc", &["packet_size"]),
 ];
 /// The smallest UDP packet: a 20-byte IP header and an 8-byte UDP header.
 const MIN_PACKET: Bytes = 28;
+/// The smallest TFRC data packet: IP and UDP headers and the TFRC data header.
+const TFRC_MIN_PACKET: Bytes = MIN_PACKET + crate::tfrc::DATA_HEADER as Bytes;
 /// The largest IP packet.
 const MAX_PACKET: Bytes = 65_535;
 /// The default UDP packet size, in bytes.
@@ -201,6 +204,9 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
     let (start, jitter, stop) = read_times(&table, cx.duration)?;
     let kind = match kind {
         "tcp" => read_tcp_flow(&table, cx.tcp)?,
+        "tfrc" => FlowKind::Tfrc {
+            packet_size: read_packet_size(&table, TFRC_MIN_PACKET)?,
+        },
         _ => read_udp_flow(&table, kind == "onoff")?,
     };
     let drop_when = match table.get("drop_when") {
@@ -339,23 +345,7 @@ fn read_tcp_flow(table: &Table<'_>, defaults: &TcpConfig) -> Result<FlowKind, Sc
 /// A CBR or on/off flow.
 fn read_udp_flow(table: &Table<'_>, on_off: bool) -> Result<FlowKind, ScenarioError> {
     let rate = table.require("rate", "\"1Mbps\"")?.rate()?;
-    let packet_size = match table.get("packet_size") {
-        Some(f) => {
-            let b = f.size()?;
-            if !(MIN_PACKET..=MAX_PACKET).contains(&b) {
-                return Err(f.error(
-                    ErrorKind::BadValue,
-                    format!("packet_size = {b} bytes is outside {MIN_PACKET} to {MAX_PACKET} bytes"),
-                    format!(
-                        "a UDP packet holds {MIN_PACKET} bytes of IP and UDP headers and fits in an IP packet \
-                         ({MAX_PACKET} bytes); 1000B is usual"
-                    ),
-                ));
-            }
-            b
-        }
-        None => DEFAULT_PACKET,
-    };
+    let packet_size = read_packet_size(table, MIN_PACKET)?;
     if !on_off {
         return Ok(FlowKind::Cbr { rate, packet_size });
     }
@@ -386,6 +376,25 @@ fn read_udp_flow(table: &Table<'_>, on_off: bool) -> Result<FlowKind, ScenarioEr
         off,
         exponential,
     })
+}
+
+/// `packet_size` (default 1000 bytes), at least `min` bytes and at most an IP packet.
+fn read_packet_size(table: &Table<'_>, min: Bytes) -> Result<Bytes, ScenarioError> {
+    let Some(f) = table.get("packet_size") else {
+        return Ok(DEFAULT_PACKET);
+    };
+    let b = f.size()?;
+    if !(min..=MAX_PACKET).contains(&b) {
+        return Err(f.error(
+            ErrorKind::BadValue,
+            format!("packet_size = {b} bytes is outside {min} to {MAX_PACKET} bytes"),
+            format!(
+                "a packet holds {min} bytes of headers and fits in an IP packet \
+                 ({MAX_PACKET} bytes); 1000B is usual"
+            ),
+        ));
+    }
+    Ok(b)
 }
 
 /// Checks that flow `name` runs from a host to another host it can reach.

@@ -159,6 +159,13 @@ pub enum FlowKind {
         /// Draw period lengths from exponential distributions (else fixed).
         exponential: bool,
     },
+    /// A TFRC (RFC 5348) bulk source over UDP: data paced at the sender's rate X, feedback from
+    /// the receiver once per RTT.
+    Tfrc {
+        /// Data packet size on the wire, in bytes (IP, UDP and TFRC headers included); TFRC's
+        /// segment size s.
+        packet_size: Bytes,
+    },
 }
 
 /// One direction of a link, as named in `record` (`"r1->r2"`).

@@ -192,6 +192,24 @@ impl Capture {
                 len as usize,
                 17,
             ),
+            Transport::TfrcData { len, .. } => (
+                WireTransport::Udp(UdpHeader {
+                    src_port: sport,
+                    dst_port: dport,
+                    len: 0,
+                }),
+                len as usize,
+                17,
+            ),
+            Transport::TfrcFeedback { .. } => (
+                WireTransport::Udp(UdpHeader {
+                    src_port: dport,
+                    dst_port: sport,
+                    len: 0,
+                }),
+                (pkt.size as usize).saturating_sub(28),
+                17,
+            ),
             Transport::Gccp(_) => return Ok(()),
         };
         let ip = Ipv4Header {
