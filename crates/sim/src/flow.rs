@@ -78,6 +78,8 @@ pub enum Agent {
     Udp(Box<UdpFlow>),
     /// TFRC over UDP.
     Tfrc(Box<crate::tfrc::TfrcFlow>),
+    /// A C-UDP endpoint of a CP application.
+    CUdp(Box<crate::cp::CUdpFlow>),
 }
 
 /// A flow's runtime.
@@ -133,6 +135,7 @@ impl Flow {
             Agent::Udp(u) if u.on_off.is_some() => "onoff",
             Agent::Udp(_) => "cbr",
             Agent::Tfrc(_) => "tfrc",
+            Agent::CUdp(_) => "cudp",
         }
     }
 }

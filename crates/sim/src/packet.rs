@@ -59,6 +59,9 @@ pub enum Transport {
         /// The loss event rate p, as the bits of an `f64` (so the packet stays `Eq`).
         p_bits: u64,
     },
+    /// A CP control message between aggregation points: the CP header alone (flag C), no
+    /// transport payload (slides, Fig. 3).
+    CpControl,
     /// A GCCP message from a router to its upstream neighbour (GCCA section 3.1); control
     /// traffic carried straight in a link-layer frame, not in IP.
     Gccp(GccpMessage),
@@ -81,6 +84,10 @@ pub struct Packet {
     pub created: Instant,
     /// Transport header.
     pub transport: Transport,
+    /// The CP header between IP and the transport, if the packet carries one: a handle into
+    /// the simulator's table of CP headers (which are not `Copy`); its encoded length is part
+    /// of `size`.
+    pub cp: Option<u32>,
 }
 
 impl Packet {
@@ -89,7 +96,10 @@ impl Packet {
     pub fn is_data(&self) -> bool {
         !matches!(
             self.transport,
-            Transport::TcpAck { .. } | Transport::TfrcFeedback { .. } | Transport::Gccp(_)
+            Transport::TcpAck { .. }
+                | Transport::TfrcFeedback { .. }
+                | Transport::CpControl
+                | Transport::Gccp(_)
         )
     }
 }

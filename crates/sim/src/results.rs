@@ -198,6 +198,10 @@ impl RunResults {
                         s.datagrams_sent = t.sent;
                         s.datagrams_received = t.received;
                     }
+                    Agent::CUdp(c) => {
+                        s.datagrams_sent = c.sent;
+                        s.datagrams_received = c.received;
+                    }
                 }
                 s
             })

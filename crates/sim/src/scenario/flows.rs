@@ -31,7 +31,7 @@ const COMMON_KEYS: [&str; 8] = [
     "stop",
 ];
 /// The flow kinds and the keys each adds.
-const KINDS: [(&str, &[&str]); 4] = [
+const KINDS: [(&str, &[&str]); 5] = [
     ("tcp", &["bytes", "tcp", "drop_when"]),
     ("cbr", &["rate", "packet_size"]),
     (
@@ -39,6 +39,7 @@ const KINDS: [(&str, &[&str]); 4] = [
         &["rate", "packet_size", "on", "off", "distribution"],
     ),
     ("tfrc", &["packet_size"]),
+    ("cudp", &["app", "packet_size"]),
 ];
 /// The smallest UDP packet: a 20-byte IP header and an 8-byte UDP header.
 const MIN_PACKET: Bytes = 28;
@@ -61,6 +62,8 @@ pub(crate) struct FlowContext<'n> {
     pub(crate) seed: u64,
     /// The scenario duration.
     pub(crate) duration: Duration,
+    /// The applications of the `[[cp]]` sections.
+    pub(crate) cp_apps: &'n [u32],
 }
 
 /// Where a flow's times and settings come from, shared by the flows one section expands to.
@@ -204,6 +207,7 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
     let (start, jitter, stop) = read_times(&table, cx.duration)?;
     let kind = match kind {
         "tcp" => read_tcp_flow(&table, cx.tcp)?,
+        "cudp" => read_cudp_flow(&table, cx.cp_apps)?,
         "tfrc" => FlowKind::Tfrc {
             packet_size: read_packet_size(&table, TFRC_MIN_PACKET)?,
         },
@@ -375,6 +379,23 @@ fn read_udp_flow(table: &Table<'_>, on_off: bool) -> Result<FlowKind, ScenarioEr
         on,
         off,
         exponential,
+    })
+}
+
+/// A C-UDP flow: its application, which a `[[cp]]` section must name, and its packet size.
+fn read_cudp_flow(table: &Table<'_>, apps: &[u32]) -> Result<FlowKind, ScenarioError> {
+    let f = table.require("app", "1")?;
+    let app = u32::try_from(f.integer(0, i64::from(u32::MAX))?).unwrap_or(0);
+    if !apps.contains(&app) {
+        return Err(f.error(
+            ErrorKind::Inconsistent,
+            format!("no [[cp]] section is for application {app}"),
+            "add a [[cp]] section with this `app`, naming its aggregation points",
+        ));
+    }
+    Ok(FlowKind::CUdp {
+        app,
+        packet_size: read_packet_size(table, MIN_PACKET)?,
     })
 }
 

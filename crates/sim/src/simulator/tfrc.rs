@@ -137,6 +137,7 @@ impl Simulator {
             };
             t.sent += 1;
             batch.push(Packet {
+                cp: None,
                 src,
                 dst,
                 flow: f,
@@ -196,6 +197,7 @@ impl Simulator {
             return Ok(());
         };
         let report = t.receiver.poll_feedback(now).map(|fb| Packet {
+            cp: None,
             src: dst,
             dst: src,
             flow: f,

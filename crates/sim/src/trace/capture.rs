@@ -210,7 +210,8 @@ impl Capture {
                 (pkt.size as usize).saturating_sub(28),
                 17,
             ),
-            Transport::Gccp(_) => return Ok(()),
+            // CP control messages are not written (no IP protocol number of their own).
+            Transport::CpControl | Transport::Gccp(_) => return Ok(()),
         };
         let ip = Ipv4Header {
             src: node_address(pkt.src),
