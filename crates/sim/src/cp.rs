@@ -116,6 +116,4 @@ pub struct CpState {
     pub ap_timers: BTreeMap<u32, Instant>,
     /// Applications by id.
     pub apps: BTreeMap<u32, CpApp>,
-    /// Packets with a CP header dropped at an AP because it could not place them.
-    pub unmanaged: u64,
 }

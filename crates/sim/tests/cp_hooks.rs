@@ -182,3 +182,23 @@ fn endpoints_send_at_their_share_of_the_estimate_and_packets_count_the_cp_header
     let header = concord_cc::cp::CpHeader::new(1, 0).encoded_len() as f64;
     assert!((per - (1000.0 + header)).abs() < 1e-9, "{per}");
 }
+
+#[test]
+fn bfld_without_m_takes_one_flowshare_per_flow_and_queue_drops_free_their_headers() {
+    // A 2 Mbps bottleneck with a 20-packet queue: the BFLD aggregate of three flows loses
+    // packets there, and their headers leave the table with them.
+    let text = scenario(3, "flowshares = \"bfld\"", "").replace(
+        "rate = \"10Mbps\", delay = \"48ms\", queue = { kind = \"red\", limit = \"100pkt\" }",
+        "rate = \"2Mbps\", delay = \"48ms\", queue = \"20pkt\"",
+    );
+    let sim = run(&load(&text));
+    let local = sim.cp.apps[&1].local;
+    let st = sim.cp.aps[&local]
+        .status(1)
+        .unwrap_or_else(|| panic!("application 1 at r1"));
+    assert_eq!(st.flowshares, Flowshares::Bfld { m: 3 });
+    let drops: u64 = sim.channels.iter().map(|c| c.stats.drops_full).sum();
+    assert!(drops > 0, "the queue dropped nothing");
+    assert!(st.bfld_offered_kept.0 > 0);
+    assert!(sim.cp.headers.live() < 100, "{}", sim.cp.headers.live());
+}
