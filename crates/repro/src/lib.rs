@@ -4,6 +4,7 @@
 
 pub mod baseline;
 pub mod claim;
+pub mod cp;
 pub mod gcca;
 pub mod mccp;
 pub mod plot;

@@ -76,6 +76,7 @@ pub fn registry() -> Vec<Experiment> {
     all.extend(crate::baseline::experiments());
     all.extend(crate::gcca::experiments());
     all.extend(crate::mccp::experiments());
+    all.extend(crate::cp::experiments());
     all
 }
 

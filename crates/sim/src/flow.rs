@@ -76,6 +76,10 @@ pub enum Agent {
     Tcp(Box<TcpFlow>),
     /// UDP.
     Udp(Box<UdpFlow>),
+    /// TFRC over UDP.
+    Tfrc(Box<crate::tfrc::TfrcFlow>),
+    /// A C-UDP endpoint of a CP application.
+    CUdp(Box<crate::cp::CUdpFlow>),
 }
 
 /// A flow's runtime.
@@ -130,6 +134,8 @@ impl Flow {
             Agent::Tcp(_) => "tcp",
             Agent::Udp(u) if u.on_off.is_some() => "onoff",
             Agent::Udp(_) => "cbr",
+            Agent::Tfrc(_) => "tfrc",
+            Agent::CUdp(_) => "cudp",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! the flows' and channels' measurements, which [`results::RunResults`] turns into tables.
 
 pub mod channel;
+pub mod cp;
 pub mod event;
 pub mod flow;
 pub mod gcca;
@@ -14,6 +15,7 @@ pub mod results;
 pub mod routing;
 pub mod scenario;
 pub mod simulator;
+pub mod tfrc;
 pub mod trace;
 
 pub use simulator::{SetupError, Simulator};

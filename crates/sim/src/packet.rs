@@ -1,7 +1,9 @@
 //! Packets as the simulator moves them: header structs, not bytes.
 
 use concord_cc::gcca::GccpMessage;
-use concord_cc::time::Instant;
+use concord_cc::tfrc::DataHeader;
+use concord_cc::time::{Duration, Instant};
+use concord_cc::units::Rate;
 use concord_cc::wire::Ecn;
 
 /// Index of a node.
@@ -39,6 +41,27 @@ pub enum Transport {
         /// Payload bytes.
         len: u32,
     },
+    /// A TFRC data packet over UDP (RFC 5348 section 3.2.1).
+    TfrcData {
+        /// Sequence number, timestamp and the sender's RTT estimate.
+        header: DataHeader,
+        /// Payload bytes.
+        len: u32,
+    },
+    /// A TFRC feedback packet over UDP (RFC 5348 section 3.2.2), receiver to sender.
+    TfrcFeedback {
+        /// The echoed timestamp of the last data packet received.
+        t_recvdata: Instant,
+        /// Time from that packet's receipt to this report.
+        t_delay: Duration,
+        /// The receive rate since the previous report.
+        x_recv: Rate,
+        /// The loss event rate p, as the bits of an `f64` (so the packet stays `Eq`).
+        p_bits: u64,
+    },
+    /// A CP control message between aggregation points: the CP header alone (flag C), no
+    /// transport payload (slides, Fig. 3).
+    CpControl,
     /// A GCCP message from a router to its upstream neighbour (GCCA section 3.1); control
     /// traffic carried straight in a link-layer frame, not in IP.
     Gccp(GccpMessage),
@@ -61,6 +84,10 @@ pub struct Packet {
     pub created: Instant,
     /// Transport header.
     pub transport: Transport,
+    /// The CP header between IP and the transport, if the packet carries one: a handle into
+    /// the simulator's table of CP headers (which are not `Copy`); its encoded length is part
+    /// of `size`.
+    pub cp: Option<u32>,
 }
 
 impl Packet {
@@ -69,7 +96,10 @@ impl Packet {
     pub fn is_data(&self) -> bool {
         !matches!(
             self.transport,
-            Transport::TcpAck { .. } | Transport::Gccp(_)
+            Transport::TcpAck { .. }
+                | Transport::TfrcFeedback { .. }
+                | Transport::CpControl
+                | Transport::Gccp(_)
         )
     }
 }

@@ -194,6 +194,14 @@ impl RunResults {
                         s.datagrams_sent = u.next_seq;
                         s.datagrams_received = u.received;
                     }
+                    Agent::Tfrc(t) => {
+                        s.datagrams_sent = t.sent;
+                        s.datagrams_received = t.received;
+                    }
+                    Agent::CUdp(c) => {
+                        s.datagrams_sent = c.sent;
+                        s.datagrams_received = c.received;
+                    }
                 }
                 s
             })

@@ -42,6 +42,14 @@ pub enum SetupError {
         /// What is wrong.
         source: concord_cc::tcp::TcpConfigError,
     },
+    /// A TFRC flow's settings cannot run.
+    #[error("flow `{flow}`: {source}")]
+    Tfrc {
+        /// The flow.
+        flow: String,
+        /// What is wrong.
+        source: concord_cc::tfrc::TfrcConfigError,
+    },
 }
 
 /// What happens next.
@@ -67,6 +75,10 @@ enum Event {
     Warmup,
     /// A GCCA leaky bucket may release a packet.
     Gcca(GccaTimer),
+    /// A TFRC sender or receiver timer.
+    Tfrc(tfrc::TfrcTimer),
+    /// A C-UDP endpoint's send or an aggregation point's timer.
+    Cp(cp::CpTimer),
 }
 
 /// A node at run time.
@@ -170,6 +182,8 @@ pub struct Simulator {
     scratch: Vec<Packet>,
     /// GCCA's nodes, host queues and counters (see [`crate::gcca`]).
     pub gcca: GccaState,
+    /// CP's aggregation points, applications and headers (see [`crate::cp`]).
+    pub cp: crate::cp::CpState,
 }
 
 impl Simulator {
@@ -278,6 +292,10 @@ impl Simulator {
                     rng: Rng::stream(seed, streams::FLOW + i as u64),
                     received: 0,
                 })),
+                FlowKind::CUdp { app, packet_size } => cp::cudp_agent(sc, i, *app, *packet_size),
+                FlowKind::Tfrc { packet_size } => {
+                    tfrc::tfrc_agent(&f.name, *packet_size, Instant::ZERO + f.start)?
+                }
             };
             flows.push(Flow {
                 name: f.name.clone(),
@@ -334,8 +352,10 @@ impl Simulator {
             capture,
             scratch: Vec::new(),
             gcca: GccaState::default(),
+            cp: Default::default(),
         };
         sim.setup_gcca(sc);
+        sim.setup_cp(sc);
         for i in 0..sim.flows.len() {
             let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
             sim.events.push(start, Event::FlowStart(i as FlowId));
@@ -448,6 +468,8 @@ impl Simulator {
             Event::Sample => self.on_sample(),
             Event::Warmup => self.on_warmup(),
             Event::Gcca(t) => self.on_gcca_timer(t)?,
+            Event::Tfrc(t) => self.on_tfrc_timer(t)?,
+            Event::Cp(t) => self.on_cp_timer(t)?,
         }
         Ok(())
     }
@@ -481,6 +503,9 @@ impl Simulator {
         pkt: Packet,
         upstream: NodeId,
     ) -> Result<(), CaptureError> {
+        let Some(pkt) = self.cp_through(node, pkt) else {
+            return Ok(());
+        };
         let c = self.nodes[node as usize]
             .routes
             .get(pkt.dst as usize)
@@ -491,11 +516,14 @@ impl Simulator {
             return Ok(());
         }
         let now = self.now;
-        if let Offer::Transmitting(d) = self.channels[c as usize].offer_from(now, pkt, upstream) {
+        let offer = self.channels[c as usize].offer_from(now, pkt, upstream);
+        if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
                 self.capture.packet(c, now, &p)?;
             }
+        } else if matches!(offer, Offer::Dropped) {
+            self.cp_dropped(pkt.cp);
         }
         self.after_gcca_port(c)
     }
@@ -503,6 +531,16 @@ impl Simulator {
     fn deliver(&mut self, pkt: Packet) -> Result<(), CaptureError> {
         let now = self.now;
         let after_warmup = now >= self.warmup;
+        if matches!(
+            pkt.transport,
+            Transport::TfrcData { .. } | Transport::TfrcFeedback { .. }
+        ) {
+            return self.deliver_tfrc(pkt);
+        }
+        if pkt.cp.is_some() {
+            self.deliver_cp(pkt);
+            return Ok(());
+        }
         let f = pkt.flow as usize;
         let Some(flow) = self.flows.get_mut(f) else {
             return Ok(());
@@ -567,6 +605,8 @@ impl Simulator {
         let flow = &mut self.flows[f as usize];
         match &mut flow.agent {
             Agent::Tcp(_) => self.pump_sender(f as usize)?,
+            Agent::Tfrc(_) => self.start_tfrc(f)?,
+            Agent::CUdp(_) => self.start_cudp(f)?,
             Agent::Udp(u) => {
                 if u.on_off.is_none() {
                     u.on = true;
@@ -604,6 +644,7 @@ impl Simulator {
                 }
             }
             batch.push(Packet {
+                cp: None,
                 src,
                 dst,
                 flow: f as FlowId,
@@ -659,6 +700,7 @@ impl Simulator {
             return Ok(());
         };
         let ack = t.receiver.poll_ack().map(|a| Packet {
+            cp: None,
             src: dst,
             dst: src,
             flow: f as FlowId,
@@ -737,6 +779,7 @@ impl Simulator {
             u.next_seq += 1;
             let size = u.packet_size.max(UDP_IP_HEADER);
             let pkt = Packet {
+                cp: None,
                 src,
                 dst,
                 flow: f,
@@ -847,7 +890,9 @@ fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSam
     s
 }
 
+mod cp;
 mod gcca;
+mod tfrc;
 
 /// The slowest channel between two routers (lowest index on ties), else the slowest channel.
 fn default_bottleneck(channels: &[Channel], forwards: &[bool]) -> u32 {

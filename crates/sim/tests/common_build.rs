@@ -91,6 +91,7 @@ fn dumbbell(n: usize, secs: u64) -> Scenario {
             cwnd: vec![0],
             ..RecordSpec::default()
         },
+        cp: Vec::new(),
     }
 }
 

@@ -164,6 +164,7 @@ fn congestion_from_downstream_slows_the_upstream_queue_and_no_router_drops() {
 
 fn data(size: u32) -> Packet {
     Packet {
+        cp: None,
         src: 0,
         dst: 1,
         flow: 0,
@@ -191,6 +192,7 @@ fn the_leaky_bucket_gates_departures_and_control_packets_jump_the_queue() {
     );
     assert_eq!(ch.offer_from(t0, data(1250), 2), Offer::Queued);
     let gccp = Packet {
+        cp: None,
         transport: Transport::Gccp(GccpMessage {
             code: Code::Normal,
             padding: None,
@@ -258,6 +260,7 @@ tcp = { initial_ssthresh = "64KiB" }
     let into_a = channel(&sim, "up->a") as u32;
     let flow = &sim.flows[0];
     let padding = padding_of(&Packet {
+        cp: None,
         src: flow.src,
         dst: flow.dst,
         flow: 0,
@@ -269,7 +272,7 @@ tcp = { initial_ssthresh = "64KiB" }
             t.sender.ssthresh(),
             t.sender.rtt().srtt_or_initial(),
         ),
-        Agent::Udp(_) => panic!("a TCP flow"),
+        _ => panic!("a TCP flow"),
     };
     let msg = |code| GccpMessage {
         code,

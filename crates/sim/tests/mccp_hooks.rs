@@ -192,7 +192,7 @@ fn drop_when_rate_loses_exactly_one_segment_once_cwnd_over_rtt_min_reaches_the_r
     // reached it (RTT_min is a little above 100 ms: serialisation adds to the propagation).
     let rtt_min = match &sim.flows[0].agent {
         concord_sim::flow::Agent::Tcp(t) => t.sender.rtt().min_rtt().as_secs_f64(),
-        concord_sim::flow::Agent::Udp(_) => panic!("not tcp"),
+        _ => panic!("not tcp"),
     };
     let threshold = 2e6 / 8.0 * rtt_min;
     assert!((0.1..0.11).contains(&rtt_min), "{rtt_min}");

@@ -731,13 +731,13 @@ fn unknown_kinds_list_the_valid_ones() {
         "unknown topology kind `star`",
         "dumbbell, line, parking_lot",
     );
-    let e = reject_base("[[flow]]\nkind = \"udp\"\nfrom = \"s1\"\nto = \"d1\"\n");
+    let e = reject_base("[[flow]]\nkind = \"quic\"\nfrom = \"s1\"\nto = \"d1\"\n");
     check(
         &e,
         ErrorKind::BadValue,
         8,
-        "unknown flow kind `udp`",
-        "flow kinds are: tcp, cbr, onoff",
+        "unknown flow kind `quic`",
+        "flow kinds are: tcp, cbr, onoff, tfrc, cudp",
     );
     assert!(!e.fix.contains("did you mean"), "{e}");
     let e = reject_base("[defaults]\nqueue = { kind = \"codel\", limit = \"100pkt\" }\n");

@@ -31,16 +31,20 @@ const COMMON_KEYS: [&str; 8] = [
     "stop",
 ];
 /// The flow kinds and the keys each adds.
-const KINDS: [(&str, &[&str]); 3] = [
+const KINDS: [(&str, &[&str]); 5] = [
     ("tcp", &["bytes", "tcp", "drop_when"]),
     ("cbr", &["rate", "packet_size"]),
     (
         "onoff",
         &["rate", "packet_size", "on", "off", "distribution"],
     ),
+    ("tfrc", &["packet_size"]),
+    ("cudp", &["app", "packet_size"]),
 ];
 /// The smallest UDP packet: a 20-byte IP header and an 8-byte UDP header.
 const MIN_PACKET: Bytes = 28;
+/// The smallest TFRC data packet: IP and UDP headers and the TFRC data header.
+const TFRC_MIN_PACKET: Bytes = MIN_PACKET + crate::tfrc::DATA_HEADER as Bytes;
 /// The largest IP packet.
 const MAX_PACKET: Bytes = 65_535;
 /// The default UDP packet size, in bytes.
@@ -58,6 +62,8 @@ pub(crate) struct FlowContext<'n> {
     pub(crate) seed: u64,
     /// The scenario duration.
     pub(crate) duration: Duration,
+    /// The applications of the `[[cp]]` sections.
+    pub(crate) cp_apps: &'n [u32],
 }
 
 /// Where a flow's times and settings come from, shared by the flows one section expands to.
@@ -201,6 +207,10 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
     let (start, jitter, stop) = read_times(&table, cx.duration)?;
     let kind = match kind {
         "tcp" => read_tcp_flow(&table, cx.tcp)?,
+        "cudp" => read_cudp_flow(&table, cx.cp_apps)?,
+        "tfrc" => FlowKind::Tfrc {
+            packet_size: read_packet_size(&table, TFRC_MIN_PACKET)?,
+        },
         _ => read_udp_flow(&table, kind == "onoff")?,
     };
     let drop_when = match table.get("drop_when") {
@@ -339,23 +349,7 @@ fn read_tcp_flow(table: &Table<'_>, defaults: &TcpConfig) -> Result<FlowKind, Sc
 /// A CBR or on/off flow.
 fn read_udp_flow(table: &Table<'_>, on_off: bool) -> Result<FlowKind, ScenarioError> {
     let rate = table.require("rate", "\"1Mbps\"")?.rate()?;
-    let packet_size = match table.get("packet_size") {
-        Some(f) => {
-            let b = f.size()?;
-            if !(MIN_PACKET..=MAX_PACKET).contains(&b) {
-                return Err(f.error(
-                    ErrorKind::BadValue,
-                    format!("packet_size = {b} bytes is outside {MIN_PACKET} to {MAX_PACKET} bytes"),
-                    format!(
-                        "a UDP packet holds {MIN_PACKET} bytes of IP and UDP headers and fits in an IP packet \
-                         ({MAX_PACKET} bytes); 1000B is usual"
-                    ),
-                ));
-            }
-            b
-        }
-        None => DEFAULT_PACKET,
-    };
+    let packet_size = read_packet_size(table, MIN_PACKET)?;
     if !on_off {
         return Ok(FlowKind::Cbr { rate, packet_size });
     }
@@ -386,6 +380,42 @@ fn read_udp_flow(table: &Table<'_>, on_off: bool) -> Result<FlowKind, ScenarioEr
         off,
         exponential,
     })
+}
+
+/// A C-UDP flow: its application, which a `[[cp]]` section must name, and its packet size.
+fn read_cudp_flow(table: &Table<'_>, apps: &[u32]) -> Result<FlowKind, ScenarioError> {
+    let f = table.require("app", "1")?;
+    let app = u32::try_from(f.integer(0, i64::from(u32::MAX))?).unwrap_or(0);
+    if !apps.contains(&app) {
+        return Err(f.error(
+            ErrorKind::Inconsistent,
+            format!("no [[cp]] section is for application {app}"),
+            "add a [[cp]] section with this `app`, naming its aggregation points",
+        ));
+    }
+    Ok(FlowKind::CUdp {
+        app,
+        packet_size: read_packet_size(table, MIN_PACKET)?,
+    })
+}
+
+/// `packet_size` (default 1000 bytes), at least `min` bytes and at most an IP packet.
+fn read_packet_size(table: &Table<'_>, min: Bytes) -> Result<Bytes, ScenarioError> {
+    let Some(f) = table.get("packet_size") else {
+        return Ok(DEFAULT_PACKET);
+    };
+    let b = f.size()?;
+    if !(min..=MAX_PACKET).contains(&b) {
+        return Err(f.error(
+            ErrorKind::BadValue,
+            format!("packet_size = {b} bytes is outside {min} to {MAX_PACKET} bytes"),
+            format!(
+                "a packet holds {min} bytes of headers and fits in an IP packet \
+                 ({MAX_PACKET} bytes); 1000B is usual"
+            ),
+        ));
+    }
+    Ok(b)
 }
 
 /// Checks that flow `name` runs from a host to another host it can reach.

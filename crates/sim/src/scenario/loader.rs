@@ -21,8 +21,8 @@ use std::path::Path;
 use toml::de::DeTable;
 
 /// The top-level keys.
-pub(crate) const ROOT_KEYS: [&str; 9] = [
-    "name", "duration", "seed", "topology", "node", "link", "defaults", "flow", "record",
+pub(crate) const ROOT_KEYS: [&str; 10] = [
+    "name", "duration", "seed", "topology", "node", "link", "defaults", "flow", "record", "cp",
 ];
 /// The keys of `[defaults]`.
 const DEFAULTS_KEYS: [&str; 2] = ["queue", "tcp"];
@@ -121,8 +121,11 @@ pub fn parse_str_with(
     }
     apply_gcca(&mut net, &gcca_keys, &root)?;
 
+    let cp = super::cp::read_cp(root.get("cp").as_ref(), &net)?;
+    let cp_apps: Vec<u32> = cp.iter().map(|a| a.app).collect();
     let reach = net.reach();
     let cx = FlowContext {
+        cp_apps: &cp_apps,
         net: &net,
         reach: &reach,
         tcp: &default_tcp,
@@ -141,6 +144,7 @@ pub fn parse_str_with(
         links,
         flows,
         record,
+        cp,
     })
 }
 

@@ -33,6 +33,24 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// What to measure and write.
     pub record: RecordSpec,
+    /// CP applications, one per `[[cp]]` section.
+    pub cp: Vec<CpSpec>,
+}
+
+/// A C-to-C application of CP: the aggregation points of its two clusters and how they
+/// control its aggregate. Its flows are the `cudp` flows with its `app` id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpSpec {
+    /// The application id.
+    pub app: u32,
+    /// The aggregation point of the sending cluster (the local AP, which runs the control).
+    pub local: NodeIdx,
+    /// The aggregation point of the receiving cluster (the remote AP, which reports).
+    pub remote: NodeIdx,
+    /// TFRC or RAP on the aggregate.
+    pub control: concord_cc::cp::AggregateControl,
+    /// Single, naive or BFLD flowshares; m = 0 means one per flow of the application.
+    pub flowshares: concord_cc::cp::Flowshares,
 }
 
 /// What a node is.
@@ -158,6 +176,21 @@ pub enum FlowKind {
         off: Duration,
         /// Draw period lengths from exponential distributions (else fixed).
         exponential: bool,
+    },
+    /// A C-UDP endpoint of a CP application: UDP datagrams with a CP header, sent at the
+    /// flow's equal share of the bandwidth its aggregation point makes available.
+    CUdp {
+        /// The application (a `[[cp]]` section's `app`).
+        app: u32,
+        /// Datagram size on the wire before the CP header, in bytes (IP and UDP included).
+        packet_size: Bytes,
+    },
+    /// A TFRC (RFC 5348) bulk source over UDP: data paced at the sender's rate X, feedback from
+    /// the receiver once per RTT.
+    Tfrc {
+        /// Data packet size on the wire, in bytes (IP, UDP and TFRC headers included); TFRC's
+        /// segment size s.
+        packet_size: Bytes,
     },
 }
 

@@ -89,6 +89,7 @@ impl Simulator {
                 let flow = self.flows.get(f);
                 let padding = flow.map(|fl| {
                     padding_of(&Packet {
+                        cp: None,
                         src: fl.src,
                         dst: fl.dst,
                         flow: f as FlowId,
@@ -182,6 +183,7 @@ impl Simulator {
             };
         let now = self.now;
         let pkt = Packet {
+            cp: None,
             src: node,
             dst: to,
             flow: NO_FLOW,

@@ -192,7 +192,26 @@ impl Capture {
                 len as usize,
                 17,
             ),
-            Transport::Gccp(_) => return Ok(()),
+            Transport::TfrcData { len, .. } => (
+                WireTransport::Udp(UdpHeader {
+                    src_port: sport,
+                    dst_port: dport,
+                    len: 0,
+                }),
+                len as usize,
+                17,
+            ),
+            Transport::TfrcFeedback { .. } => (
+                WireTransport::Udp(UdpHeader {
+                    src_port: dport,
+                    dst_port: sport,
+                    len: 0,
+                }),
+                (pkt.size as usize).saturating_sub(28),
+                17,
+            ),
+            // CP control messages are not written (no IP protocol number of their own).
+            Transport::CpControl | Transport::Gccp(_) => return Ok(()),
         };
         let ip = Ipv4Header {
             src: node_address(pkt.src),
