@@ -5,6 +5,7 @@
 //! the flows' and channels' measurements, which [`results::RunResults`] turns into tables.
 
 pub mod channel;
+pub mod eca;
 pub mod event;
 pub mod flow;
 pub mod gcca;

@@ -61,6 +61,8 @@ pub struct Packet {
     pub created: Instant,
     /// Transport header.
     pub transport: Transport,
+    /// ECA's LOAD and RLOAD fields (0: none).
+    pub eca: crate::eca::LoadFields,
 }
 
 impl Packet {

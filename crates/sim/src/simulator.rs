@@ -2,6 +2,7 @@
 //! channels and hands them to the flows' transport agents.
 
 use crate::channel::{Channel, ChannelStats, Offer};
+use crate::eca::{EcaState, EcaTimer};
 use crate::event::EventQueue;
 use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
 use crate::gcca::{GccaState, GccaTimer};
@@ -67,6 +68,8 @@ enum Event {
     Warmup,
     /// A GCCA leaky bucket may release a packet.
     Gcca(GccaTimer),
+    /// An ECA shaper may release a packet, or load reports are due.
+    Eca(EcaTimer),
 }
 
 /// A node at run time.
@@ -170,6 +173,8 @@ pub struct Simulator {
     scratch: Vec<Packet>,
     /// GCCA's nodes, host queues and counters (see [`crate::gcca`]).
     pub gcca: GccaState,
+    /// ECA's estimators, reflector, shapers and counters (see [`crate::eca`]).
+    pub eca: EcaState,
 }
 
 impl Simulator {
@@ -334,8 +339,10 @@ impl Simulator {
             capture,
             scratch: Vec::new(),
             gcca: GccaState::default(),
+            eca: EcaState::default(),
         };
         sim.setup_gcca(sc);
+        sim.setup_eca(sc);
         for i in 0..sim.flows.len() {
             let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
             sim.events.push(start, Event::FlowStart(i as FlowId));
@@ -448,6 +455,7 @@ impl Simulator {
             Event::Sample => self.on_sample(),
             Event::Warmup => self.on_warmup(),
             Event::Gcca(t) => self.on_gcca_timer(t)?,
+            Event::Eca(t) => self.on_eca_timer(t)?,
         }
         Ok(())
     }
@@ -478,7 +486,7 @@ impl Simulator {
     fn forward_from(
         &mut self,
         node: NodeId,
-        pkt: Packet,
+        mut pkt: Packet,
         upstream: NodeId,
     ) -> Result<(), CaptureError> {
         let c = self.nodes[node as usize]
@@ -491,6 +499,7 @@ impl Simulator {
             return Ok(());
         }
         let now = self.now;
+        self.eca_stamp(c, &mut pkt);
         if let Offer::Transmitting(d) = self.channels[c as usize].offer_from(now, pkt, upstream) {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
@@ -501,6 +510,9 @@ impl Simulator {
     }
 
     fn deliver(&mut self, pkt: Packet) -> Result<(), CaptureError> {
+        if self.eca_on_arrival_at_host(&pkt)? {
+            return Ok(());
+        }
         let now = self.now;
         let after_warmup = now >= self.warmup;
         let f = pkt.flow as usize;
@@ -616,6 +628,7 @@ impl Simulator {
                     cwr: seg.cwr,
                     ts_val: (now.as_nanos() / 1_000_000) as u32,
                 },
+                eca: Default::default(),
             });
         }
         if flow.trace_cwnd {
@@ -643,7 +656,7 @@ impl Simulator {
         let mut result = Ok(());
         for p in batch.drain(..) {
             if result.is_ok() {
-                result = self.forward(src, p);
+                result = self.eca_send(f as FlowId, src, p);
             }
         }
         self.scratch = batch;
@@ -670,6 +683,7 @@ impl Simulator {
                 ece: a.ece,
                 ts_ecr: t.ts_recent,
             },
+            eca: Default::default(),
         });
         if let Some(at) = t.receiver.poll_timeout() {
             if t.receiver_timer.is_none_or(|armed| at < armed) {
@@ -677,7 +691,8 @@ impl Simulator {
                 self.events.push(at, Event::ReceiverTimer(f as FlowId));
             }
         }
-        if let Some(p) = ack {
+        if let Some(mut p) = ack {
+            self.eca_reflect(f as FlowId, &mut p);
             self.forward(dst, p)?;
         }
         Ok(())
@@ -747,10 +762,11 @@ impl Simulator {
                     seq,
                     len: size - UDP_IP_HEADER,
                 },
+                eca: Default::default(),
             };
             let gap = u.rate.transmit_time(size as u64);
             let next = (now + gap).min(u.phase_end);
-            self.send_datagram(f, src, pkt)?;
+            self.eca_send(f, src, pkt)?;
             next
         } else {
             u.phase_end
@@ -847,6 +863,7 @@ fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSam
     s
 }
 
+mod eca;
 mod gcca;
 
 /// The slowest channel between two routers (lowest index on ties), else the slowest channel.

@@ -6,6 +6,7 @@
 //! described key by key in `docs/scenarios.md`.
 
 mod channel;
+mod eca;
 mod error;
 mod flows;
 mod gcca;

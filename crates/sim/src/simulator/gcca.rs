@@ -96,6 +96,7 @@ impl Simulator {
                         ecn: Ecn::NotEct,
                         created: Instant::ZERO,
                         transport: Transport::Udp { seq: 0, len: 0 },
+                        eca: Default::default(),
                     })
                 });
                 match (&spec.kind, padding) {
@@ -189,6 +190,7 @@ impl Simulator {
             ecn: Ecn::NotEct,
             created: now,
             transport: Transport::Gccp(msg),
+            eca: Default::default(),
         };
         if let Offer::Transmitting(d) = self.channels[c as usize].offer_control(now, pkt) {
             self.events.push(now + d, Event::TxDone(c));
