@@ -4,6 +4,7 @@
 
 pub mod baseline;
 pub mod claim;
+pub mod eca;
 pub mod gcca;
 pub mod mccp;
 pub mod plot;
