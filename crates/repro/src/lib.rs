@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod claim;
 pub mod cp;
+pub mod eca;
 pub mod gcca;
 pub mod mccp;
 pub mod plot;

@@ -75,6 +75,7 @@ pub fn registry() -> Vec<Experiment> {
     let mut all = Vec::new();
     all.extend(crate::baseline::experiments());
     all.extend(crate::gcca::experiments());
+    all.extend(crate::eca::experiments());
     all.extend(crate::mccp::experiments());
     all.extend(crate::cp::experiments());
     all

@@ -6,6 +6,7 @@
 
 pub mod channel;
 pub mod cp;
+pub mod eca;
 pub mod event;
 pub mod flow;
 pub mod gcca;

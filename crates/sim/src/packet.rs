@@ -88,6 +88,8 @@ pub struct Packet {
     /// the simulator's table of CP headers (which are not `Copy`); its encoded length is part
     /// of `size`.
     pub cp: Option<u32>,
+    /// ECA's LOAD and RLOAD fields (0: none).
+    pub eca: crate::eca::LoadFields,
 }
 
 impl Packet {

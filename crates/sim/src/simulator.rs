@@ -2,6 +2,7 @@
 //! channels and hands them to the flows' transport agents.
 
 use crate::channel::{Channel, ChannelStats, Offer};
+use crate::eca::{EcaState, EcaTimer};
 use crate::event::EventQueue;
 use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
 use crate::gcca::{GccaState, GccaTimer};
@@ -79,6 +80,8 @@ enum Event {
     Tfrc(tfrc::TfrcTimer),
     /// A C-UDP endpoint's send or an aggregation point's timer.
     Cp(cp::CpTimer),
+    /// An ECA shaper may release a packet, or load reports are due.
+    Eca(EcaTimer),
 }
 
 /// A node at run time.
@@ -184,6 +187,8 @@ pub struct Simulator {
     pub gcca: GccaState,
     /// CP's aggregation points, applications and headers (see [`crate::cp`]).
     pub cp: crate::cp::CpState,
+    /// ECA's estimators, reflector, shapers and counters (see [`crate::eca`]).
+    pub eca: EcaState,
 }
 
 impl Simulator {
@@ -353,9 +358,11 @@ impl Simulator {
             scratch: Vec::new(),
             gcca: GccaState::default(),
             cp: Default::default(),
+            eca: EcaState::default(),
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);
+        sim.setup_eca(sc);
         for i in 0..sim.flows.len() {
             let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
             sim.events.push(start, Event::FlowStart(i as FlowId));
@@ -470,6 +477,7 @@ impl Simulator {
             Event::Gcca(t) => self.on_gcca_timer(t)?,
             Event::Tfrc(t) => self.on_tfrc_timer(t)?,
             Event::Cp(t) => self.on_cp_timer(t)?,
+            Event::Eca(t) => self.on_eca_timer(t)?,
         }
         Ok(())
     }
@@ -503,7 +511,7 @@ impl Simulator {
         pkt: Packet,
         upstream: NodeId,
     ) -> Result<(), CaptureError> {
-        let Some(pkt) = self.cp_through(node, pkt) else {
+        let Some(mut pkt) = self.cp_through(node, pkt) else {
             return Ok(());
         };
         let c = self.nodes[node as usize]
@@ -516,6 +524,7 @@ impl Simulator {
             return Ok(());
         }
         let now = self.now;
+        self.eca_stamp(c, &mut pkt);
         let offer = self.channels[c as usize].offer_from(now, pkt, upstream);
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
@@ -529,6 +538,9 @@ impl Simulator {
     }
 
     fn deliver(&mut self, pkt: Packet) -> Result<(), CaptureError> {
+        if self.eca_on_arrival_at_host(&pkt)? {
+            return Ok(());
+        }
         let now = self.now;
         let after_warmup = now >= self.warmup;
         if matches!(
@@ -657,6 +669,7 @@ impl Simulator {
                     cwr: seg.cwr,
                     ts_val: (now.as_nanos() / 1_000_000) as u32,
                 },
+                eca: Default::default(),
             });
         }
         if flow.trace_cwnd {
@@ -684,7 +697,7 @@ impl Simulator {
         let mut result = Ok(());
         for p in batch.drain(..) {
             if result.is_ok() {
-                result = self.forward(src, p);
+                result = self.eca_send(f as FlowId, src, p);
             }
         }
         self.scratch = batch;
@@ -712,6 +725,7 @@ impl Simulator {
                 ece: a.ece,
                 ts_ecr: t.ts_recent,
             },
+            eca: Default::default(),
         });
         if let Some(at) = t.receiver.poll_timeout() {
             if t.receiver_timer.is_none_or(|armed| at < armed) {
@@ -719,7 +733,8 @@ impl Simulator {
                 self.events.push(at, Event::ReceiverTimer(f as FlowId));
             }
         }
-        if let Some(p) = ack {
+        if let Some(mut p) = ack {
+            self.eca_reflect(f as FlowId, &mut p);
             self.forward(dst, p)?;
         }
         Ok(())
@@ -790,10 +805,11 @@ impl Simulator {
                     seq,
                     len: size - UDP_IP_HEADER,
                 },
+                eca: Default::default(),
             };
             let gap = u.rate.transmit_time(size as u64);
             let next = (now + gap).min(u.phase_end);
-            self.send_datagram(f, src, pkt)?;
+            self.eca_send(f, src, pkt)?;
             next
         } else {
             u.phase_end
@@ -891,6 +907,7 @@ fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSam
 }
 
 mod cp;
+mod eca;
 mod gcca;
 mod tfrc;
 

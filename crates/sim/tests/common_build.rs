@@ -18,6 +18,7 @@ fn chan(rate: Rate, delay_ms: u64, limit: u32) -> ChannelSpec {
         loss: 0.0,
         loss_applies_to: LossFilter::All,
         gcca: None,
+        eca: None,
     }
 }
 
@@ -76,6 +77,7 @@ fn dumbbell(n: usize, secs: u64) -> Scenario {
                 bytes: None,
             },
             drop_when: None,
+            eca: None,
         });
     }
     Scenario {

@@ -172,6 +172,7 @@ fn data(size: u32) -> Packet {
         ecn: Ecn::NotEct,
         created: Instant::ZERO,
         transport: Transport::Udp { seq: 0, len: size },
+        eca: Default::default(),
     }
 }
 

@@ -6,8 +6,9 @@
 //! (`[defaults].queue`, no loss, loss applied to all packets). `rate` and `delay` have no
 //! default.
 
+use super::eca::read_eca_queue;
 use super::error::{ErrorKind, ScenarioError};
-use super::model::{ChannelSpec, GccaQueueSpec, LossFilter};
+use super::model::{ChannelSpec, EcaQueueSpec, GccaQueueSpec, LossFilter};
 use super::queue::read_channel_queue;
 use super::suggest;
 use super::table::Table;
@@ -17,14 +18,16 @@ use concord_cc::time::Duration;
 use concord_cc::units::Rate;
 
 /// The settings of one direction.
-pub(crate) const CHANNEL_KEYS: [&str; 5] = ["rate", "delay", "queue", "loss", "loss_applies_to"];
+pub(crate) const CHANNEL_KEYS: [&str; 6] =
+    ["rate", "delay", "queue", "loss", "loss_applies_to", "eca"];
 /// The settings of a link: those of a direction, plus the `reverse` overrides.
-pub(crate) const LINK_KEYS: [&str; 6] = [
+pub(crate) const LINK_KEYS: [&str; 7] = [
     "rate",
     "delay",
     "queue",
     "loss",
     "loss_applies_to",
+    "eca",
     "reverse",
 ];
 
@@ -39,6 +42,7 @@ pub(crate) struct ChannelKeys {
     queue: Option<(AqmConfig, Option<GccaQueueSpec>)>,
     loss: Option<f64>,
     loss_applies_to: Option<LossFilter>,
+    eca: Option<EcaQueueSpec>,
 }
 
 /// Settings written for a link: for both directions, and overrides for b -> a.
@@ -140,6 +144,10 @@ fn resolve_one(
         .find_map(|l| l.loss_applies_to)
         .or(inherited.map(|c| c.loss_applies_to))
         .unwrap_or_default();
+    let eca = layers
+        .iter()
+        .find_map(|l| l.eca)
+        .or(inherited.and_then(|c| c.eca));
     Ok(ChannelSpec {
         rate,
         delay,
@@ -147,6 +155,7 @@ fn resolve_one(
         loss,
         loss_applies_to,
         gcca,
+        eca,
     })
 }
 
@@ -179,6 +188,9 @@ fn read_channel(
     }
     if let Some(f) = table.get("loss_applies_to") {
         keys.loss_applies_to = Some(loss_filter(&f)?);
+    }
+    if let Some(f) = table.get("eca") {
+        keys.eca = Some(read_eca_queue(&f)?);
     }
     Ok(keys)
 }

@@ -2,7 +2,7 @@
 //! start jitter, and checking that every flow can run.
 
 use super::error::{ErrorKind, ScenarioError};
-use super::model::{DropWhen, FlowKind, FlowSpec, NodeKind};
+use super::model::{DropWhen, EcaFlowSpec, FlowKind, FlowSpec, NodeKind};
 use super::network::{Network, Reach};
 use super::suggest;
 use super::table::Table;
@@ -20,7 +20,8 @@ pub const JITTER_STREAM: u64 = 0xF10;
 pub(crate) const MAX_COUNT: usize = 100_000;
 
 /// Keys every flow takes.
-const COMMON_KEYS: [&str; 8] = [
+const COMMON_KEYS: [&str; 9] = [
+    "eca",
     "name",
     "kind",
     "from",
@@ -78,6 +79,7 @@ struct Section<'a> {
     stop: Option<Duration>,
     kind: FlowKind,
     drop_when: Option<DropWhen>,
+    eca: Option<EcaFlowSpec>,
 }
 
 /// The flows of the `flow` array in `field` (none if absent).
@@ -126,6 +128,7 @@ pub(crate) fn read_flows(
                 stop: s.stop,
                 kind: s.kind.clone(),
                 drop_when: s.drop_when,
+                eca: s.eca,
             });
         }
     }
@@ -217,6 +220,10 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
         Some(f) => Some(read_drop_when(&f, cx.duration)?),
         None => None,
     };
+    let eca = match table.get("eca") {
+        Some(f) => Some(super::eca::read_eca_flow(&f)?),
+        None => None,
+    };
     Ok(Section {
         table,
         count,
@@ -228,6 +235,7 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
         stop,
         kind,
         drop_when,
+        eca,
     })
 }
 

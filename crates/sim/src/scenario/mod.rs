@@ -7,6 +7,7 @@
 
 mod channel;
 mod cp;
+mod eca;
 mod error;
 mod flows;
 mod gcca;

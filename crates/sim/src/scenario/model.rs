@@ -89,6 +89,8 @@ pub struct ChannelSpec {
     /// GCCA's router part on this output queue (`queue = { kind = "gcca", ... }`); `queue` then
     /// holds the RED parameters of its detector.
     pub gcca: Option<GccaQueueSpec>,
+    /// ECA's load estimator on this output queue (`eca = { ... }`), if any.
+    pub eca: Option<EcaQueueSpec>,
 }
 
 /// Which packets a channel's random loss may hit.
@@ -131,6 +133,8 @@ pub struct FlowSpec {
     pub kind: FlowKind,
     /// A one-shot loss injected into a TCP flow's data (`None`: no injection).
     pub drop_when: Option<DropWhen>,
+    /// The flow's part in ECA (`eca = { ... }`); `None`: not managed.
+    pub eca: Option<EcaFlowSpec>,
 }
 
 /// When a TCP flow's one injected loss happens: the first data segment the sender transmits
@@ -360,4 +364,59 @@ impl Default for GccaNodeSpec {
             udp_queue: 64,
         }
     }
+}
+
+/// ECA's router part on one output queue (Barham, section IV.A.2): the load estimator run on
+/// the arrivals into the queue, stamping LOAD into every packet it forwards.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EcaQueueSpec {
+    /// The target utilisation, in (0, 1] (section IV.A.2: 0.9).
+    pub target: f64,
+    /// The measurement interval (section IV.A.2: 100 ms).
+    pub interval: Duration,
+    /// L's factor after an interval above the target (1.05).
+    pub up: f64,
+    /// L's factor after an interval at or below the target (0.99).
+    pub down: f64,
+    /// How the stamp combines a packet's LOAD with L (section III.A.2; default max).
+    pub combine: concord_cc::eca::LoadCombine,
+    /// How LOAD is carried (section IV.A.1: a float; section V.A.1: the 8-bit TOS code).
+    pub encoding: concord_cc::eca::LoadEncoding,
+}
+
+impl Default for EcaQueueSpec {
+    /// The paper's estimator: 90 %, 100 ms, x1.05 / x0.99, max, float.
+    fn default() -> Self {
+        EcaQueueSpec {
+            target: 0.9,
+            interval: Duration::from_millis(100),
+            up: 1.05,
+            down: 0.99,
+            combine: concord_cc::eca::LoadCombine::Max,
+            encoding: concord_cc::eca::LoadEncoding::Float,
+        }
+    }
+}
+
+/// How a flow takes part in ECA at its source host (Barham, sections III.A.3 and III.B.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EcaFlowSpec {
+    /// Shaped by a WTP token bucket at rate `weight * unit / RLOAD`, its packets waiting in the
+    /// host.
+    Managed {
+        /// w_i, dimensionless.
+        weight: f64,
+        /// The rate a weight of 1 gets at a load of 1 (default 1 Mbit/s).
+        unit: Rate,
+        /// The token bucket depth (section III.B.2: 16 KB).
+        bucket: Bytes,
+        /// Packets the host queue holds before it drops.
+        queue: u32,
+    },
+    /// Unmanaged high priority: bypasses WTP, admitted by its peak rate against a share of the
+    /// host's link (section III.B.1).
+    Priority {
+        /// The declared peak rate.
+        peak: Rate,
+    },
 }

@@ -202,6 +202,7 @@ impl Simulator {
                         created: now,
                         transport: Transport::CpControl,
                         cp: Some(handle),
+                        eca: Default::default(),
                     };
                     self.forward(n, pkt)?;
                 }
@@ -250,6 +251,7 @@ impl Simulator {
             created: now,
             transport: Transport::Udp { seq, len },
             cp: Some(handle),
+            eca: Default::default(),
         };
         self.forward(src, pkt)
     }

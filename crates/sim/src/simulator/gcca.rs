@@ -97,6 +97,7 @@ impl Simulator {
                         ecn: Ecn::NotEct,
                         created: Instant::ZERO,
                         transport: Transport::Udp { seq: 0, len: 0 },
+                        eca: Default::default(),
                     })
                 });
                 match (&spec.kind, padding) {
@@ -191,6 +192,7 @@ impl Simulator {
             ecn: Ecn::NotEct,
             created: now,
             transport: Transport::Gccp(msg),
+            eca: Default::default(),
         };
         if let Offer::Transmitting(d) = self.channels[c as usize].offer_control(now, pkt) {
             self.events.push(now + d, Event::TxDone(c));

@@ -138,6 +138,7 @@ impl Simulator {
             t.sent += 1;
             batch.push(Packet {
                 cp: None,
+                eca: Default::default(),
                 src,
                 dst,
                 flow: f,
@@ -198,6 +199,7 @@ impl Simulator {
         };
         let report = t.receiver.poll_feedback(now).map(|fb| Packet {
             cp: None,
+            eca: Default::default(),
             src: dst,
             dst: src,
             flow: f,

@@ -1,0 +1,728 @@
+//! ECA (Barham, "Explicit Congestion Avoidance", MSR-TR-2001-100): the simulation results of
+//! section IV.B on the parking lot of Figs. 3 and 4.
+//!
+//! - Fig. 5 (steady-state fairness and utilisation): 7 bandwidths x 7 end-to-end delays, 100 s
+//!   each, for TCP over drop-tail, TCP with ECN over RED, and ECA with flow weights 1..5.
+//! - Fig. 6 (coefficient of variation of 100 ms flow rates) at {1, 10, 100} Mbit/s x
+//!   {1, 10, 100} ms, from the same runs.
+//! - Fig. 7 (per-packet delay distributions) at 10 Mbit/s, 10 ms, 500-packet queues.
+//! - Fig. 8 (HTTP response times): the 10 Mbit/s, 10 ms parking lot with a web workload at 30%
+//!   of capacity (`concord_cc::eca::WebGenerator`, Mah/WebTraf-like) on the horizontal path
+//!   beside the long-lived flows, each object a finite TCP transfer (under ECA a managed flow of
+//!   weight 1). The simulator's TCP has no handshake, so a response time runs from the request
+//!   to the last byte's ACK, without the SYN exchange or SYN losses of section IV.B.4.
+//!
+//! The scenarios are `scenarios/eca/parking-lot-{tcp,ecn,eca}.toml` (the 10 Mbit/s, 10 ms
+//! point); each grid point rewrites the rate, the link delays (1/9 horizontal, 4/9 vertical),
+//! the buffer (20 packets per Mbit/s), RED's thresholds (25% / 75%), TCP's receive window and
+//! the WTP host queue. Shares are of the traffic measured at each router hop: the horizontal
+//! flows, and per weight the mean of the seven vertical flows of that weight, each hop carrying
+//! one of them.
+//!
+//! What "flow rate" means for Fig. 6: the goodput each receiver saw in each 100 ms bin of the
+//! measurement window; flows that delivered nothing in the window (TCP's starved horizontal
+//! flows) have no defined variation and are left out of the mean. Queueing delay for Fig. 7: a packet's one-way delay minus the smallest
+//! one-way delay of its set (propagation plus store-and-forward), the network part only (under
+//! ECA a packet's clock starts when it leaves the host's shaper).
+
+use crate::claim::{Check, Claim, Paper};
+use crate::plot::{Plot, Style};
+use crate::runner::ReproError;
+use crate::runner::{scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome};
+use concord_cc::eca::{WebConfig, WebGenerator};
+use concord_cc::rng::Rng;
+use concord_cc::time::{Duration, Instant};
+use concord_cc::units::Rate;
+use concord_sim::flow::Agent;
+use concord_sim::metrics::series::coefficient_of_variation;
+use concord_sim::metrics::Histogram;
+use concord_sim::scenario::{FlowKind, NodeKind};
+use concord_sim::Simulator;
+
+const TCP: (&str, &str) = (
+    "scenarios/eca/parking-lot-tcp.toml",
+    include_str!("../../../scenarios/eca/parking-lot-tcp.toml"),
+);
+const ECN: (&str, &str) = (
+    "scenarios/eca/parking-lot-ecn.toml",
+    include_str!("../../../scenarios/eca/parking-lot-ecn.toml"),
+);
+const ECA: (&str, &str) = (
+    "scenarios/eca/parking-lot-eca.toml",
+    include_str!("../../../scenarios/eca/parking-lot-eca.toml"),
+);
+
+/// The bandwidths of Fig. 5, in Mbit/s.
+const BANDWIDTHS: [u64; 7] = [1, 2, 5, 10, 20, 50, 100];
+/// The end-to-end delays of Fig. 5, in ms.
+const DELAYS: [u64; 7] = [1, 2, 5, 10, 20, 50, 100];
+/// The subset of Figs. 6 and of quick mode.
+const CORNERS: [u64; 3] = [1, 10, 100];
+/// Flow weights 1..5 in each set.
+const WEIGHTS: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 5.0];
+/// Router hops carrying cross traffic (8 routers).
+const HOPS: usize = 7;
+/// The estimator's target utilisation in the ECA scenario (section IV.A.2).
+const TARGET: f64 = 0.9;
+
+/// The ECA experiments.
+pub fn experiments() -> Vec<Experiment> {
+    vec![
+        Experiment {
+            id: "eca/parking-lot",
+            paper: Paper::Eca,
+            title: "Figs. 5 and 6: shares, utilisation and rate variation on the parking lot, TCP vs ECN/RED vs ECA",
+            run: parking_lot,
+        },
+        Experiment {
+            id: "eca/web",
+            paper: Paper::Eca,
+            title: "Fig. 8: response times of web requests at 30% of capacity beside the long-lived flows",
+            run: web,
+        },
+        Experiment {
+            id: "eca/delay",
+            paper: Paper::Eca,
+            title: "Fig. 7: per-packet delay distributions at 10 Mbit/s, 10 ms, 500-packet queues",
+            run: delay,
+        },
+    ]
+}
+
+/// The three schemes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scheme {
+    Tcp,
+    Ecn,
+    Eca,
+}
+
+impl Scheme {
+    const ALL: [Scheme; 3] = [Scheme::Tcp, Scheme::Ecn, Scheme::Eca];
+
+    fn name(self) -> &'static str {
+        match self {
+            Scheme::Tcp => "TCP",
+            Scheme::Ecn => "ECN/RED",
+            Scheme::Eca => "ECA",
+        }
+    }
+
+    fn scenario(self) -> (&'static str, &'static str) {
+        match self {
+            Scheme::Tcp => TCP,
+            Scheme::Ecn => ECN,
+            Scheme::Eca => ECA,
+        }
+    }
+}
+
+/// One point of a sweep.
+#[derive(Clone, Copy, Debug)]
+struct Point {
+    scheme: Scheme,
+    mbps: u64,
+    delay_ms: u64,
+    /// Buffer per router output, in packets.
+    buffer: u64,
+    /// RED's thresholds, in packets.
+    thresholds: (u64, u64),
+    duration_s: u64,
+    warmup_s: u64,
+}
+
+/// What one run measured.
+#[derive(Clone, Debug)]
+struct Measured {
+    point: Point,
+    /// Goodput of h1..h5, in bit/s.
+    horizontal: [f64; 5],
+    /// Mean goodput of the vertical flows of weight 1..5, in bit/s.
+    vertical: [f64; 5],
+    /// Mean utilisation of the router-to-router hops (0..1).
+    utilisation: f64,
+    /// Mean coefficient of variation of the flows' 100 ms rates.
+    cov: f64,
+    /// One-way delays of the horizontal and the vertical flows.
+    delays: (Histogram, Histogram),
+}
+
+impl Measured {
+    /// Every flow's share of its hop's measured traffic: horizontal then vertical.
+    fn shares(&self) -> Vec<f64> {
+        let total: f64 = self.horizontal.iter().chain(&self.vertical).sum();
+        self.horizontal
+            .iter()
+            .chain(&self.vertical)
+            .map(|x| if total > 0.0 { x / total } else { 0.0 })
+            .collect()
+    }
+
+    /// The horizontal set's total over the vertical set's.
+    fn h_over_v(&self) -> f64 {
+        let v: f64 = self.vertical.iter().sum();
+        let h: f64 = self.horizontal.iter().sum();
+        if v > 0.0 {
+            h / v
+        } else {
+            f64::NAN
+        }
+    }
+
+    /// The largest relative deviation of a flow's share from w_i / sum(w).
+    fn worst_share_error(&self) -> f64 {
+        let sum: f64 = 2.0 * WEIGHTS.iter().sum::<f64>();
+        self.shares()
+            .iter()
+            .zip(WEIGHTS.iter().chain(&WEIGHTS))
+            .map(|(s, w)| (s - w / sum).abs() / (w / sum))
+            .fold(0.0, f64::max)
+    }
+}
+
+/// The scenario text of `p`.
+fn scenario_text(p: &Point) -> Result<String, ReproError> {
+    let (name, text) = p.scheme.scenario();
+    let horizontal_us = p.delay_ms * 1000 / 9;
+    let vertical_us = p.delay_ms * 4000 / 9;
+    // A window that fills a link and its buffer: rate x (2 x delay + the buffer's drain time).
+    let drain_s = p.buffer as f64 * 1500.0 * 8.0 / (p.mbps as f64 * 1e6);
+    let rwnd = (p.mbps as f64 * 1e6 * (2.0 * p.delay_ms as f64 / 1e3 + drain_s) / 8.0).ceil();
+    let host_queue = (2.0 * rwnd / 1500.0).ceil() as u64 + 10;
+    let mut t = substitute(name, text, "\"10Mbps\"", &format!("\"{}Mbps\"", p.mbps))?;
+    t = substitute(name, &t, "\"1111us\"", &format!("\"{horizontal_us}us\""))?;
+    t = substitute(name, &t, "\"4444us\"", &format!("\"{vertical_us}us\""))?;
+    t = substitute(name, &t, "\"200pkt\"", &format!("\"{}pkt\"", p.buffer))?;
+    t = substitute(
+        name,
+        &t,
+        "rwnd = \"325000B\"",
+        &format!("rwnd = \"{rwnd}B\""),
+    )?;
+    t = substitute(
+        name,
+        &t,
+        "duration = \"100s\"",
+        &format!("duration = \"{}s\"", p.duration_s),
+    )?;
+    t = substitute(
+        name,
+        &t,
+        "warmup = \"20s\"",
+        &format!("warmup = \"{}s\"", p.warmup_s),
+    )?;
+    match p.scheme {
+        Scheme::Ecn => {
+            t = substitute(
+                name,
+                &t,
+                "min_th = 50, max_th = 150",
+                &format!("min_th = {}, max_th = {}", p.thresholds.0, p.thresholds.1),
+            )?;
+        }
+        Scheme::Eca => {
+            t = substitute(
+                name,
+                &t,
+                "queue = 434 }",
+                &format!("queue = {host_queue} }}"),
+            )?;
+        }
+        Scheme::Tcp => {}
+    }
+    Ok(t)
+}
+
+/// Runs `p` and measures it.
+fn measure(p: Point, seed: Option<u64>) -> Result<Measured, ReproError> {
+    let (name, _) = p.scheme.scenario();
+    let sc = scenario_from(name, &scenario_text(&p)?, seed)?;
+    let (_, sim) = simulate(&sc)?;
+    Ok(measured(p, &sim))
+}
+
+fn measured(point: Point, sim: &Simulator) -> Measured {
+    let window = (sim.end() - sim.warmup()).as_secs_f64().max(1e-9);
+    let goodput =
+        |f: &concord_sim::flow::Flow| (f.delivered - f.delivered_at_warmup) as f64 * 8.0 / window;
+    let mut horizontal = [0.0; 5];
+    let mut vertical = [0.0; 5];
+    let mut h_delay = Histogram::new();
+    let mut v_delay = Histogram::new();
+    let mut covs = Vec::new();
+    let first_bin = (sim.warmup().as_nanos() / 100_000_000) as usize;
+    for f in &sim.flows {
+        let weight = f
+            .name
+            .rsplit('w')
+            .next()
+            .and_then(|w| w.parse::<usize>().ok());
+        if let Some(n) = f
+            .name
+            .strip_prefix('h')
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            if let Some(slot) = horizontal.get_mut(n.wrapping_sub(1)) {
+                *slot = goodput(f);
+            }
+            h_delay.merge(&f.delay);
+        } else if let Some(n) = weight {
+            if let Some(slot) = vertical.get_mut(n.wrapping_sub(1)) {
+                *slot += goodput(f) / HOPS as f64;
+            }
+            v_delay.merge(&f.delay);
+        }
+        // A flow that delivered nothing in the window has no rate to vary: it is left out
+        // rather than counted as perfectly smooth.
+        let rates = f.goodput.rates_bps(sim.end());
+        let window_rates = rates.get(first_bin..).unwrap_or(&[]);
+        if window_rates.iter().any(|&r| r > 0.0) {
+            covs.push(coefficient_of_variation(window_rates));
+        }
+    }
+    let hops: Vec<f64> = sim
+        .channels
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            sim.nodes[c.from as usize].kind == NodeKind::Router
+                && sim.nodes[c.to as usize].kind == NodeKind::Router
+                && c.to > c.from
+        })
+        .map(|(i, c)| {
+            let tx = c.stats.since(&sim.channel_stats_at_warmup(i)).tx_bytes;
+            tx as f64 * 8.0 / (c.rate.bps_f64() * window)
+        })
+        .collect();
+    Measured {
+        point,
+        horizontal,
+        vertical,
+        utilisation: hops.iter().sum::<f64>() / hops.len().max(1) as f64,
+        cov: covs.iter().sum::<f64>() / covs.len().max(1) as f64,
+        delays: (h_delay, v_delay),
+    }
+}
+
+/// Runs every point on all cores; results in the order of `points`.
+fn run_all(points: &[Point]) -> Result<Vec<Measured>, ReproError> {
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<Measured, ReproError>>>> =
+        points.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, points.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(p) = points.get(i) else { break };
+                let r = measure(*p, None);
+                if let Ok(mut slot) = slots[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|m| {
+            m.into_inner().ok().flatten().unwrap_or_else(|| {
+                Err(ReproError::Simulation {
+                    name: "eca/parking-lot".into(),
+                    message: "a run's thread panicked".into(),
+                })
+            })
+        })
+        .collect()
+}
+
+fn grid(ctx: &Ctx) -> Vec<Point> {
+    let (bws, delays, duration_s, warmup_s): (&[u64], &[u64], u64, u64) = if ctx.quick {
+        (&CORNERS, &CORNERS, 40, 15)
+    } else {
+        (&BANDWIDTHS, &DELAYS, 100, 20)
+    };
+    let mut points = Vec::new();
+    for scheme in Scheme::ALL {
+        for &mbps in bws {
+            for &delay_ms in delays {
+                let buffer = 20 * mbps;
+                points.push(Point {
+                    scheme,
+                    mbps,
+                    delay_ms,
+                    buffer,
+                    thresholds: (buffer / 4, buffer * 3 / 4),
+                    duration_s,
+                    warmup_s,
+                });
+            }
+        }
+    }
+    points
+}
+
+/// The number of `xs` for which `ok` holds.
+fn count(xs: &[&Measured], ok: impl Fn(&Measured) -> bool) -> f64 {
+    xs.iter().filter(|m| ok(m)).count() as f64
+}
+
+fn parking_lot(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let points = grid(ctx);
+    let all = run_all(&points)?;
+    let of = |s: Scheme| -> Vec<&Measured> { all.iter().filter(|m| m.point.scheme == s).collect() };
+    let (tcp, ecn, eca) = (of(Scheme::Tcp), of(Scheme::Ecn), of(Scheme::Eca));
+    let n = eca.len() as f64;
+    // The paper's 45-of-49 reading of "each flow does indeed obtain a share proportional to its
+    // weight" (Fig. 5c), scaled to the points run.
+    let need = (n * 45.0 / 49.0).floor();
+    let quick = ctx.quick;
+    let files = "scenarios/eca/parking-lot-{tcp,ecn,eca}.toml";
+    let grid_name = if quick {
+        "{1,10,100} Mbit/s x {1,10,100} ms, 40 s"
+    } else {
+        "7 x 7 grid, 100 s"
+    };
+    let mut out = Outcome::default();
+    let claim = |figure: &str, metric: &str, paper: &str, ours: f64, check: Check| {
+        Claim::new(
+            Paper::Eca,
+            figure,
+            metric,
+            paper,
+            ours,
+            check,
+            1,
+            files,
+            quick,
+        )
+    };
+    out.claims.push(claim(
+        &format!("Fig. 5c ({grid_name})"),
+        "points where every flow's share is within 20% (relative) of w_i / sum(w)",
+        "shares proportional to the weights across the grid",
+        count(&eca, |m| m.worst_share_error() <= 0.2),
+        Check::AtLeast { min: need },
+    ));
+    out.claims.push(claim(
+        &format!("Fig. 5c ({grid_name})"),
+        "points where horizontal / vertical set total is within 20% of 1",
+        "the two sets obtain similar totals (feedback independent of RTT)",
+        count(&eca, |m| (m.h_over_v() - 1.0).abs() <= 0.2),
+        Check::AtLeast { min: need },
+    ));
+    out.claims.push(claim(
+        &format!("Fig. 5c ({grid_name})"),
+        "points where hop utilisation is within 5 points of the 90% target",
+        "utilisation close to the target across a wide range of dimensions",
+        count(&eca, |m| (m.utilisation - TARGET).abs() <= 0.05),
+        Check::AtLeast { min: need },
+    ));
+    out.claims.push(claim(
+        &format!("Fig. 5a ({grid_name})"),
+        "points where the horizontal set gets under half of the vertical set's total",
+        "horizontal flows obtain a much reduced share (8 routers against 1)",
+        count(&tcp, |m| m.h_over_v() < 0.5),
+        Check::AtLeast { min: need },
+    ));
+    // Fig. 6 at the nine corner points, from the same runs.
+    let corner =
+        |m: &&Measured| CORNERS.contains(&m.point.mbps) && CORNERS.contains(&m.point.delay_ms);
+    let (tcp9, ecn9, eca9): (Vec<&Measured>, Vec<&Measured>, Vec<&Measured>) = (
+        tcp.iter().copied().filter(corner).collect(),
+        ecn.iter().copied().filter(corner).collect(),
+        eca.iter().copied().filter(corner).collect(),
+    );
+    let mut ordered = 0.0;
+    let mut eca_below_ecn = 0.0;
+    let mut ecn_below_tcp = 0.0;
+    for ((t, e), a) in tcp9.iter().zip(&ecn9).zip(&eca9) {
+        eca_below_ecn += f64::from(u8::from(a.cov < e.cov));
+        ecn_below_tcp += f64::from(u8::from(e.cov < t.cov));
+        ordered += f64::from(u8::from(a.cov < e.cov && e.cov < t.cov));
+    }
+    let nine = eca9.len() as f64;
+    out.claims.push(claim(
+        "Fig. 6 ({1,10,100} Mbit/s x {1,10,100} ms)",
+        "points where CoV of 100 ms rates is ECA < ECN/RED < TCP",
+        "ECA much smoother than ECN, ECN smoother than TCP",
+        ordered,
+        Check::AtLeast { min: nine },
+    ));
+    out.claims.push(claim(
+        "Fig. 6 ({1,10,100} Mbit/s x {1,10,100} ms)",
+        "points where CoV of 100 ms rates is ECA < ECN/RED",
+        "ECA results in much smoother traffic than even the ECN case",
+        eca_below_ecn,
+        Check::AtLeast { min: nine },
+    ));
+    out.claims.push(claim(
+        "Fig. 6 ({1,10,100} Mbit/s x {1,10,100} ms)",
+        "points where CoV of 100 ms rates is ECN/RED < TCP",
+        "a marked improvement in smoothness from TCP to ECN/RED",
+        ecn_below_tcp,
+        Check::AtLeast { min: nine },
+    ));
+    // Raw table and figures.
+    let mut csv = String::from(
+        "scheme,mbps,delay_ms,utilisation,h_over_v,worst_share_error,cov,h1,h2,h3,h4,h5,v1,v2,v3,v4,v5\n",
+    );
+    for m in &all {
+        let shares: Vec<String> = m.shares().iter().map(|s| format!("{s:.4}")).collect();
+        csv.push_str(&format!(
+            "{},{},{},{:.4},{:.4},{:.4},{:.4},{}\n",
+            m.point.scheme.name(),
+            m.point.mbps,
+            m.point.delay_ms,
+            m.utilisation,
+            m.h_over_v(),
+            m.worst_share_error(),
+            m.cov,
+            shares.join(",")
+        ));
+    }
+    out.raw.push(("eca-parking-lot.csv".into(), csv));
+    let mut util = Plot::new(
+        "Fig. 5: hop utilisation at the 10 ms points",
+        "bandwidth (Mbit/s, log10)",
+        "utilisation",
+    );
+    let mut cov = Plot::new(
+        "Fig. 6: CoV of 100 ms flow rates at 10 ms",
+        "bandwidth (Mbit/s, log10)",
+        "coefficient of variation",
+    );
+    for (s, set) in [
+        (Scheme::Tcp, &tcp),
+        (Scheme::Ecn, &ecn),
+        (Scheme::Eca, &eca),
+    ] {
+        let at10: Vec<&&Measured> = set.iter().filter(|m| m.point.delay_ms == 10).collect();
+        util = util.series(
+            s.name(),
+            Style::LinePoints,
+            at10.iter()
+                .map(|m| ((m.point.mbps as f64).log10(), m.utilisation))
+                .collect(),
+        );
+        cov = cov.series(
+            s.name(),
+            Style::LinePoints,
+            at10.iter()
+                .map(|m| ((m.point.mbps as f64).log10(), m.cov))
+                .collect(),
+        );
+    }
+    util = util.reference("ECA target", TARGET);
+    out.figures.push(Figure {
+        id: "eca-fig5-utilisation".into(),
+        title: "Fig. 5: hop utilisation".into(),
+        svg: util.to_svg(),
+    });
+    out.figures.push(Figure {
+        id: "eca-fig6-cov".into(),
+        title: "Fig. 6: coefficient of variation of 100 ms rates".into(),
+        svg: cov.to_svg(),
+    });
+    Ok(out)
+}
+
+/// The q-quantile of queueing delay in `h`: the one-way delay's quantile minus its smallest
+/// bucket (propagation and store-and-forward), in ms.
+fn queueing_ms(h: &Histogram, q: f64) -> f64 {
+    (h.quantile(q).as_secs_f64() - h.quantile(0.0).as_secs_f64()).max(0.0) * 1e3
+}
+
+fn delay(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let (duration_s, warmup_s) = if ctx.quick { (40, 15) } else { (100, 20) };
+    let points: Vec<Point> = Scheme::ALL
+        .iter()
+        .map(|&scheme| Point {
+            scheme,
+            mbps: 10,
+            delay_ms: 10,
+            buffer: 500,
+            // Section IV.B.3: "the minimum threshold (50 packets in this case) ... the max
+            // threshold (150 in this case)".
+            thresholds: (50, 150),
+            duration_s,
+            warmup_s,
+        })
+        .collect();
+    let all = run_all(&points)?;
+    let mut out = Outcome::default();
+    let files = "scenarios/eca/parking-lot-{tcp,ecn,eca}.toml";
+    let mut fig = Plot::new(
+        "Fig. 7: one-way delay distributions, 10 Mbit/s, 10 ms, 500-packet queues",
+        "one-way delay (ms)",
+        "cumulative fraction",
+    );
+    let mut csv = String::from("scheme,set,p50_ms,p90_ms,p99_ms,queueing_p90_ms\n");
+    for m in &all {
+        for (set, h) in [("horizontal", &m.delays.0), ("vertical", &m.delays.1)] {
+            let q = |x: f64| h.quantile(x).as_secs_f64() * 1e3;
+            csv.push_str(&format!(
+                "{},{set},{:.3},{:.3},{:.3},{:.3}\n",
+                m.point.scheme.name(),
+                q(0.5),
+                q(0.9),
+                q(0.99),
+                queueing_ms(h, 0.9)
+            ));
+            fig = fig.series(
+                &format!("{} {set}", m.point.scheme.name()),
+                Style::Line,
+                (0..=100)
+                    .map(|i| (q(f64::from(i) / 100.0), f64::from(i) / 100.0))
+                    .collect(),
+            );
+        }
+    }
+    out.raw.push(("eca-delay.csv".into(), csv));
+    out.figures.push(Figure {
+        id: "eca-fig7-delay".into(),
+        title: "Fig. 7: end-to-end delay distributions".into(),
+        svg: fig.to_svg(),
+    });
+    let by = |s: Scheme| all.iter().find(|m| m.point.scheme == s);
+    if let (Some(tcp), Some(eca)) = (by(Scheme::Tcp), by(Scheme::Eca)) {
+        for (set, t, e) in [
+            ("horizontal", &tcp.delays.0, &eca.delays.0),
+            ("vertical", &tcp.delays.1, &eca.delays.1),
+        ] {
+            let ratio = queueing_ms(e, 0.9) / queueing_ms(t, 0.9).max(1e-9);
+            out.claims.push(Claim::new(
+                Paper::Eca,
+                "Fig. 7 (10 Mbit/s, 10 ms, 500-packet queues)",
+                &format!("90th percentile queueing delay ECA / TCP, {set} flows"),
+                "ECA's distributions much shorter: feedback before any queueing",
+                ratio,
+                Check::AtMost { max: 0.1 },
+                1,
+                files,
+                ctx.quick,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The web workload's random stream (derived from the scenario seed).
+const WEB_STREAM: u64 = 0xEC4_0008;
+/// TCP's segment payload in the scenarios, in bytes.
+const MSS: u64 = 1460;
+
+/// `[[flow]]` sections for the requests of a web workload at 30% of `mbps` (section IV.B.4),
+/// each a finite TCP transfer src -> dst made at its request time, made in [0, stop).
+fn web_flows(scheme: Scheme, mbps: u64, seed: u64, stop_s: u64) -> String {
+    let mut config = WebConfig::new(Rate::from_mbps(mbps), 0.3);
+    config.warm_start = true;
+    config.stop = Some(Instant::ZERO + Duration::from_secs(stop_s));
+    let Ok(mut generator) = WebGenerator::new(config, Rng::stream(seed, WEB_STREAM), Instant::ZERO)
+    else {
+        return String::new();
+    };
+    let tcp = match scheme {
+        Scheme::Ecn => "{ cc = \"newreno\", ecn = true }",
+        _ => "{ cc = \"newreno\" }",
+    };
+    let eca = if scheme == Scheme::Eca {
+        "\neca = { weight = 1 }"
+    } else {
+        ""
+    };
+    let mut text = String::new();
+    while let Some((at, r)) = generator.next_request(Instant::MAX) {
+        text.push_str(&format!(
+            "\n[[flow]]\nname = \"web{}\"\nkind = \"tcp\"\nfrom = \"src\"\nto = \"dst\"\nstart = \"{}ns\"\nbytes = {}\ntcp = {tcp}{eca}\n",
+            r.id,
+            at.as_nanos(),
+            r.size_bytes.max(1)
+        ));
+    }
+    text
+}
+
+fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let (duration_s, warmup_s) = if ctx.quick { (40, 15) } else { (100, 20) };
+    let mut medians = Vec::new();
+    let mut csv = String::from("scheme,size_bytes,start_s,response_s\n");
+    let mut fig = Plot::new(
+        "Fig. 8: web response times, 10 Mbit/s, 10 ms",
+        "request size (segments)",
+        "response time (s)",
+    );
+    for scheme in Scheme::ALL {
+        let p = Point {
+            scheme,
+            mbps: 10,
+            delay_ms: 10,
+            buffer: 200,
+            thresholds: (50, 150),
+            duration_s,
+            warmup_s,
+        };
+        let (name, _) = scheme.scenario();
+        let text = scenario_text(&p)? + &web_flows(scheme, 10, 1, duration_s - 5);
+        let sc = scenario_from(name, &text, None)?;
+        let (_, sim) = simulate(&sc)?;
+        let mut small = Vec::new();
+        let mut points = Vec::new();
+        for (f, spec) in sim.flows.iter().zip(&sc.flows) {
+            let (
+                Agent::Tcp(t),
+                FlowKind::Tcp {
+                    bytes: Some(size), ..
+                },
+            ) = (&f.agent, &spec.kind)
+            else {
+                continue;
+            };
+            if !f.name.starts_with("web") {
+                continue;
+            }
+            if f.start < sim.warmup() {
+                continue;
+            }
+            // Requests still open at the end have no response time; they are counted apart.
+            let Some(done) = t.completed else { continue };
+            let secs = (done - f.start).as_secs_f64();
+            let size = *size;
+            let segments = size.div_ceil(MSS);
+            csv.push_str(&format!(
+                "{},{size},{:.4},{secs:.4}\n",
+                scheme.name(),
+                f.start.as_secs_f64()
+            ));
+            if (1..=20).contains(&segments) {
+                small.push(secs);
+            }
+            if segments <= 200 {
+                points.push((segments as f64, secs));
+            }
+        }
+        small.sort_by(f64::total_cmp);
+        let median = small.get(small.len() / 2).copied().unwrap_or(f64::NAN);
+        medians.push((scheme, median, small.len()));
+        fig = fig.series(scheme.name(), Style::Points, points);
+    }
+    let mut out = Outcome::default();
+    out.raw.push(("eca-web.csv".into(), csv));
+    out.figures.push(Figure {
+        id: "eca-fig8-web".into(),
+        title: "Fig. 8: HTTP response times".into(),
+        svg: fig.to_svg(),
+    });
+    let median = |s: Scheme| medians.iter().find(|m| m.0 == s).map_or(f64::NAN, |m| m.1);
+    out.claims.push(Claim::new(
+        Paper::Eca,
+        "Fig. 8 (10 Mbit/s, 10 ms, web at 30% beside the long-lived flows)",
+        "median response time of 1-20-segment requests, TCP / ECA",
+        "requests below about 20 segments tightly clustered and much lower under ECA (abstract: up to 5x)",
+        median(Scheme::Tcp) / median(Scheme::Eca),
+        Check::AtLeast { min: 3.0 },
+        1,
+        "scenarios/eca/parking-lot-{tcp,ecn,eca}.toml + web requests",
+        ctx.quick,
+    ));
+    Ok(out)
+}

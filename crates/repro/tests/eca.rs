@@ -1,0 +1,63 @@
+//! The ECA experiments in quick mode: both run and draw their figures, and every claim passes
+//! except those listed in `KNOWN_FAILING`, which fail today for the reason stated beside them.
+//! A listed claim that starts to pass makes this test fail too, so that the list stays honest.
+
+use concord_repro::{eca, Ctx, Paper};
+
+/// (figure prefix, metric prefix) of the claims concord does not meet yet.
+///
+/// - Fig. 5c utilisation: the paper's estimator (section IV.A.2: x1.05 after an interval above
+///   the target, x0.99 otherwise) settles where about 17% of the 100 ms intervals are above the
+///   target (0.17 ln 1.05 = 0.83 ln(1 / 0.99)), so the mean arrival rate sits below the target
+///   by as much as the per-interval count varies. At 1 Mbit/s an interval holds 7.5 packets at
+///   the target and one packet more or less is 13%: the hops run at 76-77% instead of 90%; from
+///   2 Mbit/s up they run at 85-89%. The three 1 Mbit/s points of the quick grid miss (the
+///   seven of the full grid too: 42 of 49).
+/// - Fig. 6, TCP against ECN/RED at 1 Mbit/s, 1 ms (quick only): ten flows share 1 Mbit/s, so a
+///   flow delivers under one packet per 100 ms bin and the CoV mostly counts packets (about
+///   1 / sqrt(packets per bin) for any smooth flow). Over the quick run's 25 s window TCP's
+///   surviving vertical flows come out at 1.37 and ECN/RED's at 1.74; over the full run's 80 s
+///   TCP's is 2.10 and ECN/RED's 1.96, and the claim holds at all nine points. ECA < ECN/RED
+///   holds at all nine points in both modes.
+const KNOWN_FAILING: [(&str, &str); 3] = [
+    ("Fig. 5c", "points where hop utilisation is within 5 points"),
+    (
+        "Fig. 6",
+        "points where CoV of 100 ms rates is ECA < ECN/RED < TCP",
+    ),
+    (
+        "Fig. 6",
+        "points where CoV of 100 ms rates is ECN/RED < TCP",
+    ),
+];
+
+#[test]
+fn the_eca_claims_hold_in_quick_mode() {
+    let ctx = Ctx { quick: true };
+    let mut claims = Vec::new();
+    for e in eca::experiments() {
+        let outcome = (e.run)(&ctx).unwrap_or_else(|err| panic!("{}: {err}", e.id));
+        assert!(!outcome.figures.is_empty(), "{} draws figures", e.id);
+        assert!(!outcome.raw.is_empty(), "{} writes its table", e.id);
+        claims.extend(outcome.claims);
+    }
+    assert_eq!(claims.len(), 10);
+    for c in &claims {
+        assert_eq!(c.paper, Paper::Eca);
+        assert!(c.quick);
+        assert!(c.ours.is_finite(), "{}: {}", c.metric, c.ours);
+        let known = KNOWN_FAILING
+            .iter()
+            .any(|(fig, metric)| c.figure.starts_with(fig) && c.metric.starts_with(metric));
+        if known {
+            eprintln!("known failure: {} = {} ({})", c.metric, c.ours, c.tolerance);
+            assert!(!c.pass, "{} now passes: take it off the list", c.metric);
+            continue;
+        }
+        assert!(
+            c.pass,
+            "{} / {}: ours {} vs {}",
+            c.figure, c.metric, c.ours, c.tolerance
+        );
+    }
+}
