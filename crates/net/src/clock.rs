@@ -55,7 +55,9 @@ mod tests {
         let a = c.now();
         let b = c.now();
         assert!(b >= a);
-        let d = c.deadline(Instant::from_millis(5)).expect("a near deadline fits");
+        let d = c
+            .deadline(Instant::from_millis(5))
+            .expect("a near deadline fits");
         let base = c.deadline(Instant::ZERO).expect("the origin fits");
         assert_eq!(d - base, std::time::Duration::from_millis(5));
         // The far future may or may not fit the timer; it must not panic.
