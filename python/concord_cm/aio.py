@@ -62,6 +62,10 @@ class AsyncFlow:
         r = await self.client._call(lambda i: p.encode_set_macroflow(i, self.id, target))
         return int(r.value)  # type: ignore[arg-type]
 
+    async def set_feedback(self, explicit: bool) -> None:
+        """Explicit: the daemon probes the receiving host's daemon instead of using updates."""
+        await self.client._call(lambda i: p.encode_set_feedback(i, self.id, explicit))
+
     async def close(self) -> None:
         """cm_close."""
         await self.client._call(lambda i: p.encode_flow(p.K_CLOSE, i, self.id))
@@ -100,6 +104,12 @@ class AsyncClient:
         """cm_open of the flow from `src_port` to `dst`:`dst_port`."""
         r = await self._call(lambda i: p.encode_open(i, dst, dst_port, src_port, flow_id))
         return AsyncFlow(self, int(r.value))  # type: ignore[arg-type]
+
+    async def received(self, src: str, src_port: int, dst_port: int, nbytes: int,
+                       ce: bool = False, flow_id: int = 0) -> None:
+        """Reports one data packet received from `src` (the receiver half of the probes)."""
+        await self._call(
+            lambda i: p.encode_received(i, src, src_port, dst_port, flow_id, nbytes, ce))
 
     async def status(self) -> Status:
         """The daemon's counters."""

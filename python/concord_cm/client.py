@@ -99,6 +99,10 @@ class Flow:
         return int(self.client._call(  # type: ignore[arg-type]
             lambda i: p.encode_set_macroflow(i, self.id, target)).value)
 
+    def set_feedback(self, explicit: bool) -> None:
+        """Explicit: the daemon probes the receiving host's daemon instead of using updates."""
+        self.client._call(lambda i: p.encode_set_feedback(i, self.id, explicit))
+
     def close(self) -> None:
         """cm_close."""
         self.client._call(lambda i: p.encode_flow(p.K_CLOSE, i, self.id))
@@ -132,6 +136,11 @@ class Client:
         """cm_open of the flow from `src_port` to `dst`:`dst_port`."""
         r = self._call(lambda i: p.encode_open(i, dst, dst_port, src_port, flow_id))
         return Flow(self, int(r.value))  # type: ignore[arg-type]
+
+    def received(self, src: str, src_port: int, dst_port: int, nbytes: int, ce: bool = False,
+                 flow_id: int = 0) -> None:
+        """Reports one data packet received from `src` (the receiver half of the probes)."""
+        self._call(lambda i: p.encode_received(i, src, src_port, dst_port, flow_id, nbytes, ce))
 
     def status(self) -> Status:
         """The daemon's counters."""

@@ -21,6 +21,7 @@ MAX_MESSAGE = 512
 
 K_OPEN, K_REQUEST, K_NOTIFY, K_UPDATE, K_QUERY = 0x01, 0x02, 0x03, 0x04, 0x05
 K_CLOSE, K_SET_MACROFLOW, K_GET_MACROFLOW, K_THRESH, K_STATUS = 0x06, 0x07, 0x08, 0x09, 0x0A
+K_RECEIVED, K_SET_FEEDBACK = 0x0B, 0x0C
 K_OK, K_OPENED, K_QUERY_REPLY, K_MACROFLOW, K_STATUS_REPLY, K_ERROR = (
     0x81, 0x82, 0x83, 0x84, 0x85, 0x8F)
 K_GRANT, K_CHANGE_RATE, K_GRANT_EXPIRED, K_FATAL = 0xC1, 0xC2, 0xC3, 0xFF
@@ -172,6 +173,19 @@ def encode_thresh(req_id: int, flow: int, rate_down: float, rate_up: float, rtt_
 def encode_status(req_id: int) -> bytes:
     """The daemon's counters."""
     return _frame(K_STATUS, struct.pack(">I", req_id))
+
+
+def encode_received(req_id: int, src: str, src_port: int, dst_port: int, flow_id: int,
+                    nbytes: int, ce: bool) -> bytes:
+    """The receiving host's report of one data packet from `src` (for the probe protocol)."""
+    addr = int(ipaddress.IPv4Address(src))
+    return _frame(K_RECEIVED, struct.pack(">IIHHIQB", req_id, addr, src_port, dst_port, flow_id,
+                                          nbytes, 1 if ce else 0))
+
+
+def encode_set_feedback(req_id: int, flow: int, explicit: bool) -> bytes:
+    """Feedback from the application's updates (implicit) or from probes (explicit)."""
+    return _frame(K_SET_FEEDBACK, struct.pack(">IIB", req_id, flow, 1 if explicit else 0))
 
 
 class _Reader:

@@ -36,6 +36,9 @@ def test_a_request_is_granted_and_notified(daemon: Path) -> None:
         flow.notify(1500)
         flow.update(1500, loss_mode=LossMode.NO_CONGESTION, rtt_s=0.02)
         assert cm.status().flows == 1
+        flow.set_feedback(True)
+        flow.set_feedback(False)
+        cm.received("127.0.0.1", 40000, 5004, 1500)
         mf = flow.macroflow()
         assert flow.set_macroflow(None) != mf
         flow.close()

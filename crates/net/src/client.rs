@@ -31,7 +31,8 @@ use crate::protocol::{
     Status,
 };
 use concord_cc::cm::{
-    CmConfigError, CmUpdate, FlowId, FlowKey, MacroflowId, QueryResult, ThreshHint,
+    CmConfigError, CmUpdate, FeedbackMode, FlowId, FlowKey, FlowTag, MacroflowId, QueryResult,
+    ThreshHint,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -219,6 +220,25 @@ impl CmClient {
         }
     }
 
+    /// The receiving host's half of the probe protocol: one data packet of flow `tag` from
+    /// host `from`, `bytes` long, `ce` if marked Congestion Experienced, arrived here.
+    pub async fn received(
+        &self,
+        from: std::net::Ipv4Addr,
+        tag: FlowTag,
+        bytes: u64,
+        ce: bool,
+    ) -> Result<(), ClientError> {
+        ok(self
+            .call(Request::Received {
+                from,
+                tag,
+                bytes,
+                ce,
+            })
+            .await?)
+    }
+
     /// The manager's counters.
     pub async fn status(&self) -> Result<Status, ClientError> {
         match self.call(Request::Status).await? {
@@ -343,6 +363,16 @@ impl Flow {
             Reply::Macroflow(m) => Ok(m),
             other => Err(unexpected(other)),
         }
+    }
+
+    /// Where the flow's feedback comes from: [`FeedbackMode::Explicit`] has the daemon probe
+    /// the receiving host's daemon instead of waiting for [`Flow::update`].
+    pub async fn set_feedback(&self, mode: FeedbackMode) -> Result<(), ClientError> {
+        let flow = self.id;
+        ok(self
+            .client
+            .call(Request::SetFeedback { flow, mode })
+            .await?)
     }
 
     /// `cm_close`: closes the flow.

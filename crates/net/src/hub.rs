@@ -8,11 +8,18 @@
 
 use crate::clock::Clock;
 use crate::protocol::{ErrorCode, Event, Reply, Request, Status};
-use concord_cc::cm::{CmConfig, CmConfigError, CmError, CmEvent, CongestionManager, FlowId};
+use concord_cc::cm::{
+    CmConfig, CmConfigError, CmError, CmEvent, CmStats, CongestionManager, FlowId, ProbeMessage,
+    ProbeResponder, ResponderConfig,
+};
 use concord_cc::rng::Rng;
 use concord_cc::{Duration, Instant};
+use std::collections::VecDeque;
 use std::collections::{HashMap, HashSet};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, Notify};
 
 /// The hub's parameters.
@@ -69,7 +76,17 @@ struct HubState {
     malformed_frames: u64,
     /// Events dropped because a client's queue was full.
     events_dropped: u64,
+    /// The receiver side of the probe protocol: counts of what local applications received.
+    responder: ProbeResponder,
+    /// Probes to send: receiving host and the encoded probe.
+    outbox: VecDeque<(Ipv4Addr, Vec<u8>)>,
+    /// A probe transport runs; without one, probes are not queued.
+    probes_enabled: bool,
 }
+
+/// Probes queued for sending at most; older ones are dropped first (a later probe carries the
+/// same question).
+const MAX_OUTBOX: usize = 1024;
 
 /// One Congestion Manager for every client of the host, and its timer.
 #[derive(Debug)]
@@ -78,6 +95,10 @@ pub struct Hub {
     state: Mutex<HubState>,
     /// Wakes the timer task when an earlier deadline appears.
     wake: Notify,
+    /// Wakes the probe transport when probes are queued.
+    probe_wake: Notify,
+    /// A probe transport was started.
+    probe_started: AtomicBool,
     /// The clock that maps the host's time to the manager's.
     clock: Clock,
     /// Parameters.
@@ -101,8 +122,13 @@ impl Hub {
                 armed: None,
                 malformed_frames: 0,
                 events_dropped: 0,
+                responder: ProbeResponder::new(ResponderConfig::default()),
+                outbox: VecDeque::new(),
+                probes_enabled: false,
             }),
             wake: Notify::new(),
+            probe_wake: Notify::new(),
+            probe_started: AtomicBool::new(false),
             clock: Clock::new(),
             config,
         }))
@@ -112,6 +138,35 @@ impl Hub {
     /// change to the state is complete before the lock is released.
     fn lock(&self) -> MutexGuard<'_, HubState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands out the manager's events, then wakes the timer if its deadline moved earlier and
+    /// the probe transport if probes are queued; releases the lock.
+    fn settle(&self, mut s: MutexGuard<'_, HubState>) {
+        s.drain_events();
+        let wake = match (s.cm.poll_timeout(), s.armed) {
+            (Some(next), Some(armed)) => next < armed,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let probes = !s.outbox.is_empty();
+        drop(s);
+        if wake {
+            self.wake.notify_one();
+        }
+        if probes {
+            self.probe_wake.notify_one();
+        }
+    }
+
+    /// The manager's own counters (grants, probes and responses accepted, refused, forged).
+    pub fn cm_stats(&self) -> CmStats {
+        self.lock().cm.stats()
+    }
+
+    /// The probe responder's counters.
+    pub fn responder_stats(&self) -> concord_cc::cm::responder::ResponderStats {
+        self.lock().responder.stats()
     }
 
     /// Attaches a client; its events arrive on the returned receiver.
@@ -144,9 +199,7 @@ impl Hub {
                 tracing::warn!(%flow, error = %e, "closing a departed client's flow");
             }
         }
-        s.drain_events();
-        drop(s);
-        self.wake.notify_one();
+        self.settle(s);
         tracing::debug!(client = client.0, flows = n, "client detached");
     }
 
@@ -166,16 +219,7 @@ impl Hub {
         let now = self.clock.now();
         let mut s = self.lock();
         let reply = s.apply(now, client, request, self.config.max_flows_per_client);
-        s.drain_events();
-        let wake = match (s.cm.poll_timeout(), s.armed) {
-            (Some(next), Some(armed)) => next < armed,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        drop(s);
-        if wake {
-            self.wake.notify_one();
-        }
+        self.settle(s);
         reply
     }
 
@@ -201,6 +245,11 @@ impl Hub {
                             let mut s = self.lock();
                             s.cm.on_timeout(now);
                             s.drain_events();
+                            let probes = !s.outbox.is_empty();
+                            drop(s);
+                            if probes {
+                                self.probe_wake.notify_one();
+                            }
                             last_fired = Some(now);
                         }
                         () = self.wake.notified() => {}
@@ -209,6 +258,67 @@ impl Hub {
                 None => self.wake.notified().await,
             }
         }
+    }
+}
+
+impl Hub {
+    /// Runs the probe protocol on `socket` forever (paper section 2.2.2): sends this host's
+    /// probes to port `peer_port` of each receiving host, hands responses to the manager (which
+    /// checks their nonces), and answers other hosts' probes from what local applications
+    /// reported with `received`. Only IPv4 peers take part. Spawn it at most once per hub.
+    pub async fn run_probes(self: Arc<Self>, socket: UdpSocket, peer_port: u16) {
+        if self.probe_started.swap(true, Ordering::Relaxed) {
+            tracing::warn!("a probe transport runs already");
+            return;
+        }
+        self.lock().probes_enabled = true;
+        let mut buf = vec![0u8; 65_536];
+        loop {
+            tokio::select! {
+                r = socket.recv_from(&mut buf) => match r {
+                    Ok((n, SocketAddr::V4(from))) => {
+                        let data = buf.get(..n).unwrap_or_default();
+                        if let Some(answer) = self.on_probe_datagram(*from.ip(), data) {
+                            if let Err(e) = socket.send_to(&answer, from).await {
+                                tracing::debug!(%from, error = %e, "sending a response");
+                            }
+                        }
+                    }
+                    Ok((_, from)) => tracing::debug!(%from, "probe datagram from IPv6 ignored"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "probe socket");
+                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    }
+                },
+                () = self.probe_wake.notified() => {
+                    let batch: Vec<_> = self.lock().outbox.drain(..).collect();
+                    for (dst, bytes) in batch {
+                        if let Err(e) = socket.send_to(&bytes, (dst, peer_port)).await {
+                            tracing::debug!(%dst, error = %e, "sending a probe");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A probe-protocol datagram from `from`: a probe is answered by the responder (the
+    /// encoded response is returned), anything else goes to the manager as a response.
+    fn on_probe_datagram(&self, from: Ipv4Addr, data: &[u8]) -> Option<Vec<u8>> {
+        let now = self.clock.now();
+        let mut s = self.lock();
+        if let Ok(ProbeMessage::Probe(_)) = ProbeMessage::decode(data) {
+            let mut out = Vec::new();
+            return match s.responder.on_datagram(now, from, data, &mut out) {
+                Ok(true) => Some(out),
+                _ => None,
+            };
+        }
+        if let Err(e) = s.cm.on_datagram(now, from, data) {
+            tracing::debug!(%from, error = %e, "probe response not taken");
+        }
+        self.settle(s);
+        None
     }
 }
 
@@ -351,6 +461,19 @@ impl HubState {
                 done(self.cm.thresh(f, thresh))
             }
             Request::Status => Reply::Status(self.status()),
+            Request::Received {
+                from,
+                tag,
+                bytes,
+                ce,
+            } => {
+                self.responder.on_data(now, from, tag, bytes, ce);
+                Reply::Ok
+            }
+            Request::SetFeedback { flow, mode } => {
+                let f = self.owned(client, flow)?;
+                done(self.cm.set_feedback(f, mode))
+            }
         })
     }
 
@@ -376,8 +499,17 @@ impl HubState {
                 CmEvent::GrantExpired { flow, bytes } => {
                     (flow, Event::GrantExpired { flow, bytes })
                 }
-                CmEvent::SendProbe { dst, .. } => {
-                    tracing::trace!(%dst, "no probe transport: probe not sent");
+                CmEvent::SendProbe { dst, probe } => {
+                    if self.probes_enabled {
+                        if self.outbox.len() >= MAX_OUTBOX {
+                            self.outbox.pop_front();
+                        }
+                        let mut bytes = Vec::new();
+                        ProbeMessage::Probe(probe).encode(&mut bytes);
+                        self.outbox.push_back((dst, bytes));
+                    } else {
+                        tracing::trace!(%dst, "no probe transport: probe not sent");
+                    }
                     continue;
                 }
                 CmEvent::Segregated { from, to, flows } => {

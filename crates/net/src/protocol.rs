@@ -17,7 +17,10 @@
 //!
 //! Units on the wire: sizes in bytes, rates in bits per second, durations in nanoseconds.
 
-use concord_cc::cm::{CmUpdate, FlowId, FlowKey, LossMode, MacroflowId, QueryResult, ThreshHint};
+use concord_cc::cm::{
+    CmUpdate, FeedbackMode, FlowId, FlowKey, FlowTag, LossMode, MacroflowId, QueryResult,
+    ThreshHint,
+};
 use concord_cc::{Duration, Rate};
 use std::net::Ipv4Addr;
 
@@ -128,6 +131,27 @@ pub enum Request {
     },
     /// The daemon's counters; answered with [`Reply::Status`].
     Status,
+    /// Receiver side of the probe protocol: one data packet of flow `tag` from host `from`
+    /// arrived at this host's application, which reports it so that this host's daemon can
+    /// answer the sender's probes with it.
+    Received {
+        /// The sending host.
+        from: Ipv4Addr,
+        /// The flow as the receiver names it.
+        tag: FlowTag,
+        /// Bytes of the packet.
+        bytes: u64,
+        /// The packet was marked Congestion Experienced.
+        ce: bool,
+    },
+    /// Where the flow's feedback comes from: the application's updates (implicit) or probes
+    /// of the receiving host's daemon (explicit).
+    SetFeedback {
+        /// The flow.
+        flow: FlowId,
+        /// The mode.
+        mode: FeedbackMode,
+    },
 }
 
 /// Why the daemon refused a request; the request changed nothing.
@@ -300,6 +324,8 @@ const K_SET_MACROFLOW: u8 = 0x07;
 const K_GET_MACROFLOW: u8 = 0x08;
 const K_THRESH: u8 = 0x09;
 const K_STATUS: u8 = 0x0a;
+const K_RECEIVED: u8 = 0x0b;
+const K_SET_FEEDBACK: u8 = 0x0c;
 const K_OK: u8 = 0x81;
 const K_OPENED: u8 = 0x82;
 const K_QUERY_REPLY: u8 = 0x83;
@@ -494,6 +520,8 @@ impl ClientMessage {
             Request::GetMacroflow { .. } => K_GET_MACROFLOW,
             Request::Thresh { .. } => K_THRESH,
             Request::Status => K_STATUS,
+            Request::Received { .. } => K_RECEIVED,
+            Request::SetFeedback { .. } => K_SET_FEEDBACK,
         };
         let mut w = FrameWriter::new(kind);
         w.u32(self.id);
@@ -535,6 +563,22 @@ impl ClientMessage {
                     .f64(thresh.rtt_upthresh);
             }
             Request::Status => {}
+            Request::Received {
+                from,
+                tag,
+                bytes,
+                ce,
+            } => {
+                w.u32(u32::from(from))
+                    .u16(tag.src_port)
+                    .u16(tag.dst_port)
+                    .u32(tag.flow_id)
+                    .u64(bytes)
+                    .u8(u8::from(ce));
+            }
+            Request::SetFeedback { flow, mode } => {
+                w.u32(flow.0).u8(u8::from(mode == FeedbackMode::Explicit));
+            }
         }
         w.finish()
     }
@@ -553,6 +597,8 @@ impl ClientMessage {
             K_GET_MACROFLOW => "get_macroflow",
             K_THRESH => "thresh",
             K_STATUS => "status",
+            K_RECEIVED => "received",
+            K_SET_FEEDBACK => "set_feedback",
             other => return Err(DecodeError::UnknownKind(other)),
         };
         let id = r.u32()?;
@@ -606,6 +652,24 @@ impl ClientMessage {
                     rate_upthresh: r.f64()?,
                     rtt_downthresh: r.f64()?,
                     rtt_upthresh: r.f64()?,
+                },
+            },
+            K_RECEIVED => Request::Received {
+                from: Ipv4Addr::from(r.u32()?),
+                tag: FlowTag {
+                    src_port: r.u16()?,
+                    dst_port: r.u16()?,
+                    flow_id: r.u32()?,
+                },
+                bytes: r.u64()?,
+                ce: r.flag()?,
+            },
+            K_SET_FEEDBACK => Request::SetFeedback {
+                flow: r.flow()?,
+                mode: if r.flag()? {
+                    FeedbackMode::Explicit
+                } else {
+                    FeedbackMode::Implicit
                 },
             },
             _ => Request::Status,
@@ -851,7 +915,25 @@ mod tests {
 
     fn random_request(rng: &mut Rng) -> Request {
         let flow = random_flow(rng);
-        match rng.below(10) {
+        match rng.below(12) {
+            10 => Request::Received {
+                from: Ipv4Addr::from(rng.next_u64() as u32),
+                tag: FlowTag {
+                    src_port: rng.next_u64() as u16,
+                    dst_port: rng.next_u64() as u16,
+                    flow_id: rng.next_u64() as u32,
+                },
+                bytes: rng.next_u64(),
+                ce: rng.bernoulli(0.5),
+            },
+            11 => Request::SetFeedback {
+                flow,
+                mode: if rng.bernoulli(0.5) {
+                    FeedbackMode::Explicit
+                } else {
+                    FeedbackMode::Implicit
+                },
+            },
             0 => Request::Open(FlowKey {
                 dst: Ipv4Addr::from(rng.next_u64() as u32),
                 dst_port: rng.next_u64() as u16,

@@ -31,6 +31,15 @@ struct Args {
     /// The initial window, in bytes.
     #[arg(long, default_value_t = 3000)]
     initial_cwnd: u64,
+    /// The UDP port of the probe protocol between daemons; none if not given.
+    #[arg(long)]
+    probe_port: Option<u16>,
+    /// The address the probe socket binds to.
+    #[arg(long, default_value = "127.0.0.1")]
+    probe_bind: std::net::Ipv4Addr,
+    /// The UDP port of the receiving hosts' daemons [default: --probe-port].
+    #[arg(long)]
+    peer_probe_port: Option<u16>,
     /// The seed of the manager's random numbers.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -80,6 +89,12 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let listener = bind_socket(&path)?;
     tracing::info!(socket = %path.display(), "concordd listening");
     tokio::spawn(Arc::clone(&hub).run_timer());
+    if let Some(port) = args.probe_port {
+        let udp = tokio::net::UdpSocket::bind((args.probe_bind, port)).await?;
+        let peer = args.peer_probe_port.unwrap_or(port);
+        tracing::info!(local = %udp.local_addr()?, peer_port = peer, "probe protocol on");
+        tokio::spawn(Arc::clone(&hub).run_probes(udp, peer));
+    }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         () = serve(hub, listener) => {}
