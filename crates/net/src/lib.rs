@@ -10,9 +10,11 @@
 //! - [`client`]: the async Rust client, [`client::CmClient`], and [`client::EmbeddedCm`], the
 //!   manager hosted in-process behind the same API.
 //! - [`clock`]: the monotonic clock mapped to the algorithms' integer-nanosecond time.
+//! - [`testbed`]: two network namespaces, a veth pair and an htb + bfifo bottleneck.
 
 pub mod client;
 pub mod clock;
 pub mod daemon;
 pub mod hub;
 pub mod protocol;
+pub mod testbed;

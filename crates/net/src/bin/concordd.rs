@@ -92,6 +92,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(port) = args.probe_port {
         let udp = tokio::net::UdpSocket::bind((args.probe_bind, port)).await?;
         let peer = args.peer_probe_port.unwrap_or(port);
+        if peer == 0 {
+            return Err("--probe-port 0 picks a free port: give --peer-probe-port too".into());
+        }
         tracing::info!(local = %udp.local_addr()?, peer_port = peer, "probe protocol on");
         tokio::spawn(Arc::clone(&hub).run_probes(udp, peer));
     }
