@@ -36,7 +36,7 @@ use concord_cc::cm::{
 };
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -98,6 +98,8 @@ struct Remote {
     next_id: AtomicU32,
     /// Replies awaited.
     pending: Pending,
+    /// Set by the reader when the connection is gone, before it fails the replies awaited.
+    closed: Arc<AtomicBool>,
     /// The socket's sending half.
     writer: tokio::sync::Mutex<OwnedWriteHalf>,
     /// The task that reads replies and events.
@@ -173,9 +175,11 @@ impl CmClient {
         let pending: Pending = Arc::default();
         let (tx, rx) = mpsc::channel(EVENT_QUEUE);
         let dropped = Arc::new(AtomicU64::new(0));
+        let closed = Arc::new(AtomicBool::new(false));
         let reader = tokio::spawn(read_loop(
             rd,
             Arc::clone(&pending),
+            Arc::clone(&closed),
             tx,
             Arc::clone(&dropped),
         ));
@@ -184,6 +188,7 @@ impl CmClient {
                 backend: Backend::Remote(Remote {
                     next_id: AtomicU32::new(1),
                     pending,
+                    closed,
                     writer: tokio::sync::Mutex::new(wr),
                     reader,
                 }),
@@ -259,6 +264,15 @@ impl CmClient {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .insert(id, tx);
+                // The reader sets `closed` before it fails the waiters: either it saw this
+                // one, or this check sees `closed`.
+                if r.closed.load(Ordering::SeqCst) {
+                    r.pending
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&id);
+                    return Err(ClientError::Disconnected);
+                }
                 let frame = ClientMessage { id, request }.encode();
                 let written = r.writer.lock().await.write_all(&frame).await;
                 if let Err(e) = written {
@@ -387,6 +401,7 @@ impl Flow {
 async fn read_loop(
     mut rd: OwnedReadHalf,
     pending: Pending,
+    closed: Arc<AtomicBool>,
     events: mpsc::Sender<Event>,
     dropped: Arc<AtomicU64>,
 ) {
@@ -434,6 +449,7 @@ async fn read_loop(
             }
         }
     }
+    closed.store(true, Ordering::SeqCst);
     pending
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -302,6 +302,21 @@ fn malformed_and_truncated_frames_are_counted_and_dropped() {
 }
 
 #[test]
+fn concord_cm_status_prints_the_counters() {
+    let d = Daemon::start(&[]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_concord-cm"))
+        .arg("--socket")
+        .arg(d.socket())
+        .arg("status")
+        .output()
+        .expect("run concord-cm");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("clients          1"), "{text}");
+    assert!(text.contains("flows            0"), "{text}");
+}
+
+#[test]
 fn the_socket_is_private_to_its_user() {
     let d = Daemon::start(&[]);
     let mode =
@@ -459,6 +474,27 @@ async fn bench_request_to_grant_round_trips() {
         "request-to-grant round trips: {:.0}/s ({n} in {t:?}, each with its notify)",
         f64::from(n) / t.as_secs_f64()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_after_the_daemon_is_gone_fail_instead_of_waiting() {
+    let d = Daemon::start(&[]);
+    let cm = CmClient::connect(d.socket()).await.expect("connect");
+    let flow = cm.open(key(3, 3)).await.expect("open");
+    drop(d);
+    let start = StdInstant::now();
+    loop {
+        match timeout(LIMIT, flow.request(1)).await {
+            Ok(Err(ClientError::Disconnected | ClientError::Io(_))) => break,
+            Ok(Ok(())) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(
+            start.elapsed() < StdDuration::from_secs(5),
+            "calls still succeed"
+        );
+        tokio::time::sleep(StdDuration::from_millis(10)).await;
+    }
 }
 
 /// `n` request, grant, notify round trips on `flow`; their duration.
