@@ -10,7 +10,7 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "concord-testbed", version, about)]
 struct Args {
-    /// Prefix of the namespaces (<prefix>-snd, <prefix>-rcv) and interfaces.
+    /// Prefix of the namespaces (PREFIX-snd, PREFIX-rcv) and interfaces.
     #[arg(long, default_value = "ccbed")]
     prefix: String,
     /// What to do.

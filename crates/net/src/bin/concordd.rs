@@ -18,7 +18,7 @@ use tracing_subscriber::EnvFilter;
 #[command(name = "concordd", version, about)]
 struct Args {
     /// The socket to listen on [default: $CONCORD_CM_SOCKET, else
-    /// $XDG_RUNTIME_DIR/concord/cm.sock, else /tmp/concord-<uid>/cm.sock]. Its directory is
+    /// $XDG_RUNTIME_DIR/concord/cm.sock, else /tmp/concord-UID/cm.sock]. Its directory is
     /// created with mode 0700 if missing and must be private to this user.
     #[arg(long)]
     socket: Option<PathBuf>,
