@@ -37,7 +37,7 @@ def send(path: str, dst: str, port: int, seconds: float) -> None:
     print(json.dumps({"sent": sent, "rate_bps": q.rate_bps, "srtt_ns": q.srtt_ns}))
 
 
-def recv(path: str, bind: str, port: int, seconds: float, src: str) -> None:
+def recv(path: str, bind: str, port: int, seconds: float) -> None:
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     udp.bind((bind, port))
     udp.settimeout(0.2)
@@ -59,4 +59,4 @@ if __name__ == "__main__":
     if mode == "send":
         send(path, ip, int(port), float(seconds))
     else:
-        recv(path, ip, int(port), float(seconds), "")
+        recv(path, ip, int(port), float(seconds))
