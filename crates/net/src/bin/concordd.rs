@@ -1,0 +1,112 @@
+//! `concordd`: the Congestion Manager daemon. One manager per host, shared by every local
+//! client over a Unix socket (docs/cm-protocol.md).
+//!
+//! Logs go to standard error, filtered by `RUST_LOG` (default `info`).
+
+use clap::Parser;
+use concord_cc::cm::CmConfig;
+use concord_cc::Duration;
+use concord_net::daemon::{bind_socket, default_socket_path, serve};
+use concord_net::hub::{Hub, HubConfig};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use tracing_subscriber::EnvFilter;
+
+/// The Congestion Manager daemon.
+#[derive(Debug, Parser)]
+#[command(name = "concordd", version, about)]
+struct Args {
+    /// The socket to listen on [default: $CONCORD_CM_SOCKET, else
+    /// $XDG_RUNTIME_DIR/concord/cm.sock, else /tmp/concord-UID/cm.sock]. Its directory is
+    /// created with mode 0700 if missing and must be private to this user.
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// The most flows one client may hold open.
+    #[arg(long, default_value_t = 4096)]
+    max_flows_per_client: usize,
+    /// The RTT assumed before a flow's first sample, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    initial_rtt_ms: u64,
+    /// The initial window, in bytes.
+    #[arg(long, default_value_t = 3000)]
+    initial_cwnd: u64,
+    /// The UDP port of the probe protocol between daemons; none if not given.
+    #[arg(long)]
+    probe_port: Option<u16>,
+    /// The address the probe socket binds to.
+    #[arg(long, default_value = "127.0.0.1")]
+    probe_bind: std::net::Ipv4Addr,
+    /// The UDP port of the receiving hosts' daemons [default: --probe-port].
+    #[arg(long)]
+    peer_probe_port: Option<u16>,
+    /// The seed of the manager's random numbers.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let config = HubConfig {
+        cm: CmConfig {
+            initial_rtt: Duration::from_millis(args.initial_rtt_ms),
+            initial_cwnd: args.initial_cwnd,
+            ..CmConfig::default()
+        },
+        seed: args.seed,
+        max_flows_per_client: args.max_flows_per_client,
+        ..HubConfig::default()
+    };
+    let hub = Hub::new(config)?;
+    let path = args.socket.unwrap_or_else(default_socket_path);
+    let listener = bind_socket(&path)?;
+    tracing::info!(socket = %path.display(), "concordd listening");
+    tokio::spawn(Arc::clone(&hub).run_timer());
+    if let Some(port) = args.probe_port {
+        let udp = tokio::net::UdpSocket::bind((args.probe_bind, port)).await?;
+        let peer = args.peer_probe_port.unwrap_or(port);
+        if peer == 0 {
+            return Err("--probe-port 0 picks a free port: give --peer-probe-port too".into());
+        }
+        tracing::info!(local = %udp.local_addr()?, peer_port = peer, "probe protocol on");
+        tokio::spawn(Arc::clone(&hub).run_probes(udp, peer));
+    }
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        () = serve(hub, listener) => {}
+        r = tokio::signal::ctrl_c() => r?,
+        _ = term.recv() => {}
+    }
+    if let Err(e) = std::fs::remove_file(&path) {
+        tracing::warn!(error = %e, "removing the socket");
+    }
+    tracing::info!("concordd stopped");
+    Ok(())
+}

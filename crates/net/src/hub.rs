@@ -1,0 +1,634 @@
+//! [`Hub`]: one [`CongestionManager`] shared by every client of a host, with the timer that
+//! paces its grants.
+//!
+//! The daemon gives each connection a [`ClientId`]; the embedded mode gives one to each
+//! in-process client. A client may use only the flows it opened, hears only its own flows'
+//! events, and when it goes away ([`Hub::detach`]) its flows are closed and their share goes
+//! to the other flows of their macroflows.
+
+use crate::clock::Clock;
+use crate::protocol::{ErrorCode, Event, Reply, Request, Status};
+use concord_cc::cm::{
+    CmConfig, CmConfigError, CmError, CmEvent, CmStats, CongestionManager, FlowId, ProbeMessage,
+    ProbeResponder, ResponderConfig,
+};
+use concord_cc::rng::Rng;
+use concord_cc::{Duration, Instant};
+use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, Notify};
+
+/// The hub's parameters.
+#[derive(Clone, Debug)]
+pub struct HubConfig {
+    /// The manager's parameters.
+    pub cm: CmConfig,
+    /// The seed of the manager's random numbers (probe nonces).
+    pub seed: u64,
+    /// The most flows one client may hold open at once.
+    pub max_flows_per_client: usize,
+    /// Events queued per client before further ones are dropped and counted.
+    pub event_queue: usize,
+}
+
+impl Default for HubConfig {
+    fn default() -> Self {
+        HubConfig {
+            cm: CmConfig::default(),
+            seed: 1,
+            max_flows_per_client: 4096,
+            event_queue: 8192,
+        }
+    }
+}
+
+/// A client of the hub: a daemon connection or an embedded client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClientId(pub u64);
+
+/// What the hub keeps per client.
+#[derive(Debug)]
+struct ClientState {
+    /// Flows it opened and has not closed.
+    flows: HashSet<FlowId>,
+    /// Where its events go.
+    events: mpsc::Sender<Event>,
+}
+
+/// Everything behind the hub's lock.
+#[derive(Debug)]
+struct HubState {
+    /// The manager.
+    cm: CongestionManager,
+    /// Attached clients.
+    clients: HashMap<ClientId, ClientState>,
+    /// Which client opened each open flow.
+    owner: HashMap<FlowId, ClientId>,
+    /// The next client handle.
+    next_client: u64,
+    /// The deadline the timer task sleeps until, if any.
+    armed: Option<Instant>,
+    /// Frames that did not decode.
+    malformed_frames: u64,
+    /// Events dropped because a client's queue was full.
+    events_dropped: u64,
+    /// The receiver side of the probe protocol: counts of what local applications received.
+    responder: ProbeResponder,
+    /// Probes to send: receiving host and the encoded probe.
+    outbox: VecDeque<(Ipv4Addr, Vec<u8>)>,
+    /// A probe transport runs; without one, probes are not queued.
+    probes_enabled: bool,
+}
+
+/// Probes queued for sending at most; older ones are dropped first (a later probe carries the
+/// same question).
+const MAX_OUTBOX: usize = 1024;
+
+/// One Congestion Manager for every client of the host, and its timer.
+#[derive(Debug)]
+pub struct Hub {
+    /// The state.
+    state: Mutex<HubState>,
+    /// Wakes the timer task when an earlier deadline appears.
+    wake: Notify,
+    /// Wakes the probe transport when probes are queued.
+    probe_wake: Notify,
+    /// A probe transport was started.
+    probe_started: AtomicBool,
+    /// The clock that maps the host's time to the manager's.
+    clock: Clock,
+    /// Parameters.
+    config: HubConfig,
+}
+
+/// The shortest pause of the timer between two runs of an unchanged deadline, so that a
+/// deadline that does not move cannot spin the task.
+const MIN_TIMER_STEP: Duration = Duration::from_micros(100);
+
+impl Hub {
+    /// A hub with no clients. The manager's configuration is checked first.
+    pub fn new(config: HubConfig) -> Result<Arc<Hub>, CmConfigError> {
+        let cm = CongestionManager::new(config.cm, Rng::new(config.seed))?;
+        Ok(Arc::new(Hub {
+            state: Mutex::new(HubState {
+                cm,
+                clients: HashMap::new(),
+                owner: HashMap::new(),
+                next_client: 0,
+                armed: None,
+                malformed_frames: 0,
+                events_dropped: 0,
+                responder: ProbeResponder::new(ResponderConfig::default()),
+                outbox: VecDeque::new(),
+                probes_enabled: false,
+            }),
+            wake: Notify::new(),
+            probe_wake: Notify::new(),
+            probe_started: AtomicBool::new(false),
+            clock: Clock::new(),
+            config,
+        }))
+    }
+
+    /// The state; a panic elsewhere while holding the lock does not poison the hub, since every
+    /// change to the state is complete before the lock is released.
+    fn lock(&self) -> MutexGuard<'_, HubState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands out the manager's events, then wakes the timer if its deadline moved earlier and
+    /// the probe transport if probes are queued; releases the lock.
+    fn settle(&self, mut s: MutexGuard<'_, HubState>) {
+        s.drain_events();
+        let wake = match (s.cm.poll_timeout(), s.armed) {
+            (Some(next), Some(armed)) => next < armed,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let probes = !s.outbox.is_empty();
+        drop(s);
+        if wake {
+            self.wake.notify_one();
+        }
+        if probes {
+            self.probe_wake.notify_one();
+        }
+    }
+
+    /// The manager's own counters (grants, probes and responses accepted, refused, forged).
+    pub fn cm_stats(&self) -> CmStats {
+        self.lock().cm.stats()
+    }
+
+    /// The probe responder's counters.
+    pub fn responder_stats(&self) -> concord_cc::cm::responder::ResponderStats {
+        self.lock().responder.stats()
+    }
+
+    /// Attaches a client; its events arrive on the returned receiver.
+    pub fn attach(&self) -> (ClientId, mpsc::Receiver<Event>) {
+        let (tx, rx) = mpsc::channel(self.config.event_queue.max(1));
+        let mut s = self.lock();
+        let id = ClientId(s.next_client);
+        s.next_client += 1;
+        s.clients.insert(
+            id,
+            ClientState {
+                flows: HashSet::new(),
+                events: tx,
+            },
+        );
+        (id, rx)
+    }
+
+    /// Detaches a client and closes every flow it held open.
+    pub fn detach(&self, client: ClientId) {
+        let now = self.clock.now();
+        let mut s = self.lock();
+        let Some(c) = s.clients.remove(&client) else {
+            return;
+        };
+        let n = c.flows.len();
+        for flow in c.flows {
+            s.owner.remove(&flow);
+            if let Err(e) = s.cm.close(now, flow) {
+                tracing::warn!(%flow, error = %e, "closing a departed client's flow");
+            }
+        }
+        self.settle(s);
+        tracing::debug!(client = client.0, flows = n, "client detached");
+    }
+
+    /// Counts a frame that did not decode.
+    pub fn count_malformed(&self) {
+        self.lock().malformed_frames += 1;
+    }
+
+    /// The hub's counters.
+    pub fn status(&self) -> Status {
+        self.lock().status()
+    }
+
+    /// Carries out one request of `client` and returns the answer; the events it causes go to
+    /// their flows' clients.
+    pub fn handle(&self, client: ClientId, request: Request) -> Reply {
+        let now = self.clock.now();
+        let mut s = self.lock();
+        let reply = s.apply(now, client, request, self.config.max_flows_per_client);
+        self.settle(s);
+        reply
+    }
+
+    /// Runs the manager's timers forever: sleeps until `poll_timeout`, or until a request
+    /// brings an earlier deadline, and calls `on_timeout`. Spawn it once per hub.
+    pub async fn run_timer(self: Arc<Self>) {
+        let mut last_fired: Option<Instant> = None;
+        loop {
+            let deadline = {
+                let mut s = self.lock();
+                let d = s.cm.poll_timeout().map(|d| match last_fired {
+                    Some(last) if d <= last => last + MIN_TIMER_STEP,
+                    _ => d,
+                });
+                s.armed = d;
+                d
+            };
+            match deadline.and_then(|d| self.clock.deadline(d)) {
+                Some(at) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(at) => {
+                            let now = self.clock.now();
+                            let mut s = self.lock();
+                            s.cm.on_timeout(now);
+                            s.drain_events();
+                            let probes = !s.outbox.is_empty();
+                            drop(s);
+                            if probes {
+                                self.probe_wake.notify_one();
+                            }
+                            last_fired = Some(now);
+                        }
+                        () = self.wake.notified() => {}
+                    }
+                }
+                None => self.wake.notified().await,
+            }
+        }
+    }
+}
+
+impl Hub {
+    /// Runs the probe protocol on `socket` forever (paper section 2.2.2): sends this host's
+    /// probes to port `peer_port` of each receiving host, hands responses to the manager (which
+    /// checks their nonces), and answers other hosts' probes from what local applications
+    /// reported with `received`. Only IPv4 peers take part. Spawn it at most once per hub.
+    pub async fn run_probes(self: Arc<Self>, socket: UdpSocket, peer_port: u16) {
+        if self.probe_started.swap(true, Ordering::Relaxed) {
+            tracing::warn!("a probe transport runs already");
+            return;
+        }
+        self.lock().probes_enabled = true;
+        let mut buf = vec![0u8; 65_536];
+        loop {
+            tokio::select! {
+                r = socket.recv_from(&mut buf) => match r {
+                    Ok((n, SocketAddr::V4(from))) => {
+                        let data = buf.get(..n).unwrap_or_default();
+                        if let Some(answer) = self.on_probe_datagram(*from.ip(), data) {
+                            if let Err(e) = socket.send_to(&answer, from).await {
+                                tracing::debug!(%from, error = %e, "sending a response");
+                            }
+                        }
+                    }
+                    Ok((_, from)) => tracing::debug!(%from, "probe datagram from IPv6 ignored"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "probe socket");
+                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    }
+                },
+                () = self.probe_wake.notified() => {
+                    let batch: Vec<_> = self.lock().outbox.drain(..).collect();
+                    for (dst, bytes) in batch {
+                        if let Err(e) = socket.send_to(&bytes, (dst, peer_port)).await {
+                            tracing::debug!(%dst, error = %e, "sending a probe");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A probe-protocol datagram from `from`: a probe is answered by the responder (the
+    /// encoded response is returned), anything else goes to the manager as a response.
+    fn on_probe_datagram(&self, from: Ipv4Addr, data: &[u8]) -> Option<Vec<u8>> {
+        let now = self.clock.now();
+        let mut s = self.lock();
+        if let Ok(ProbeMessage::Probe(_)) = ProbeMessage::decode(data) {
+            let mut out = Vec::new();
+            return match s.responder.on_datagram(now, from, data, &mut out) {
+                Ok(true) => Some(out),
+                _ => None,
+            };
+        }
+        if let Err(e) = s.cm.on_datagram(now, from, data) {
+            tracing::debug!(%from, error = %e, "probe response not taken");
+        }
+        self.settle(s);
+        None
+    }
+}
+
+/// The protocol's code for a manager error.
+fn error_code(e: &CmError) -> ErrorCode {
+    match e {
+        CmError::UnknownFlow(_) => ErrorCode::UnknownFlow,
+        CmError::UnknownMacroflow(_) => ErrorCode::UnknownMacroflow,
+        CmError::DuplicateFlow(_) => ErrorCode::DuplicateFlow,
+        CmError::InvalidWeight(_) => ErrorCode::InvalidWeight,
+        CmError::InvalidThresh(_) => ErrorCode::InvalidThresh,
+        CmError::OutOfHandles => ErrorCode::OutOfHandles,
+    }
+}
+
+/// The reply for a manager error.
+fn refused(e: &CmError) -> Reply {
+    Reply::Error {
+        code: error_code(e),
+        message: e.to_string(),
+    }
+}
+
+/// `Ok` or the error's reply.
+fn done(r: Result<(), CmError>) -> Reply {
+    match r {
+        Ok(()) => Reply::Ok,
+        Err(e) => refused(&e),
+    }
+}
+
+impl HubState {
+    fn status(&self) -> Status {
+        let st = self.cm.stats();
+        Status {
+            clients: u32::try_from(self.clients.len()).unwrap_or(u32::MAX),
+            flows: u32::try_from(self.owner.len()).unwrap_or(u32::MAX),
+            malformed_frames: self.malformed_frames,
+            grants: st.grants,
+            grants_expired: st.grants_expired,
+            events_dropped: self.events_dropped,
+        }
+    }
+
+    /// The flow if `client` owns it.
+    fn owned(&self, client: ClientId, flow: FlowId) -> Result<FlowId, Reply> {
+        if self.owner.get(&flow) == Some(&client) {
+            Ok(flow)
+        } else {
+            Err(Reply::Error {
+                code: ErrorCode::UnknownFlow,
+                message: format!("{flow} is not open on this connection"),
+            })
+        }
+    }
+
+    fn apply(
+        &mut self,
+        now: Instant,
+        client: ClientId,
+        request: Request,
+        max_flows: usize,
+    ) -> Reply {
+        match self.try_apply(now, client, request, max_flows) {
+            Ok(r) | Err(r) => r,
+        }
+    }
+
+    fn try_apply(
+        &mut self,
+        now: Instant,
+        client: ClientId,
+        request: Request,
+        max_flows: usize,
+    ) -> Result<Reply, Reply> {
+        Ok(match request {
+            Request::Open(key) => {
+                let held = self.clients.get(&client).map(|c| c.flows.len());
+                match held {
+                    None => {
+                        return Err(Reply::Error {
+                            code: ErrorCode::Unavailable,
+                            message: "this client is detached".into(),
+                        })
+                    }
+                    Some(n) if n >= max_flows => {
+                        return Err(Reply::Error {
+                            code: ErrorCode::TooManyFlows,
+                            message: format!("this connection holds {n} flows, the limit"),
+                        })
+                    }
+                    Some(_) => {}
+                }
+                let flow = self.cm.open(now, key).map_err(|e| refused(&e))?;
+                self.owner.insert(flow, client);
+                if let Some(c) = self.clients.get_mut(&client) {
+                    c.flows.insert(flow);
+                }
+                Reply::Opened(flow)
+            }
+            Request::Request { flow, nbytes } => {
+                let f = self.owned(client, flow)?;
+                done(self.cm.request(now, f, nbytes))
+            }
+            Request::Notify { flow, nsent } => {
+                let f = self.owned(client, flow)?;
+                done(self.cm.notify(now, f, nsent))
+            }
+            Request::Update { flow, update } => {
+                let f = self.owned(client, flow)?;
+                done(self.cm.update(now, f, &update))
+            }
+            Request::Query { flow } => {
+                let f = self.owned(client, flow)?;
+                Reply::Query(self.cm.query(f).map_err(|e| refused(&e))?)
+            }
+            Request::Close { flow } => {
+                let f = self.owned(client, flow)?;
+                self.cm.close(now, f).map_err(|e| refused(&e))?;
+                self.owner.remove(&f);
+                if let Some(c) = self.clients.get_mut(&client) {
+                    c.flows.remove(&f);
+                }
+                Reply::Ok
+            }
+            Request::SetMacroflow { flow, target } => {
+                let f = self.owned(client, flow)?;
+                Reply::Macroflow(
+                    self.cm
+                        .set_macroflow(now, f, target)
+                        .map_err(|e| refused(&e))?,
+                )
+            }
+            Request::GetMacroflow { flow } => {
+                let f = self.owned(client, flow)?;
+                Reply::Macroflow(self.cm.get_macroflow(f).map_err(|e| refused(&e))?)
+            }
+            Request::Thresh { flow, thresh } => {
+                let f = self.owned(client, flow)?;
+                done(self.cm.thresh(f, thresh))
+            }
+            Request::Status => Reply::Status(self.status()),
+            Request::Received {
+                from,
+                tag,
+                bytes,
+                ce,
+            } => {
+                self.responder.on_data(now, from, tag, bytes, ce);
+                Reply::Ok
+            }
+            Request::SetFeedback { flow, mode } => {
+                let f = self.owned(client, flow)?;
+                done(self.cm.set_feedback(f, mode))
+            }
+        })
+    }
+
+    /// Hands the manager's events to their flows' clients.
+    fn drain_events(&mut self) {
+        while let Some(e) = self.cm.poll_event() {
+            let (flow, event) = match e {
+                CmEvent::AppNotify { flow, grant } => (flow, Event::Grant { flow, bytes: grant }),
+                CmEvent::ChangeRate {
+                    flow,
+                    rate,
+                    srtt,
+                    rttdev,
+                } => (
+                    flow,
+                    Event::ChangeRate {
+                        flow,
+                        rate,
+                        srtt,
+                        rttdev,
+                    },
+                ),
+                CmEvent::GrantExpired { flow, bytes } => {
+                    (flow, Event::GrantExpired { flow, bytes })
+                }
+                CmEvent::SendProbe { dst, probe } => {
+                    if self.probes_enabled {
+                        if self.outbox.len() >= MAX_OUTBOX {
+                            self.outbox.pop_front();
+                        }
+                        let mut bytes = Vec::new();
+                        ProbeMessage::Probe(probe).encode(&mut bytes);
+                        self.outbox.push_back((dst, bytes));
+                    } else {
+                        tracing::trace!(%dst, "no probe transport: probe not sent");
+                    }
+                    continue;
+                }
+                CmEvent::Segregated { from, to, flows } => {
+                    tracing::info!(%from, %to, flows = flows.len(), "macroflow split");
+                    continue;
+                }
+            };
+            let Some(c) = self.owner.get(&flow).and_then(|o| self.clients.get(o)) else {
+                continue;
+            };
+            match c.events.try_send(event) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => self.events_dropped += 1,
+                Err(mpsc::error::TrySendError::Closed(_)) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use concord_cc::cm::{CmUpdate, FlowKey};
+    use std::net::Ipv4Addr;
+
+    fn key(port: u16) -> FlowKey {
+        FlowKey::new(Ipv4Addr::LOCALHOST, 9000, port)
+    }
+
+    #[tokio::test]
+    async fn a_client_may_use_only_its_own_flows_and_leaving_closes_them() {
+        let hub = Hub::new(HubConfig::default()).expect("valid config");
+        let (a, _ea) = hub.attach();
+        let (b, _eb) = hub.attach();
+        let Reply::Opened(f) = hub.handle(a, Request::Open(key(1))) else {
+            panic!("open refused");
+        };
+        let r = hub.handle(b, Request::Query { flow: f });
+        assert!(matches!(
+            r,
+            Reply::Error {
+                code: ErrorCode::UnknownFlow,
+                ..
+            }
+        ));
+        assert!(matches!(
+            hub.handle(b, Request::Open(key(1))),
+            Reply::Error {
+                code: ErrorCode::DuplicateFlow,
+                ..
+            }
+        ));
+        assert_eq!(hub.status().flows, 1);
+        hub.detach(a);
+        assert_eq!(hub.status().flows, 0);
+        assert!(matches!(
+            hub.handle(b, Request::Open(key(1))),
+            Reply::Opened(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_request_is_granted_to_the_flow_that_asked() {
+        let hub = Hub::new(HubConfig::default()).expect("valid config");
+        let (a, mut ea) = hub.attach();
+        let Reply::Opened(f) = hub.handle(a, Request::Open(key(2))) else {
+            panic!("open refused");
+        };
+        let update = CmUpdate {
+            rtt: Some(Duration::from_millis(10)),
+            ..CmUpdate::default()
+        };
+        assert_eq!(
+            hub.handle(a, Request::Update { flow: f, update }),
+            Reply::Ok
+        );
+        assert_eq!(
+            hub.handle(
+                a,
+                Request::Request {
+                    flow: f,
+                    nbytes: 1000
+                }
+            ),
+            Reply::Ok
+        );
+        let mut granted = false;
+        while let Ok(e) = ea.try_recv() {
+            granted |= e
+                == Event::Grant {
+                    flow: f,
+                    bytes: 1000,
+                };
+        }
+        assert!(granted);
+    }
+
+    #[tokio::test]
+    async fn flows_beyond_the_per_client_limit_are_refused() {
+        let hub = Hub::new(HubConfig {
+            max_flows_per_client: 2,
+            ..HubConfig::default()
+        })
+        .expect("valid config");
+        let (a, _ea) = hub.attach();
+        assert!(matches!(
+            hub.handle(a, Request::Open(key(1))),
+            Reply::Opened(_)
+        ));
+        assert!(matches!(
+            hub.handle(a, Request::Open(key(2))),
+            Reply::Opened(_)
+        ));
+        assert!(matches!(
+            hub.handle(a, Request::Open(key(3))),
+            Reply::Error {
+                code: ErrorCode::TooManyFlows,
+                ..
+            }
+        ));
+    }
+}

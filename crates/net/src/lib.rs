@@ -1,0 +1,20 @@
+//! concord's algorithms on real hosts.
+//!
+//! The Congestion Manager (CM) for a whole host:
+//!
+//! - [`protocol`]: the binary frames a client and `concordd` exchange over a Unix socket
+//!   (docs/cm-protocol.md).
+//! - [`hub`]: one [`concord_cc::cm::CongestionManager`] shared by every local client, its
+//!   grants paced by a timer.
+//! - [`daemon`]: the owner-only socket and the per-connection tasks of `concordd`.
+//! - [`client`]: the async Rust client, [`client::CmClient`], and [`client::EmbeddedCm`], the
+//!   manager hosted in-process behind the same API.
+//! - [`clock`]: the monotonic clock mapped to the algorithms' integer-nanosecond time.
+//! - [`testbed`]: two network namespaces, a veth pair and an htb + bfifo bottleneck.
+
+pub mod client;
+pub mod clock;
+pub mod daemon;
+pub mod hub;
+pub mod protocol;
+pub mod testbed;
