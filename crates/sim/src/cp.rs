@@ -29,51 +29,7 @@ use concord_cc::units::Rate;
 use std::collections::BTreeMap;
 
 /// The CP headers of packets in flight, by handle.
-#[derive(Debug, Default)]
-pub struct CpHeaders {
-    slots: Vec<Option<CpHeader>>,
-    free: Vec<u32>,
-}
-
-impl CpHeaders {
-    /// Stores `h`, returning its handle.
-    pub fn insert(&mut self, h: CpHeader) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                if let Some(slot) = self.slots.get_mut(i as usize) {
-                    *slot = Some(h);
-                }
-                i
-            }
-            None => {
-                self.slots.push(Some(h));
-                (self.slots.len() - 1) as u32
-            }
-        }
-    }
-
-    /// The header behind handle `i`.
-    pub fn get(&self, i: u32) -> Option<&CpHeader> {
-        self.slots.get(i as usize)?.as_ref()
-    }
-
-    /// The header behind handle `i`, to rewrite.
-    pub fn get_mut(&mut self, i: u32) -> Option<&mut CpHeader> {
-        self.slots.get_mut(i as usize)?.as_mut()
-    }
-
-    /// Frees handle `i`, returning its header.
-    pub fn remove(&mut self, i: u32) -> Option<CpHeader> {
-        let h = self.slots.get_mut(i as usize)?.take()?;
-        self.free.push(i);
-        Some(h)
-    }
-
-    /// Headers stored now.
-    pub fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-}
+pub type CpHeaders = crate::handles::Handles<CpHeader>;
 
 /// One application at run time.
 #[derive(Debug, Clone)]

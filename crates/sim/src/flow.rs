@@ -80,6 +80,8 @@ pub enum Agent {
     Tfrc(Box<crate::tfrc::TfrcFlow>),
     /// A C-UDP endpoint of a CP application.
     CUdp(Box<crate::cp::CUdpFlow>),
+    /// A UDP flow of a CM application: the layered audio server or a bulk CM sender.
+    CmApp(Box<crate::cm::CmAppFlow>),
 }
 
 /// A flow's runtime.
@@ -114,6 +116,8 @@ pub struct Flow {
     pub jitter: Histogram,
     /// The one-way delay of the previous data packet that reached the destination.
     pub last_delay: Option<Duration>,
+    /// Data packets of this flow that a queue dropped (wire losses are not counted).
+    pub queue_drops: u64,
 }
 
 impl Flow {
@@ -136,6 +140,10 @@ impl Flow {
             Agent::Udp(_) => "cbr",
             Agent::Tfrc(_) => "tfrc",
             Agent::CUdp(_) => "cudp",
+            Agent::CmApp(a) => match a.app {
+                crate::cm::CmApp::Audio(_) => "audio",
+                crate::cm::CmApp::Bulk { .. } => "cmudp",
+            },
         }
     }
 }

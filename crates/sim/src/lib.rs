@@ -5,11 +5,13 @@
 //! the flows' and channels' measurements, which [`results::RunResults`] turns into tables.
 
 pub mod channel;
+pub mod cm;
 pub mod cp;
 pub mod eca;
 pub mod event;
 pub mod flow;
 pub mod gcca;
+pub mod handles;
 pub mod metrics;
 pub mod packet;
 pub mod results;

@@ -62,6 +62,12 @@ pub enum Transport {
     /// A CP control message between aggregation points: the CP header alone (flag C), no
     /// transport payload (slides, Fig. 3).
     CpControl,
+    /// A CM probe from a sending host's Congestion Manager to the receiver's (CM paper
+    /// section 2.2.2, Fig. 5), over UDP.
+    CmProbe(concord_cc::cm::Probe),
+    /// A CM probe response, receiver to sender: a handle into the simulator's table of
+    /// responses (a response carries per-flow counts and is not `Copy`).
+    CmResponse(u32),
     /// A GCCP message from a router to its upstream neighbour (GCCA section 3.1); control
     /// traffic carried straight in a link-layer frame, not in IP.
     Gccp(GccpMessage),
@@ -101,6 +107,8 @@ impl Packet {
             Transport::TcpAck { .. }
                 | Transport::TfrcFeedback { .. }
                 | Transport::CpControl
+                | Transport::CmProbe(_)
+                | Transport::CmResponse(_)
                 | Transport::Gccp(_)
         )
     }

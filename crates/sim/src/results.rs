@@ -202,6 +202,10 @@ impl RunResults {
                         s.datagrams_sent = c.sent;
                         s.datagrams_received = c.received;
                     }
+                    Agent::CmApp(c) => {
+                        s.datagrams_sent = c.sent;
+                        s.datagrams_received = c.received;
+                    }
                 }
                 s
             })

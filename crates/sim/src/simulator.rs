@@ -82,6 +82,8 @@ enum Event {
     Cp(cp::CpTimer),
     /// An ECA shaper may release a packet, or load reports are due.
     Eca(EcaTimer),
+    /// A host's Congestion Manager or an audio server has something due.
+    Cm(crate::cm::CmTimer),
 }
 
 /// A node at run time.
@@ -189,6 +191,8 @@ pub struct Simulator {
     pub cp: crate::cp::CpState,
     /// ECA's estimators, reflector, shapers and counters (see [`crate::eca`]).
     pub eca: EcaState,
+    /// The hosts' Congestion Managers and probe responders (see [`crate::cm`]).
+    pub cm: crate::cm::CmState,
 }
 
 impl Simulator {
@@ -301,6 +305,12 @@ impl Simulator {
                 FlowKind::Tfrc { packet_size } => {
                     tfrc::tfrc_agent(&f.name, *packet_size, Instant::ZERO + f.start)?
                 }
+                FlowKind::Audio { .. } | FlowKind::CmUdp { .. } => {
+                    match cm::cm_app_agent(&f.kind) {
+                        Some(agent) => agent,
+                        None => continue,
+                    }
+                }
             };
             flows.push(Flow {
                 name: f.name.clone(),
@@ -317,6 +327,7 @@ impl Simulator {
                 trace_estimator: sc.record.estimator.contains(&i),
                 jitter: Histogram::new(),
                 last_delay: None,
+                queue_drops: 0,
             });
         }
 
@@ -359,10 +370,12 @@ impl Simulator {
             gcca: GccaState::default(),
             cp: Default::default(),
             eca: EcaState::default(),
+            cm: Default::default(),
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);
         sim.setup_eca(sc);
+        sim.setup_cm(sc);
         for i in 0..sim.flows.len() {
             let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
             sim.events.push(start, Event::FlowStart(i as FlowId));
@@ -478,6 +491,7 @@ impl Simulator {
             Event::Tfrc(t) => self.on_tfrc_timer(t)?,
             Event::Cp(t) => self.on_cp_timer(t)?,
             Event::Eca(t) => self.on_eca_timer(t)?,
+            Event::Cm(t) => self.on_cm_timer(t)?,
         }
         Ok(())
     }
@@ -533,6 +547,12 @@ impl Simulator {
             }
         } else if matches!(offer, Offer::Dropped) {
             self.cp_dropped(pkt.cp);
+            self.cm_dropped(&pkt);
+            if pkt.is_data() {
+                if let Some(fl) = self.flows.get_mut(pkt.flow as usize) {
+                    fl.queue_drops += 1;
+                }
+            }
         }
         self.after_gcca_port(c)
     }
@@ -551,6 +571,9 @@ impl Simulator {
         }
         if pkt.cp.is_some() {
             self.deliver_cp(pkt);
+            return Ok(());
+        }
+        if self.cm_deliver(&pkt)? {
             return Ok(());
         }
         let f = pkt.flow as usize;
@@ -597,10 +620,19 @@ impl Simulator {
                         t.sender.controller(),
                     ));
                 }
+                self.cm_on_ack(f as FlowId, &out);
                 self.pump_sender(f)?;
             }
             (Transport::Udp { len, .. }, Agent::Udp(u)) => {
                 u.received += 1;
+                flow.delivered += len as u64;
+                flow.goodput.add(now, len as u64);
+                if after_warmup {
+                    flow.record_delay(now.saturating_since(pkt.created));
+                }
+            }
+            (Transport::Udp { len, .. }, Agent::CmApp(a)) => {
+                a.received += 1;
                 flow.delivered += len as u64;
                 flow.goodput.add(now, len as u64);
                 if after_warmup {
@@ -614,11 +646,14 @@ impl Simulator {
 
     fn on_flow_start(&mut self, f: FlowId) -> Result<(), CaptureError> {
         let now = self.now;
+        // A CM flow opens in its host's CM first (TCP/CM then asks for its first grant).
+        self.cm_open(f)?;
         let flow = &mut self.flows[f as usize];
         match &mut flow.agent {
             Agent::Tcp(_) => self.pump_sender(f as usize)?,
             Agent::Tfrc(_) => self.start_tfrc(f)?,
             Agent::CUdp(_) => self.start_cudp(f)?,
+            Agent::CmApp(_) => {}
             Agent::Udp(u) => {
                 if u.on_off.is_none() {
                     u.on = true;
@@ -694,6 +729,9 @@ impl Simulator {
                 self.events.push(at, Event::SenderTimer(f as FlowId));
             }
         }
+        for p in &batch {
+            self.cm_sent(f as FlowId, p.size);
+        }
         let mut result = Ok(());
         for p in batch.drain(..) {
             if result.is_ok() {
@@ -701,7 +739,8 @@ impl Simulator {
             }
         }
         self.scratch = batch;
-        result
+        result?;
+        self.cm_after_pump(f as FlowId)
     }
 
     /// Sends the ACK the receiver of flow `f` wants sent and re-arms its timer.
@@ -749,7 +788,9 @@ impl Simulator {
             return Ok(()); // superseded by an earlier deadline
         }
         t.sender_timer = None;
-        t.sender.on_timeout(now);
+        if t.sender.on_timeout(now) {
+            self.cm_on_timeout(f);
+        }
         self.pump_sender(f as usize)
     }
 
@@ -906,6 +947,7 @@ fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSam
     s
 }
 
+mod cm;
 mod cp;
 mod eca;
 mod gcca;

@@ -78,6 +78,7 @@ fn dumbbell(n: usize, secs: u64) -> Scenario {
             },
             drop_when: None,
             eca: None,
+            cm: None,
         });
     }
     Scenario {
@@ -94,6 +95,7 @@ fn dumbbell(n: usize, secs: u64) -> Scenario {
             ..RecordSpec::default()
         },
         cp: Vec::new(),
+        cm: Default::default(),
     }
 }
 

@@ -482,6 +482,28 @@ impl TcpSender {
         true
     }
 
+    /// True if [`TcpSender::poll_transmit`] would send a segment given enough credit: a
+    /// retransmission is pending, or new data fits the window (unless the gate is credit only)
+    /// and the receiver's window. TCP/CM asks its Congestion Manager for a grant only then
+    /// (CM paper section 3.2.1: `cm_request` when data is queued and the window allows).
+    pub fn wants_to_send(&self) -> bool {
+        if self
+            .rexmit
+            .is_some_and(|seq| seq >= self.snd_una && seq < self.snd_max)
+        {
+            return true;
+        }
+        if self.snd_nxt >= self.app_limit {
+            return false;
+        }
+        let end = self.snd_nxt + self.mss().min(self.app_limit - self.snd_nxt);
+        let window_end = match self.gate {
+            SendGate::CreditOnly => u64::MAX,
+            _ => self.snd_una.saturating_add(self.ctl.cwnd()),
+        };
+        end <= window_end.min(self.snd_una.saturating_add(self.config.rwnd))
+    }
+
     /// The next segment to transmit now, if the window, the gate and the application allow one.
     /// Call repeatedly until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {

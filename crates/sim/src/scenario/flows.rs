@@ -2,7 +2,7 @@
 //! start jitter, and checking that every flow can run.
 
 use super::error::{ErrorKind, ScenarioError};
-use super::model::{DropWhen, EcaFlowSpec, FlowKind, FlowSpec, NodeKind};
+use super::model::{CmFlowSpec, DropWhen, EcaFlowSpec, FlowKind, FlowSpec, NodeKind};
 use super::network::{Network, Reach};
 use super::suggest;
 use super::table::Table;
@@ -20,7 +20,8 @@ pub const JITTER_STREAM: u64 = 0xF10;
 pub(crate) const MAX_COUNT: usize = 100_000;
 
 /// Keys every flow takes.
-const COMMON_KEYS: [&str; 9] = [
+const COMMON_KEYS: [&str; 10] = [
+    "cm",
     "eca",
     "name",
     "kind",
@@ -32,7 +33,7 @@ const COMMON_KEYS: [&str; 9] = [
     "stop",
 ];
 /// The flow kinds and the keys each adds.
-const KINDS: [(&str, &[&str]); 5] = [
+const KINDS: [(&str, &[&str]); 7] = [
     ("tcp", &["bytes", "tcp", "drop_when"]),
     ("cbr", &["rate", "packet_size"]),
     (
@@ -41,6 +42,8 @@ const KINDS: [(&str, &[&str]); 5] = [
     ),
     ("tfrc", &["packet_size"]),
     ("cudp", &["app", "packet_size"]),
+    ("audio", &["encodings", "packet_size"]),
+    ("cmudp", &["bytes", "packet_size"]),
 ];
 /// The smallest UDP packet: a 20-byte IP header and an 8-byte UDP header.
 const MIN_PACKET: Bytes = 28;
@@ -80,6 +83,7 @@ struct Section<'a> {
     kind: FlowKind,
     drop_when: Option<DropWhen>,
     eca: Option<EcaFlowSpec>,
+    cm: Option<CmFlowSpec>,
 }
 
 /// The flows of the `flow` array in `field` (none if absent).
@@ -129,6 +133,7 @@ pub(crate) fn read_flows(
                 kind: s.kind.clone(),
                 drop_when: s.drop_when,
                 eca: s.eca,
+                cm: s.cm,
             });
         }
     }
@@ -214,6 +219,17 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
         "tfrc" => FlowKind::Tfrc {
             packet_size: read_packet_size(&table, TFRC_MIN_PACKET)?,
         },
+        "audio" => FlowKind::Audio {
+            encodings: super::cm::read_encodings(&table)?,
+            packet_size: read_packet_size(&table, MIN_PACKET)?,
+        },
+        "cmudp" => FlowKind::CmUdp {
+            packet_size: read_packet_size(&table, MIN_PACKET)?,
+            bytes: match table.get("bytes") {
+                Some(f) => Some(f.size_in(1, u64::MAX)?),
+                None => None,
+            },
+        },
         _ => read_udp_flow(&table, kind == "onoff")?,
     };
     let drop_when = match table.get("drop_when") {
@@ -224,7 +240,35 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
         Some(f) => Some(super::eca::read_eca_flow(&f)?),
         None => None,
     };
+    let cm = match table.get("cm") {
+        Some(f) => {
+            if !matches!(
+                kind,
+                FlowKind::Tcp { .. } | FlowKind::Audio { .. } | FlowKind::CmUdp { .. }
+            ) {
+                return Err(f.error(
+                    ErrorKind::BadValue,
+                    "only tcp, audio and cmudp flows run over the Congestion Manager".to_string(),
+                    "remove `cm`, or make the flow `kind = \"tcp\"` (TCP/CM), \"audio\" or \"cmudp\"",
+                ));
+            }
+            Some(super::cm::read_cm_flow(&f)?)
+        }
+        // audio and cmudp flows are CM applications by definition.
+        None if matches!(kind, FlowKind::Audio { .. } | FlowKind::CmUdp { .. }) => {
+            Some(CmFlowSpec::default())
+        }
+        None => None,
+    };
+    if let (Some(_), Some(e)) = (&cm, table.get("eca")) {
+        return Err(e.error(
+            ErrorKind::Inconsistent,
+            "a flow cannot be shaped by both ECA and the Congestion Manager".to_string(),
+            "remove `eca` or `cm` (and use kind = \"tcp\" without `cm` for an ECA flow)",
+        ));
+    }
     Ok(Section {
+        cm,
         table,
         count,
         name,

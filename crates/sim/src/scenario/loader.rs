@@ -21,8 +21,9 @@ use std::path::Path;
 use toml::de::DeTable;
 
 /// The top-level keys.
-pub(crate) const ROOT_KEYS: [&str; 10] = [
+pub(crate) const ROOT_KEYS: [&str; 11] = [
     "name", "duration", "seed", "topology", "node", "link", "defaults", "flow", "record", "cp",
+    "cm",
 ];
 /// The keys of `[defaults]`.
 const DEFAULTS_KEYS: [&str; 2] = ["queue", "tcp"];
@@ -122,6 +123,7 @@ pub fn parse_str_with(
     apply_gcca(&mut net, &gcca_keys, &root)?;
 
     let cp = super::cp::read_cp(root.get("cp").as_ref(), &net)?;
+    let cm = super::cm::read_cm(root.get("cm").as_ref())?;
     let cp_apps: Vec<u32> = cp.iter().map(|a| a.app).collect();
     let reach = net.reach();
     let cx = FlowContext {
@@ -145,6 +147,7 @@ pub fn parse_str_with(
         flows,
         record,
         cp,
+        cm,
     })
 }
 

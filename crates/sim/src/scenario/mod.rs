@@ -6,6 +6,7 @@
 //! described key by key in `docs/scenarios.md`.
 
 mod channel;
+mod cm;
 mod cp;
 mod eca;
 mod error;

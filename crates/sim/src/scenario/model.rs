@@ -35,6 +35,55 @@ pub struct Scenario {
     pub record: RecordSpec,
     /// CP applications, one per `[[cp]]` section.
     pub cp: Vec<CpSpec>,
+    /// The Congestion Manager of every host that runs CM flows (`[cm]`).
+    pub cm: CmSpec,
+}
+
+/// The `[cm]` section: the settings of the Congestion Manager on every host that sends CM
+/// flows, and of the probe responder on every host that receives them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CmSpec {
+    /// The half-life of exponential aging (CM paper section 2.2.3).
+    pub aging: concord_cc::cm::AgingPolicy,
+    /// Probes per smoothed RTT for flows with probe feedback (paper section 2.2.1).
+    pub probes_per_rtt: u32,
+    /// The fraction of probes and of responses the network loses, drawn at random from the
+    /// scenario seed on top of any queue or wire loss (to test the probe protocol's
+    /// robustness, paper section 2.2.2).
+    pub probe_loss: f64,
+    /// Split a macroflow whose flows see different loss rates or throughputs (paper section
+    /// 2.3).
+    pub segregation: bool,
+}
+
+impl Default for CmSpec {
+    fn default() -> Self {
+        CmSpec {
+            aging: concord_cc::cm::AgingPolicy::MinRtt,
+            probes_per_rtt: 2,
+            probe_loss: 0.0,
+            segregation: false,
+        }
+    }
+}
+
+/// How a flow takes part in its source host's Congestion Manager: its scheduler weight and the
+/// receiver's hint (CM paper sections 2.4 and 3.2.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CmFlowSpec {
+    /// The configured weight, dimensionless (default 1).
+    pub weight: f64,
+    /// The receiver's hint, a factor on the weight (default 1).
+    pub hint: f64,
+}
+
+impl Default for CmFlowSpec {
+    fn default() -> Self {
+        CmFlowSpec {
+            weight: 1.0,
+            hint: 1.0,
+        }
+    }
 }
 
 /// A C-to-C application of CP: the aggregation points of its two clusters and how they
@@ -135,6 +184,9 @@ pub struct FlowSpec {
     pub drop_when: Option<DropWhen>,
     /// The flow's part in ECA (`eca = { ... }`); `None`: not managed.
     pub eca: Option<EcaFlowSpec>,
+    /// The flow's part in its host's Congestion Manager (`cm = { ... }`): a TCP flow with it is
+    /// TCP/CM; `audio` and `cmudp` flows always have it. `None`: not a CM flow.
+    pub cm: Option<CmFlowSpec>,
 }
 
 /// When a TCP flow's one injected loss happens: the first data segment the sender transmits
@@ -195,6 +247,23 @@ pub enum FlowKind {
         /// Data packet size on the wire, in bytes (IP, UDP and TFRC headers included); TFRC's
         /// segment size s.
         packet_size: Bytes,
+    },
+    /// The CM paper's layered audio server (section 3.2.2): UDP packets at the highest
+    /// encoding that does not exceed its `cm_query` rate, switched on `change_rate`, feedback
+    /// from the CM's probes only.
+    Audio {
+        /// The encodings' rates, ascending (default 10, 20, 40, 80, 160, 320 kbit/s).
+        encodings: Vec<Rate>,
+        /// Packet size on the wire, in bytes (the paper's 1 KB).
+        packet_size: Bytes,
+    },
+    /// A bulk UDP sender scheduled by the CM (request, `app_notify`, notify): one packet per
+    /// grant, feedback from the CM's probes.
+    CmUdp {
+        /// Packet size on the wire, in bytes.
+        packet_size: Bytes,
+        /// Bytes to send; `None`: an infinite source.
+        bytes: Option<Bytes>,
     },
 }
 

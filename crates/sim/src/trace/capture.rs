@@ -55,6 +55,15 @@ pub fn node_address(n: NodeId) -> Ipv4Addr {
     Ipv4Addr::new(10, (n >> 16) as u8, (n >> 8) as u8, n as u8)
 }
 
+/// The node whose address is `a` (the inverse of [`node_address`]), if it is one.
+pub fn address_node(a: Ipv4Addr) -> Option<NodeId> {
+    let [net, hi, mid, lo] = a.octets();
+    (net == 10).then(|| u32::from(hi) << 16 | u32::from(mid) << 8 | u32::from(lo))
+}
+
+/// The UDP port of the Congestion Manager's probes and responses in traces, at both ends.
+pub const CM_PROBE_PORT: u16 = 4245;
+
 /// The (source, destination) ports concord gives flow `flow`'s data packets.
 pub fn flow_ports(flow: u32) -> (u16, u16) {
     (
@@ -205,6 +214,15 @@ impl Capture {
                 WireTransport::Udp(UdpHeader {
                     src_port: dport,
                     dst_port: sport,
+                    len: 0,
+                }),
+                (pkt.size as usize).saturating_sub(28),
+                17,
+            ),
+            Transport::CmProbe(_) | Transport::CmResponse(_) => (
+                WireTransport::Udp(UdpHeader {
+                    src_port: CM_PROBE_PORT,
+                    dst_port: CM_PROBE_PORT,
                     len: 0,
                 }),
                 (pkt.size as usize).saturating_sub(28),

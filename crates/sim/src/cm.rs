@@ -1,0 +1,235 @@
+//! The Congestion Manager (Balakrishnan, Rahul and Seshan) in the simulator: one
+//! [`CongestionManager`] per sending host, shared by all its CM flows, and one
+//! [`ProbeResponder`] per host that receives CM flows with probe feedback.
+//!
+//! The model:
+//!
+//! - A TCP flow with a `cm` table is TCP/CM (paper section 3.2.1): its sender's congestion
+//!   window is out of play (the credit-only send gate); it asks its host's CM for a grant
+//!   (`request`) whenever it has a segment to send, sends one segment per grant
+//!   (`app_notify`), reports it (`notify`), and passes each ACK on as implicit feedback
+//!   (`update`): bytes acknowledged and the RTT sample, a transient loss on fast retransmit, an
+//!   ECN echo, persistent congestion on a timeout. Loss recovery and flow control stay TCP's.
+//! - An `audio` flow is the layered audio server of section 3.2.2: it sends 1 KB packets at the
+//!   highest encoding not above its share of the macroflow's rate, changes encoding on
+//!   `change_rate`, reports each packet with `notify`, and has no feedback of its own: the CM
+//!   probes its receiver.
+//! - A `cmudp` flow sends one packet per grant and keeps one request outstanding while it has
+//!   data: a bulk source scheduled entirely by the CM, with probe feedback.
+//! - Probes and responses are UDP packets between the hosts' CMs (the byte layout of
+//!   [`concord_cc::cm::probe`]); a response holds per-flow counts, so a packet carries a handle
+//!   into [`CmState::responses`]. `[cm] probe_loss` drops that fraction of probes and responses
+//!   as they are sent.
+//!
+//! A flow's CM key is its destination's address with the ports the pcap traces give it
+//! ([`crate::trace::capture::flow_ports`]) and its index as flow id.
+
+use crate::handles::Handles;
+use crate::packet::FlowId;
+use concord_cc::cm::{CongestionManager, FlowId as CmFlowId, ProbeResponder, Response};
+use concord_cc::rng::Rng;
+use concord_cc::time::{Duration, Instant};
+use concord_cc::units::Rate;
+use std::collections::BTreeMap;
+
+/// The `flow` field of probe and response packets, which belong to no flow.
+pub const CM_CONTROL_FLOW: FlowId = FlowId::MAX;
+
+/// A CM timer in the simulator's event queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmTimer {
+    /// A host's CM has a grant, an aging step or a probe due.
+    Host(u32),
+    /// An audio flow's next packet is due.
+    Audio(FlowId),
+}
+
+/// A sending host's Congestion Manager.
+#[derive(Debug)]
+pub struct HostCm {
+    /// The manager.
+    pub cm: CongestionManager,
+    /// The instant of its pending timer event, if one is scheduled.
+    pub armed: Option<Instant>,
+    /// The simulator flow behind each CM flow handle.
+    pub flows: BTreeMap<CmFlowId, FlowId>,
+}
+
+/// One change of an audio flow's encoding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EncodingChange {
+    /// When.
+    pub at: Instant,
+    /// The encoding chosen.
+    pub rate: Rate,
+    /// The share of the macroflow's rate the choice was made from.
+    pub share: Rate,
+}
+
+/// The layered audio server's state (paper section 3.2.2).
+#[derive(Debug)]
+pub struct AudioState {
+    /// The encodings, ascending.
+    pub encodings: Vec<Rate>,
+    /// The index of the encoding in use.
+    pub current: usize,
+    /// When it came into use.
+    pub since: Instant,
+    /// Time spent on each encoding before `since`.
+    pub time_on: Vec<Duration>,
+    /// Every change, the first choice included.
+    pub changes: Vec<EncodingChange>,
+    /// The instant of the pending send event, if one is scheduled.
+    pub armed: Option<Instant>,
+}
+
+impl AudioState {
+    /// A server that starts on the lowest encoding: before the CM has an estimate, `cm_query`
+    /// gives no rate to choose by.
+    pub fn new(encodings: Vec<Rate>) -> AudioState {
+        let n = encodings.len();
+        AudioState {
+            encodings,
+            current: 0,
+            since: Instant::ZERO,
+            time_on: vec![Duration::ZERO; n],
+            changes: Vec::new(),
+            armed: None,
+        }
+    }
+
+    /// The highest encoding not above `share`, or the lowest if every one is above it.
+    pub fn choose(&self, share: Rate) -> usize {
+        self.encodings
+            .iter()
+            .rposition(|e| *e <= share)
+            .unwrap_or(0)
+    }
+
+    /// Switches to the encoding for `share` at `now`, recording the change.
+    pub fn adapt(&mut self, now: Instant, share: Rate) {
+        let next = self.choose(share);
+        if next != self.current || self.changes.is_empty() {
+            self.settle(now);
+            self.current = next;
+        }
+        self.changes.push(EncodingChange {
+            at: now,
+            rate: self
+                .encodings
+                .get(self.current)
+                .copied()
+                .unwrap_or(Rate::ZERO),
+            share,
+        });
+    }
+
+    /// Adds the time on the current encoding up to `now` to its account.
+    pub fn settle(&mut self, now: Instant) {
+        if let Some(t) = self.time_on.get_mut(self.current) {
+            *t += now.saturating_since(self.since);
+        }
+        self.since = self.since.max(now);
+    }
+
+    /// The encoding in use.
+    pub fn rate(&self) -> Rate {
+        self.encodings
+            .get(self.current)
+            .copied()
+            .unwrap_or(Rate::ZERO)
+    }
+}
+
+/// What a CM application flow does with its grants and rate changes.
+#[derive(Debug)]
+pub enum CmApp {
+    /// The layered audio server.
+    Audio(AudioState),
+    /// A bulk sender, one packet per grant; `remaining` bytes left (`None`: infinite).
+    Bulk {
+        /// Bytes still to send.
+        remaining: Option<u64>,
+    },
+}
+
+/// A UDP flow of a CM application (`audio` or `cmudp`).
+#[derive(Debug)]
+pub struct CmAppFlow {
+    /// The application.
+    pub app: CmApp,
+    /// Packet size on the wire, in bytes.
+    pub packet_size: u32,
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams received by the sink.
+    pub received: u64,
+}
+
+/// Every CM part of a run.
+#[derive(Debug, Default)]
+pub struct CmState {
+    /// Each node's sending CM (`None`: it sends no CM flow).
+    pub hosts: Vec<Option<HostCm>>,
+    /// Each node's probe responder (`None`: it receives no CM flow with probe feedback).
+    pub responders: Vec<Option<ProbeResponder>>,
+    /// Each flow's handle in its source's CM, once open (`None`: not a CM flow, or not started).
+    pub handles: Vec<Option<CmFlowId>>,
+    /// Each flow's weight and receiver hint (`None`: not a CM flow).
+    pub weights: Vec<Option<(f64, f64)>>,
+    /// Each flow's request outstanding (TCP/CM and `cmudp` keep at most one).
+    pub requested: Vec<bool>,
+    /// The responses of packets in flight.
+    pub responses: Handles<Response>,
+    /// The fraction of probes and responses lost at random (`[cm] probe_loss`).
+    pub probe_loss: f64,
+    /// Draws the probe losses.
+    pub rng: Option<Rng>,
+    /// Probes lost at random.
+    pub probes_lost: u64,
+    /// Responses lost at random.
+    pub responses_lost: u64,
+    /// Responses the receiving CM took.
+    pub responses_delivered: u64,
+    /// A host's CM events are being handled: hooks called meanwhile leave them to that loop.
+    pub draining: bool,
+}
+
+impl CmState {
+    /// True if the run has any CM flow.
+    pub fn active(&self) -> bool {
+        self.hosts.iter().any(Option::is_some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn audio() -> AudioState {
+        AudioState::new([10, 20, 40, 80, 160, 320].map(Rate::from_kbps).to_vec())
+    }
+
+    #[test]
+    fn the_audio_server_takes_the_highest_encoding_not_above_its_share() {
+        let a = audio();
+        assert_eq!(a.choose(Rate::from_kbps(5)), 0);
+        assert_eq!(a.choose(Rate::from_kbps(80)), 3);
+        assert_eq!(a.choose(Rate::from_kbps(159)), 3);
+        assert_eq!(a.choose(Rate::from_kbps(1000)), 5);
+    }
+
+    #[test]
+    fn time_on_each_encoding_adds_up_between_changes() {
+        let mut a = audio();
+        a.adapt(Instant::from_millis(100), Rate::from_kbps(100)); // 80 kbit/s from 0.1 s
+        a.adapt(Instant::from_millis(600), Rate::from_kbps(90)); // still 80 kbit/s
+        a.adapt(Instant::from_millis(1100), Rate::from_kbps(45)); // 40 kbit/s
+        a.settle(Instant::from_millis(2100));
+        assert_eq!(a.time_on[0], Duration::from_millis(100));
+        assert_eq!(a.time_on[3], Duration::from_millis(1000));
+        assert_eq!(a.time_on[2], Duration::from_millis(1000));
+        assert_eq!(a.changes.len(), 3);
+        assert_eq!(a.rate(), Rate::from_kbps(40));
+    }
+}

@@ -1,0 +1,586 @@
+//! The simulator's Congestion Manager hooks: opening CM flows when they start, TCP/CM's
+//! requests, grants and implicit feedback, the audio server and the bulk CM sender, and the
+//! probe protocol between hosts. The state and the model are in [`crate::cm`].
+
+use super::{Event, Simulator};
+use crate::cm::{AudioState, CmApp, CmAppFlow, CmState, CmTimer, HostCm, CM_CONTROL_FLOW};
+use crate::flow::Agent;
+use crate::packet::{FlowId, NodeId, Packet, Transport};
+use crate::scenario::{FlowKind, Scenario};
+use crate::trace::capture::{address_node, flow_ports, node_address, CaptureError};
+use concord_cc::cm::{
+    CmConfig, CmEvent, CmUpdate, CongestionManager, FeedbackMode, FlowKey, FlowTag, LossMode,
+    ProbeMessage, ProbeResponder, ResponderConfig,
+};
+use concord_cc::rng::Rng;
+use concord_cc::tcp::sender::{AckOutcome, SendGate};
+use concord_cc::wire::Ecn;
+
+/// The random stream of the injected probe losses.
+const PROBE_LOSS_STREAM: u64 = 0xC3_0000;
+/// The random stream of host `n`'s probe nonces.
+const NONCE_STREAM: u64 = 0xC4_0000;
+/// IP and UDP header bytes of a probe or response.
+const UDP_IP_HEADER: u32 = 28;
+
+/// The agent of an `audio` or `cmudp` flow.
+pub(super) fn cm_app_agent(kind: &FlowKind) -> Option<Agent> {
+    let (app, packet_size) = match kind {
+        FlowKind::Audio {
+            encodings,
+            packet_size,
+        } => (
+            CmApp::Audio(AudioState::new(encodings.clone())),
+            *packet_size,
+        ),
+        FlowKind::CmUdp { packet_size, bytes } => (CmApp::Bulk { remaining: *bytes }, *packet_size),
+        _ => return None,
+    };
+    Some(Agent::CmApp(Box::new(CmAppFlow {
+        app,
+        packet_size: u32::try_from(packet_size).unwrap_or(u32::MAX),
+        sent: 0,
+        received: 0,
+    })))
+}
+
+impl Simulator {
+    /// Builds a CM on every host that sends a CM flow and a responder on every host that
+    /// receives one with probe feedback; TCP/CM senders hand their window to the CM.
+    pub(super) fn setup_cm(&mut self, sc: &Scenario) {
+        let n = self.nodes.len();
+        let mut state = CmState {
+            hosts: (0..n).map(|_| None).collect(),
+            responders: (0..n).map(|_| None).collect(),
+            handles: vec![None; self.flows.len()],
+            weights: sc
+                .flows
+                .iter()
+                .map(|s| s.cm.map(|c| (c.weight, c.hint)))
+                .collect(),
+            requested: vec![false; self.flows.len()],
+            probe_loss: sc.cm.probe_loss,
+            ..CmState::default()
+        };
+        let mut config = CmConfig {
+            aging: sc.cm.aging,
+            ..CmConfig::default()
+        };
+        config.prober.probes_per_rtt = sc.cm.probes_per_rtt;
+        config.segregation.enabled = sc.cm.segregation;
+        for (f, spec) in sc.flows.iter().enumerate() {
+            if spec.cm.is_none() {
+                continue;
+            }
+            let src = spec.from;
+            if state.hosts[src].is_none() {
+                let mut c = config;
+                // The CM's grants are whole packets of this host's first CM flow.
+                c.mtu = match &self.flows[f].agent {
+                    Agent::Tcp(t) => u64::from(t.header_bytes) + t.sender.config().mss,
+                    Agent::CmApp(a) => u64::from(a.packet_size),
+                    _ => continue,
+                };
+                c.initial_cwnd = 2 * c.mtu;
+                // Aging's floor: one packet per second.
+                c.min_rate = concord_cc::units::Rate::from_bps(8 * c.mtu);
+                let rng = Rng::stream(self.seed, NONCE_STREAM + src as u64);
+                // The loader checked every value the configuration takes from the scenario.
+                state.hosts[src] = CongestionManager::new(c, rng).ok().map(|cm| HostCm {
+                    cm,
+                    armed: None,
+                    flows: Default::default(),
+                });
+            }
+            match &mut self.flows[f].agent {
+                Agent::Tcp(t) => t.sender.set_gate(SendGate::CreditOnly),
+                Agent::CmApp(_) => {
+                    let dst = spec.to;
+                    if state.responders[dst].is_none() {
+                        state.responders[dst] =
+                            Some(ProbeResponder::new(ResponderConfig::default()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if state.active() {
+            state.rng = Some(Rng::stream(self.seed, PROBE_LOSS_STREAM));
+        }
+        self.cm = state;
+    }
+
+    /// The flow's CM handle and its source host, if it is an open CM flow.
+    fn cm_handle(&self, f: FlowId) -> Option<(NodeId, concord_cc::cm::FlowId)> {
+        let h = (*self.cm.handles.get(f as usize)?)?;
+        Some((self.flows.get(f as usize)?.src, h))
+    }
+
+    /// Opens flow `f` in its source's CM at `now`.
+    pub(super) fn cm_open(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let now = self.now;
+        let Some(flow) = self.flows.get(f as usize) else {
+            return Ok(());
+        };
+        let (src, dst) = (flow.src, flow.dst);
+        let Some((weight, hint)) = self.cm.weights.get(f as usize).copied().flatten() else {
+            return Ok(());
+        };
+        let explicit = matches!(flow.agent, Agent::CmApp(_));
+        let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) else {
+            return Ok(());
+        };
+        let (src_port, dst_port) = flow_ports(f);
+        let key = FlowKey {
+            dst: node_address(dst),
+            dst_port,
+            src_port,
+            flow_id: f,
+        };
+        let Ok(id) = host.cm.open(now, key) else {
+            return Ok(());
+        };
+        // Weights and hints were range-checked by the loader.
+        let _ = host.cm.set_weight(now, id, weight);
+        let _ = host.cm.receiver_hint(now, id, hint);
+        if explicit {
+            let _ = host.cm.set_feedback(id, FeedbackMode::Explicit);
+        }
+        host.flows.insert(id, f);
+        if let Some(slot) = self.cm.handles.get_mut(f as usize) {
+            *slot = Some(id);
+        }
+        if let Some(Agent::CmApp(app)) = self.flows.get_mut(f as usize).map(|fl| &mut fl.agent) {
+            if let CmApp::Audio(a) = &mut app.app {
+                a.since = now;
+                self.events.push(now, Event::Cm(CmTimer::Audio(f)));
+                a.armed = Some(now);
+            }
+        }
+        self.cm_want(f);
+        self.cm_drain(src)
+    }
+
+    /// Keeps one request outstanding for flow `f` while it has a packet to send (TCP/CM:
+    /// when the window and the receiver allow a segment; `cmudp`: while data remains).
+    fn cm_want(&mut self, f: FlowId) {
+        let now = self.now;
+        let Some((src, id)) = self.cm_handle(f) else {
+            return;
+        };
+        if self.cm.requested.get(f as usize).copied().unwrap_or(true) {
+            return;
+        }
+        let Some(flow) = self.flows.get(f as usize) else {
+            return;
+        };
+        let (wants, size) = match &flow.agent {
+            Agent::Tcp(t) => (
+                t.sender.wants_to_send() && t.sender.credit() == 0,
+                t.header_bytes + t.sender.config().mss as u32,
+            ),
+            Agent::CmApp(a) => match a.app {
+                CmApp::Bulk { remaining } => (
+                    remaining.is_none_or(|r| r > 0) && now < flow.stop,
+                    a.packet_size,
+                ),
+                CmApp::Audio(_) => (false, 0),
+            },
+            _ => (false, 0),
+        };
+        if !wants {
+            return;
+        }
+        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+            if host.cm.request(now, id, u64::from(size)).is_ok() {
+                self.cm.requested[f as usize] = true;
+            }
+        }
+    }
+
+    /// Handles every event host `node`'s CM has for it, then re-arms its timer. Hooks that
+    /// run meanwhile (a grant makes TCP/CM send) leave their CM's new events to this loop.
+    pub(super) fn cm_drain(&mut self, node: NodeId) -> Result<(), CaptureError> {
+        if self.cm.draining {
+            return Ok(());
+        }
+        self.cm.draining = true;
+        let result = self.cm_drain_events(node);
+        self.cm.draining = false;
+        self.cm_arm(node);
+        result
+    }
+
+    fn cm_drain_events(&mut self, node: NodeId) -> Result<(), CaptureError> {
+        let now = self.now;
+        loop {
+            let Some(Some(host)) = self.cm.hosts.get_mut(node as usize) else {
+                return Ok(());
+            };
+            let Some(event) = host.cm.poll_event() else {
+                return Ok(());
+            };
+            match event {
+                CmEvent::AppNotify { flow, grant } => {
+                    let Some(&f) = host.flows.get(&flow) else {
+                        continue;
+                    };
+                    // A grant is one MTU, the flow's packet: the flow sends one packet.
+                    let _ = grant;
+                    if let Some(r) = self.cm.requested.get_mut(f as usize) {
+                        *r = false;
+                    }
+                    self.cm_grant(f)?;
+                }
+                CmEvent::ChangeRate { flow, rate, .. } => {
+                    let Some(&f) = host.flows.get(&flow) else {
+                        continue;
+                    };
+                    if let Some(Agent::CmApp(a)) =
+                        self.flows.get_mut(f as usize).map(|fl| &mut fl.agent)
+                    {
+                        if let CmApp::Audio(audio) = &mut a.app {
+                            audio.adapt(now, rate);
+                        }
+                    }
+                }
+                CmEvent::SendProbe { dst, probe } => {
+                    let Some(to) = address_node(dst) else {
+                        continue;
+                    };
+                    let mut bytes = Vec::new();
+                    ProbeMessage::Probe(probe).encode(&mut bytes);
+                    let pkt = Packet {
+                        src: node,
+                        dst: to,
+                        flow: CM_CONTROL_FLOW,
+                        size: bytes.len() as u32 + UDP_IP_HEADER,
+                        ecn: Ecn::NotEct,
+                        created: now,
+                        transport: Transport::CmProbe(probe),
+                        cp: None,
+                        eca: Default::default(),
+                    };
+                    if self.cm_probe_lost() {
+                        self.cm.probes_lost += 1;
+                    } else {
+                        self.forward(node, pkt)?;
+                    }
+                }
+                CmEvent::GrantExpired { .. } | CmEvent::Segregated { .. } => {}
+            }
+        }
+    }
+
+    /// True if the injected probe loss takes the next probe or response.
+    fn cm_probe_lost(&mut self) -> bool {
+        let p = self.cm.probe_loss;
+        p > 0.0 && self.cm.rng.as_mut().is_some_and(|r| r.bernoulli(p))
+    }
+
+    /// Schedules host `node`'s CM timer at its next deadline if that is earlier than the one
+    /// armed.
+    fn cm_arm(&mut self, node: NodeId) {
+        let Some(Some(host)) = self.cm.hosts.get_mut(node as usize) else {
+            return;
+        };
+        if let Some(at) = host.cm.poll_timeout() {
+            // A deadline already past is due now.
+            let at = at.max(self.now);
+            if at < self.end && host.armed.is_none_or(|armed| at < armed) {
+                host.armed = Some(at);
+                self.events.push(at, Event::Cm(CmTimer::Host(node)));
+            }
+        }
+    }
+
+    /// A grant for flow `f`: TCP/CM sends one segment, `cmudp` one packet; each reports what
+    /// it sent with `notify` (0 if it could not use the grant) and asks again if it has more.
+    fn cm_grant(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let now = self.now;
+        let Some(flow) = self.flows.get_mut(f as usize) else {
+            return Ok(());
+        };
+        let (src, dst, stop) = (flow.src, flow.dst, flow.stop);
+        match &mut flow.agent {
+            Agent::Tcp(t) => {
+                let mss = t.sender.config().mss;
+                t.sender.grant(mss);
+                // pump_sender sends the segment and notifies the CM of it.
+                self.pump_sender(f as usize)?;
+                // A grant the sender could not use (the receiver's window closed meanwhile) is
+                // reported unused; the sender keeps the credit, and the segment it later sends
+                // with it is reported then and takes its time from the CM's pacing.
+                let unused = matches!(
+                    self.flows.get(f as usize).map(|fl| &fl.agent),
+                    Some(Agent::Tcp(t)) if t.sender.credit() > 0
+                );
+                if unused {
+                    self.cm_notify(f, 0);
+                }
+            }
+            Agent::CmApp(a) => {
+                let CmApp::Bulk { remaining } = &mut a.app else {
+                    return Ok(());
+                };
+                let size = a.packet_size;
+                if remaining.is_some_and(|r| r == 0) || now >= stop {
+                    self.cm_notify(f, 0);
+                    return Ok(());
+                }
+                if let Some(r) = remaining {
+                    *r = r.saturating_sub(u64::from(size));
+                }
+                let pkt = self.cm_app_packet(f, src, dst, size);
+                self.cm_notify(f, u64::from(size));
+                self.eca_send(f, src, pkt)?;
+            }
+            _ => return Ok(()),
+        }
+        self.cm_want(f);
+        Ok(())
+    }
+
+    /// A UDP packet of CM application flow `f`, counted as sent.
+    fn cm_app_packet(&mut self, f: FlowId, src: NodeId, dst: NodeId, size: u32) -> Packet {
+        let seq = match self.flows.get_mut(f as usize).map(|fl| &mut fl.agent) {
+            Some(Agent::CmApp(a)) => {
+                a.sent += 1;
+                a.sent - 1
+            }
+            _ => 0,
+        };
+        Packet {
+            src,
+            dst,
+            flow: f,
+            size,
+            ecn: Ecn::NotEct,
+            created: self.now,
+            transport: Transport::Udp {
+                seq,
+                len: size.saturating_sub(UDP_IP_HEADER),
+            },
+            cp: None,
+            eca: Default::default(),
+        }
+    }
+
+    /// `cm_notify(nsent)` for flow `f`.
+    pub(super) fn cm_notify(&mut self, f: FlowId, nsent: u64) {
+        let now = self.now;
+        let Some((src, id)) = self.cm_handle(f) else {
+            return;
+        };
+        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+            let _ = host.cm.notify(now, id, nsent);
+        }
+    }
+
+    /// TCP hook after a segment of flow `f` of `wire` bytes left: a TCP/CM flow reports it.
+    pub(super) fn cm_sent(&mut self, f: FlowId, wire: u32) {
+        if self.cm_handle(f).is_some() {
+            self.cm_notify(f, u64::from(wire));
+        }
+    }
+
+    /// TCP hook after the sender of flow `f` had its turn (an ACK, a timer, a grant): a TCP/CM
+    /// flow asks for its next grant if it has a segment to send, and its host's CM events are
+    /// handled.
+    pub(super) fn cm_after_pump(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let Some((src, _)) = self.cm_handle(f) else {
+            return Ok(());
+        };
+        self.cm_want(f);
+        self.cm_drain(src)
+    }
+
+    /// TCP hook on an ACK for flow `f`: a TCP/CM flow passes it to its CM as `cm_update`
+    /// (paper section 3.2.1). Bytes acknowledged count with their share of header bytes, so
+    /// that the CM's rate is in bytes on the wire like its grants.
+    pub(super) fn cm_on_ack(&mut self, f: FlowId, out: &AckOutcome) {
+        let now = self.now;
+        let Some((src, id)) = self.cm_handle(f) else {
+            return;
+        };
+        if out.ignored || (out.bytes_acked == 0 && !out.fast_retransmit && !out.ecn_reduction) {
+            return;
+        }
+        let Some(Agent::Tcp(t)) = self.flows.get(f as usize).map(|fl| &fl.agent) else {
+            return;
+        };
+        let mss = t.sender.config().mss.max(1);
+        let wire = |payload: u64| payload + payload.div_ceil(mss) * u64::from(t.header_bytes);
+        let loss_mode = if out.fast_retransmit {
+            LossMode::Transient
+        } else if out.ecn_reduction {
+            LossMode::Ecn
+        } else {
+            LossMode::NoCongestion
+        };
+        let update = CmUpdate {
+            nrecd: wire(out.bytes_acked),
+            nlost: if out.fast_retransmit { wire(mss) } else { 0 },
+            loss_mode,
+            rtt: out.rtt,
+        };
+        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+            let _ = host.cm.update(now, id, &update);
+        }
+    }
+
+    /// TCP hook on a retransmission timeout of flow `f`: persistent congestion for its CM
+    /// (RFC 3124 CM_NO_FEEDBACK), which restarts the macroflow in slow start.
+    pub(super) fn cm_on_timeout(&mut self, f: FlowId) {
+        let now = self.now;
+        let Some((src, id)) = self.cm_handle(f) else {
+            return;
+        };
+        let update = CmUpdate {
+            loss_mode: LossMode::Persistent,
+            ..CmUpdate::default()
+        };
+        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+            let _ = host.cm.update(now, id, &update);
+        }
+    }
+
+    /// A CM timer fired.
+    pub(super) fn on_cm_timer(&mut self, t: CmTimer) -> Result<(), CaptureError> {
+        let now = self.now;
+        match t {
+            CmTimer::Host(node) => {
+                let Some(Some(host)) = self.cm.hosts.get_mut(node as usize) else {
+                    return Ok(());
+                };
+                if host.armed != Some(now) {
+                    return Ok(()); // superseded by an earlier deadline
+                }
+                host.armed = None;
+                host.cm.on_timeout(now);
+                self.cm_drain(node)
+            }
+            CmTimer::Audio(f) => self.on_audio_tick(f),
+        }
+    }
+
+    /// The audio server's next packet: sent at the current encoding, reported with `notify`.
+    fn on_audio_tick(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let now = self.now;
+        let Some(flow) = self.flows.get_mut(f as usize) else {
+            return Ok(());
+        };
+        let (src, dst, stop) = (flow.src, flow.dst, flow.stop);
+        let Agent::CmApp(a) = &mut flow.agent else {
+            return Ok(());
+        };
+        let size = a.packet_size;
+        let CmApp::Audio(audio) = &mut a.app else {
+            return Ok(());
+        };
+        if audio.armed != Some(now) {
+            return Ok(());
+        }
+        audio.armed = None;
+        if now >= stop {
+            audio.settle(now);
+            return Ok(());
+        }
+        let gap = audio.rate().transmit_time(u64::from(size));
+        let next = now + gap;
+        if next < self.end {
+            audio.armed = Some(next);
+            self.events.push(next, Event::Cm(CmTimer::Audio(f)));
+        }
+        let pkt = self.cm_app_packet(f, src, dst, size);
+        self.cm_notify(f, u64::from(size));
+        self.eca_send(f, src, pkt)?;
+        self.cm_drain(src)
+    }
+
+    /// Delivery hook at a host: a probe is answered by the host's responder, a response is
+    /// taken by its CM, and a data packet of a CM flow with probe feedback is counted by the
+    /// receiving host's responder. Returns true if the packet was a probe or a response.
+    pub(super) fn cm_deliver(&mut self, pkt: &Packet) -> Result<bool, CaptureError> {
+        let now = self.now;
+        match pkt.transport {
+            Transport::CmProbe(probe) => {
+                let from = node_address(pkt.src);
+                let response = self
+                    .cm
+                    .responders
+                    .get_mut(pkt.dst as usize)
+                    .and_then(Option::as_mut)
+                    .and_then(|r| r.on_probe(now, from, &probe));
+                let Some(response) = response else {
+                    return Ok(true);
+                };
+                let size = ProbeMessage::Response(response.clone()).encoded_len() as u32;
+                if self.cm_probe_lost() {
+                    self.cm.responses_lost += 1;
+                    return Ok(true);
+                }
+                let handle = self.cm.responses.insert(response);
+                let reply = Packet {
+                    src: pkt.dst,
+                    dst: pkt.src,
+                    flow: CM_CONTROL_FLOW,
+                    size: size + UDP_IP_HEADER,
+                    ecn: Ecn::NotEct,
+                    created: now,
+                    transport: Transport::CmResponse(handle),
+                    cp: None,
+                    eca: Default::default(),
+                };
+                self.forward(pkt.dst, reply)?;
+                Ok(true)
+            }
+            Transport::CmResponse(handle) => {
+                let Some(response) = self.cm.responses.remove(handle) else {
+                    return Ok(true);
+                };
+                let from = node_address(pkt.src);
+                if let Some(Some(host)) = self.cm.hosts.get_mut(pkt.dst as usize) {
+                    // A refused response is counted in the CM's stats and changes nothing.
+                    if host.cm.on_response(now, from, &response).is_ok() {
+                        self.cm.responses_delivered += 1;
+                    }
+                }
+                self.cm_drain(pkt.dst)?;
+                Ok(true)
+            }
+            Transport::Udp { .. } => {
+                let explicit = self
+                    .flows
+                    .get(pkt.flow as usize)
+                    .is_some_and(|fl| matches!(fl.agent, Agent::CmApp(_)));
+                if explicit {
+                    let (src_port, dst_port) = flow_ports(pkt.flow);
+                    let tag = FlowTag {
+                        src_port,
+                        dst_port,
+                        flow_id: pkt.flow,
+                    };
+                    if let Some(Some(r)) = self.cm.responders.get_mut(pkt.dst as usize) {
+                        r.on_data(
+                            now,
+                            node_address(pkt.src),
+                            tag,
+                            u64::from(pkt.size),
+                            pkt.ecn == Ecn::Ce,
+                        );
+                    }
+                }
+                Ok(false)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Queue-drop hook: a dropped response frees its slot.
+    pub(super) fn cm_dropped(&mut self, pkt: &Packet) {
+        if let Transport::CmResponse(handle) = pkt.transport {
+            self.cm.responses.remove(handle);
+        }
+    }
+}
