@@ -906,4 +906,63 @@ mod tests {
         assert_eq!(drain(&mut s, ms(0)).len(), 2);
         assert_eq!(s.credit(), 500);
     }
+
+    #[test]
+    fn wants_to_send_while_new_data_fits_the_window_or_the_gate_ignores_it() {
+        let mut s = sender(config());
+        assert!(s.wants_to_send(), "an empty pipe and an infinite source");
+        for _ in 0..3 {
+            s.poll_transmit(ms(0)).expect("within the initial window");
+        }
+        assert_eq!(s.bytes_in_flight(), 3000);
+        assert!(s.wants_to_send(), "one more segment fits cwnd 4000");
+        s.poll_transmit(ms(0)).expect("the fourth segment");
+        assert_eq!(s.bytes_in_flight(), 4000);
+        assert!(
+            !s.wants_to_send(),
+            "the window is full under SendGate::Window"
+        );
+        assert_eq!(s.poll_transmit(ms(0)), None);
+        // Credit only: cwnd no longer limits, so the sender wants a grant; without one it still
+        // sends nothing.
+        s.set_gate(SendGate::CreditOnly);
+        assert_eq!(s.cwnd(), 4000);
+        assert!(
+            s.wants_to_send(),
+            "a full cwnd does not count under CreditOnly"
+        );
+        assert_eq!(s.poll_transmit(ms(0)), None);
+        s.grant(MSS);
+        let seg = s
+            .poll_transmit(ms(0))
+            .expect("the grant releases one segment");
+        assert_eq!((seg.seq, seg.len), (4000, 1000));
+        assert!(s.wants_to_send());
+    }
+
+    #[test]
+    fn wants_to_send_only_for_a_pending_retransmission_once_all_data_is_sent() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        s.set_app_limit(5000);
+        assert_eq!(drain(&mut s, ms(0)).len(), 5);
+        assert_eq!(s.snd_nxt(), 5000);
+        assert!(
+            !s.wants_to_send(),
+            "all 5000 bytes sent, though cwnd 10000 has room"
+        );
+        for i in 0..3 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        assert!(s.in_recovery());
+        assert!(
+            s.wants_to_send(),
+            "the fast retransmit of 0..1000 is pending"
+        );
+        let seg = s.poll_transmit(ms(102)).expect("the retransmission");
+        assert_eq!((seg.seq, seg.retransmission), (0, true));
+        assert!(!s.wants_to_send(), "nothing left once it went");
+    }
 }
