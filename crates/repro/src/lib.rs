@@ -4,6 +4,7 @@
 
 pub mod baseline;
 pub mod claim;
+pub mod cm;
 pub mod cp;
 pub mod eca;
 pub mod gcca;

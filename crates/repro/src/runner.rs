@@ -74,6 +74,7 @@ pub struct Experiment {
 pub fn registry() -> Vec<Experiment> {
     let mut all = Vec::new();
     all.extend(crate::baseline::experiments());
+    all.extend(crate::cm::experiments());
     all.extend(crate::gcca::experiments());
     all.extend(crate::eca::experiments());
     all.extend(crate::mccp::experiments());

@@ -177,8 +177,8 @@ pub struct CmState {
     pub handles: Vec<Option<CmFlowId>>,
     /// Each flow's weight and receiver hint (`None`: not a CM flow).
     pub weights: Vec<Option<(f64, f64)>>,
-    /// Each flow's request outstanding (TCP/CM and `cmudp` keep at most one).
-    pub requested: Vec<bool>,
+    /// Each flow's packets requested from its CM and not yet granted.
+    pub requested: Vec<u32>,
     /// The responses of packets in flight.
     pub responses: Handles<Response>,
     /// The fraction of probes and responses lost at random (`[cm] probe_loss`).

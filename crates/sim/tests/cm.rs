@@ -156,12 +156,10 @@ to = "d2"
 }
 
 #[test]
-#[ignore = "bug: a TCP/CM transfer whose last segment is shorter than the MSS stalls after a \
-            timeout (cm_want asks for a grant only with zero credit)"]
 fn a_finite_tcp_cm_transfer_completes_after_a_loss() {
     // 2500 bytes are one full segment (1448) and a short one (1052). The first is lost; the
     // short one leaves 396 bytes of its grant as credit, so after the timeout the
-    // retransmission of the first segment needs a grant that is never asked for.
+    // retransmission of the first segment needs another grant, which TCP/CM must ask for.
     let flows = r#"
 [[flow]]
 kind = "tcp"

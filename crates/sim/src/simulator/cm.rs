@@ -20,6 +20,8 @@ use concord_cc::wire::Ecn;
 const PROBE_LOSS_STREAM: u64 = 0xC3_0000;
 /// The random stream of host `n`'s probe nonces.
 const NONCE_STREAM: u64 = 0xC4_0000;
+/// Packets a `cmudp` sender keeps requested from its CM.
+const BULK_BACKLOG: u32 = 8;
 /// IP and UDP header bytes of a probe or response.
 const UDP_IP_HEADER: u32 = 28;
 
@@ -58,7 +60,7 @@ impl Simulator {
                 .iter()
                 .map(|s| s.cm.map(|c| (c.weight, c.hint)))
                 .collect(),
-            requested: vec![false; self.flows.len()],
+            requested: vec![0; self.flows.len()],
             probe_loss: sc.cm.probe_loss,
             ..CmState::default()
         };
@@ -161,39 +163,51 @@ impl Simulator {
         self.cm_drain(src)
     }
 
-    /// Keeps one request outstanding for flow `f` while it has a packet to send (TCP/CM:
-    /// when the window and the receiver allow a segment; `cmudp`: while data remains).
+    /// Keeps requests outstanding for flow `f` while it has packets to send. TCP/CM asks for one
+    /// segment at a time, when the window and the receiver allow one (paper section 3.2.1), so
+    /// TCP/CM flows of one macroflow share it equally whatever their weights; a
+    /// `cmudp` sender keeps [`BULK_BACKLOG`] packets requested while data remains, so that the
+    /// scheduler sees it backlogged and serves it in proportion to its weight (a flow whose
+    /// requests are all granted leaves the round robin until it asks again).
     fn cm_want(&mut self, f: FlowId) {
         let now = self.now;
         let Some((src, id)) = self.cm_handle(f) else {
             return;
         };
-        if self.cm.requested.get(f as usize).copied().unwrap_or(true) {
+        let Some(&outstanding) = self.cm.requested.get(f as usize) else {
             return;
-        }
+        };
         let Some(flow) = self.flows.get(f as usize) else {
             return;
         };
-        let (wants, size) = match &flow.agent {
+        let (target, size) = match &flow.agent {
             Agent::Tcp(t) => (
-                t.sender.wants_to_send() && t.sender.credit() == 0,
+                // Credit below one segment (a short last segment's grant) cannot send a
+                // full-sized retransmission: ask again.
+                u32::from(t.sender.wants_to_send() && t.sender.credit() < t.sender.config().mss),
                 t.header_bytes + t.sender.config().mss as u32,
             ),
             Agent::CmApp(a) => match a.app {
-                CmApp::Bulk { remaining } => (
-                    remaining.is_none_or(|r| r > 0) && now < flow.stop,
-                    a.packet_size,
-                ),
-                CmApp::Audio(_) => (false, 0),
+                CmApp::Bulk { remaining } if now < flow.stop => {
+                    let size = a.packet_size.max(1);
+                    let left = remaining.map_or(u64::MAX, |r| r.div_ceil(u64::from(size)));
+                    (left.min(u64::from(BULK_BACKLOG)) as u32, size)
+                }
+                _ => (0, 0),
             },
-            _ => (false, 0),
+            _ => (0, 0),
         };
-        if !wants {
+        if target <= outstanding {
             return;
         }
+        let more = target - outstanding;
         if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
-            if host.cm.request(now, id, u64::from(size)).is_ok() {
-                self.cm.requested[f as usize] = true;
+            if host
+                .cm
+                .request(now, id, u64::from(more) * u64::from(size))
+                .is_ok()
+            {
+                self.cm.requested[f as usize] = target;
             }
         }
     }
@@ -228,7 +242,7 @@ impl Simulator {
                     // A grant is one MTU, the flow's packet: the flow sends one packet.
                     let _ = grant;
                     if let Some(r) = self.cm.requested.get_mut(f as usize) {
-                        *r = false;
+                        *r = r.saturating_sub(1);
                     }
                     self.cm_grant(f)?;
                 }
@@ -397,7 +411,10 @@ impl Simulator {
 
     /// TCP hook on an ACK for flow `f`: a TCP/CM flow passes it to its CM as `cm_update`
     /// (paper section 3.2.1). Bytes acknowledged count with their share of header bytes, so
-    /// that the CM's rate is in bytes on the wire like its grants.
+    /// that the CM's rate is in bytes on the wire like its grants, and at most one segment per
+    /// ACK: RFC 5681's increase (eqs. 2 and 3) counts ACKs, not bytes, so a NewReno receiver's
+    /// delayed ACKs halve its sender's growth, and the CM, which counts bytes, would otherwise
+    /// grow twice as fast as the TCP it must be no more aggressive than (paper section 2.1).
     pub(super) fn cm_on_ack(&mut self, f: FlowId, out: &AckOutcome) {
         let now = self.now;
         let Some((src, id)) = self.cm_handle(f) else {
@@ -419,7 +436,7 @@ impl Simulator {
             LossMode::NoCongestion
         };
         let update = CmUpdate {
-            nrecd: wire(out.bytes_acked),
+            nrecd: wire(out.bytes_acked.min(mss)),
             nlost: if out.fast_retransmit { wire(mss) } else { 0 },
             loss_mode,
             rtt: out.rtt,

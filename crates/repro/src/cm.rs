@@ -1,0 +1,708 @@
+//! The Congestion Manager paper's experiments (Balakrishnan, Rahul and Seshan): the Web-like
+//! workload of Fig. 9, the layered audio server of Fig. 10, feedback frequency (Fig. 4),
+//! exponential aging (Fig. 6), the scheduler (Fig. 7), and the probe protocol under probe and
+//! response loss (section 2.2.2).
+
+use crate::claim::{Check, Claim, Paper};
+use crate::plot::{Bars, Plot, Reference, Style};
+use crate::runner::{
+    scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome, ReproError,
+};
+use concord_sim::cm::CmApp;
+use concord_sim::flow::Agent;
+use concord_sim::Simulator;
+
+const WEB: &str = include_str!("../../../scenarios/cm/web.toml");
+const WEB_FILE: &str = "scenarios/cm/web.toml";
+const AUDIO: &str = include_str!("../../../scenarios/cm/audio.toml");
+const AUDIO_FILE: &str = "scenarios/cm/audio.toml";
+const BULK: &str = include_str!("../../../scenarios/cm/bulk.toml");
+const BULK_FILE: &str = "scenarios/cm/bulk.toml";
+const SCHEDULER: &str = include_str!("../../../scenarios/cm/scheduler.toml");
+const SCHEDULER_FILE: &str = "scenarios/cm/scheduler.toml";
+const PROBES: &str = include_str!("../../../scenarios/cm/probes.toml");
+const PROBES_FILE: &str = "scenarios/cm/probes.toml";
+
+/// The marker line a run turns into `cm = {}` to put a flow over the CM.
+const CM_MARKER: &str = "# cm = {}";
+/// The size of one Web object of `web.toml`, in bytes.
+const WEB_OBJECT_BYTES: f64 = 600e3;
+/// When the Web objects are requested in `web.toml`, in seconds.
+const WEB_START_S: f64 = 2.0;
+
+/// The CM experiments.
+pub fn experiments() -> Vec<Experiment> {
+    vec![
+        Experiment {
+            id: "cm/web",
+            paper: Paper::Cm,
+            title: "Fig. 9: four concurrent Web transfers, NewReno vs TCP/CM",
+            run: web,
+        },
+        Experiment {
+            id: "cm/audio",
+            paper: Paper::Cm,
+            title: "Fig. 10: layered audio and TCP/CM on one macroflow against NewReno",
+            run: audio,
+        },
+        Experiment {
+            id: "cm/feedback",
+            paper: Paper::Cm,
+            title: "Fig. 4: loss probability against feedback frequency",
+            run: feedback,
+        },
+        Experiment {
+            id: "cm/aging",
+            paper: Paper::Cm,
+            title: "Fig. 6: exponential aging on the minimum RTT against the mean RTT",
+            run: aging,
+        },
+        Experiment {
+            id: "cm/scheduler",
+            paper: Paper::Cm,
+            title: "Fig. 7: the scheduler's equal and weighted shares",
+            run: scheduler,
+        },
+        Experiment {
+            id: "cm/probes",
+            paper: Paper::Cm,
+            title: "Section 2.2.2: the probe protocol under 30% probe and response loss",
+            run: probes,
+        },
+    ]
+}
+
+/// The seeds of a sweep: five in the full run, three in quick mode.
+fn seeds(ctx: &Ctx) -> Vec<u64> {
+    if ctx.quick {
+        (1..=3).collect()
+    } else {
+        (1..=5).collect()
+    }
+}
+
+fn mean(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        f64::NAN
+    } else {
+        x.iter().sum::<f64>() / x.len() as f64
+    }
+}
+
+fn max_over_min(x: &[f64]) -> f64 {
+    let max = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = x.iter().copied().fold(f64::INFINITY, f64::min);
+    max / min
+}
+
+fn figure(id: &str, title: &str, svg: String) -> Figure {
+    Figure {
+        id: id.into(),
+        title: title.into(),
+        svg,
+    }
+}
+
+/// Goodput of flow `f` of `sim` between `from` and the end of the run, in bit/s.
+fn goodput_from(sim: &Simulator, f: usize, from_s: f64) -> f64 {
+    let flow = &sim.flows[f];
+    let bin = flow.goodput.bin().as_secs_f64();
+    let rates = flow.goodput.rates_bps(sim.end());
+    let first = (from_s / bin).round() as usize;
+    let tail = rates.get(first..).unwrap_or(&[]);
+    mean(tail)
+}
+
+/// Fig. 9: each Web transfer's throughput (object size over completion time), per seed.
+fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let seeds = seeds(ctx);
+    let cm_text = substitute(WEB_FILE, WEB, CM_MARKER, "cm = {}")?;
+    let mut out = Outcome::default();
+    let (mut reno_spread, mut cm_spread, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    let mut first: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut traces = Plot::new(
+        "Fig. 9: data delivered per connection (seed 1)",
+        "time (s)",
+        "delivered (KB)",
+    );
+    for &seed in &seeds {
+        let mut sums = [0.0; 2];
+        for (k, (label, text)) in [("NewReno", WEB), ("TCP/CM", cm_text.as_str())]
+            .into_iter()
+            .enumerate()
+        {
+            let sc = scenario_from(WEB_FILE, text, Some(seed))?;
+            let (r, sim) = simulate(&sc)?;
+            let tput: Vec<f64> = r
+                .flows
+                .iter()
+                .filter(|f| f.name.starts_with("web"))
+                .map(|f| match f.completion_s {
+                    Some(c) => WEB_OBJECT_BYTES * 8.0 / (c - WEB_START_S) / 1e3,
+                    None => 0.0,
+                })
+                .collect();
+            sums[k] = tput.iter().sum();
+            if k == 0 {
+                reno_spread.push(max_over_min(&tput));
+            } else {
+                cm_spread.push(max_over_min(&tput));
+            }
+            if seed == seeds[0] {
+                first.push((label.to_string(), tput));
+                for (i, f) in sim.flows.iter().enumerate().take(4) {
+                    let bin = f.goodput.bin().as_secs_f64();
+                    let mut total = 0.0;
+                    let points: Vec<(f64, f64)> = f
+                        .goodput
+                        .bins()
+                        .iter()
+                        .enumerate()
+                        .map(|(b, bytes)| {
+                            total += *bytes as f64 / 1e3;
+                            (b as f64 * bin, total)
+                        })
+                        .collect();
+                    traces = traces.series(&format!("{label} web{}", i + 1), Style::Line, points);
+                }
+                out.raw.push((
+                    format!(
+                        "cm-web-{}-flows.json",
+                        label.to_lowercase().replace('/', "")
+                    ),
+                    serde_json::to_string_pretty(&r.flows).unwrap_or_default(),
+                ));
+            }
+        }
+        ratio.push(sums[1] / sums[0]);
+    }
+    let seed = seeds[0];
+    let n = seeds.len();
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 9: 4 NewReno connections, 1 Mbps, 120 ms RTT",
+        &format!("max/min per-connection throughput, mean over {n} seeds"),
+        "widely spread: 120 to 213 kbit/s (1.78)",
+        mean(&reno_spread),
+        Check::AtLeast { min: 1.2 },
+        seed,
+        WEB_FILE,
+        ctx.quick,
+    ));
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 9: 4 TCP/CM connections, 1 Mbps, 120 ms RTT",
+        &format!("max/min per-connection throughput, worst of {n} seeds"),
+        "all four at 120 kbit/s (within 10%)",
+        cm_spread.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        Check::AtMost { max: 1.1 },
+        seed,
+        WEB_FILE,
+        ctx.quick,
+    ));
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 9: ensemble throughput, TCP/CM against NewReno",
+        &format!("sum of TCP/CM throughputs / sum of NewReno's, mean over {n} seeds"),
+        "below 1: about 500 vs 650 kbit/s (0.77)",
+        mean(&ratio),
+        Check::Between { lo: 0.55, hi: 0.95 },
+        seed,
+        WEB_FILE,
+        ctx.quick,
+    ));
+    let bars = Bars {
+        title: format!("Fig. 9: per-connection throughput (seed {seed})"),
+        y_label: "throughput (kbit/s)".into(),
+        categories: (1..=4).map(|i| format!("web{i}")).collect(),
+        series: first,
+        references: vec![
+            Reference {
+                label: "paper TCP/CM 120".into(),
+                y: 120.0,
+            },
+            Reference {
+                label: "paper NewReno max 213".into(),
+                y: 213.0,
+            },
+        ],
+    };
+    out.figures
+        .push(figure("cm-fig9-throughput", &bars.title, bars.to_svg()));
+    out.figures
+        .push(figure("cm-fig9-traces", &traces.title, traces.to_svg()));
+    Ok(out)
+}
+
+/// The audio flow's state in a finished run.
+fn audio_state(sim: &Simulator, f: usize) -> Option<&concord_sim::cm::AudioState> {
+    match &sim.flows.get(f)?.agent {
+        Agent::CmApp(a) => match &a.app {
+            CmApp::Audio(s) => Some(s),
+            CmApp::Bulk { .. } => None,
+        },
+        _ => None,
+    }
+}
+
+/// Fig. 10: audio + TCP/CM against NewReno, and the encodings the audio server used.
+fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let seeds = seeds(ctx);
+    let mut out = Outcome::default();
+    let (mut ratios, mut nearest_most_used, mut near_band) = (Vec::new(), Vec::new(), Vec::new());
+    let mut shares_fig = Vec::new();
+    let mut rows = vec!["seed,mean_share_bps,nearest_bps,time_fraction_per_encoding".to_string()];
+    for &seed in &seeds {
+        let sc = scenario_from(AUDIO_FILE, AUDIO, Some(seed))?;
+        let (r, mut sim) = simulate(&sc)?;
+        let warmup = sc.record.warmup.as_secs_f64();
+        let g = |name: &str| {
+            r.flows
+                .iter()
+                .find(|f| f.name == name)
+                .map_or(0.0, |f| f.goodput_bps)
+        };
+        let (a, t, n) = (g("audio"), g("tcp-cm"), g("newreno"));
+        ratios.push((a + t) / n);
+        let end = sim.end();
+        let Some(Agent::CmApp(app)) = sim.flows.get_mut(0).map(|f| &mut f.agent) else {
+            continue;
+        };
+        if let CmApp::Audio(s) = &mut app.app {
+            s.settle(end);
+        }
+        let Some(s) = audio_state(&sim, 0) else {
+            continue;
+        };
+        // The share the server chose by, averaged over time after the warm-up (each change
+        // holds until the next), and the encoding nearest it on a log scale.
+        let mut weighted = 0.0;
+        let mut span = 0.0;
+        let changes: Vec<_> = s.changes.iter().collect();
+        for (i, c) in changes.iter().enumerate() {
+            let from = c.at.as_secs_f64().max(warmup);
+            let to = changes
+                .get(i + 1)
+                .map_or(end.as_secs_f64(), |n| n.at.as_secs_f64());
+            if to > from {
+                weighted += c.share.bps_f64() * (to - from);
+                span += to - from;
+            }
+        }
+        let share = weighted / span;
+        let nearest = s
+            .encodings
+            .iter()
+            .enumerate()
+            .min_by(|(_, x), (_, y)| {
+                let d = |e: f64| (e / share).ln().abs();
+                d(x.bps_f64()).total_cmp(&d(y.bps_f64()))
+            })
+            .map_or(0, |(i, _)| i);
+        let total: f64 = s.time_on.iter().map(|d| d.as_secs_f64()).sum();
+        let most_used = s
+            .time_on
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, d)| **d)
+            .map_or(0, |(i, _)| i);
+        nearest_most_used.push(f64::from(u8::from(most_used == nearest)));
+        let band = nearest.saturating_sub(1)..=(nearest + 1).min(s.time_on.len() - 1);
+        near_band.push(s.time_on[band].iter().map(|d| d.as_secs_f64()).sum::<f64>() / total);
+        rows.push(format!(
+            "{seed},{share:.0},{},{}",
+            s.encodings[nearest].bps(),
+            s.time_on
+                .iter()
+                .map(|d| format!("{:.3}", d.as_secs_f64() / total))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        if seed == seeds[0] {
+            let labels: Vec<String> = s
+                .encodings
+                .iter()
+                .map(|e| format!("{}", e.bps() / 1000))
+                .collect();
+            shares_fig.push((
+                labels,
+                s.time_on
+                    .iter()
+                    .map(|d| d.as_secs_f64() / total * 100.0)
+                    .collect::<Vec<f64>>(),
+            ));
+            let steps: Vec<(f64, f64)> = s
+                .changes
+                .iter()
+                .map(|c| (c.at.as_secs_f64(), c.rate.bps_f64() / 1e3))
+                .collect();
+            let plot = Plot::new(
+                "Fig. 10: the audio server's encoding over time (seed 1)",
+                "time (s)",
+                "encoding (kbit/s)",
+            )
+            .series("encoding", Style::LinePoints, steps)
+            .reference("paper: mostly 80", 80.0);
+            out.figures
+                .push(figure("cm-fig10-encoding", &plot.title, plot.to_svg()));
+            let bars = Bars {
+                title: "Fig. 10: goodput of the three transfers (seed 1)".into(),
+                y_label: "goodput (kbit/s)".into(),
+                categories: vec!["audio".into(), "TCP/CM".into(), "NewReno".into()],
+                series: vec![
+                    ("concord".into(), vec![a / 1e3, t / 1e3, n / 1e3]),
+                    ("paper".into(), vec![50.0, 85.0, 150.0]),
+                ],
+                references: Vec::new(),
+            };
+            out.figures
+                .push(figure("cm-fig10-goodput", &bars.title, bars.to_svg()));
+            out.raw.push((
+                "cm-audio-flows.json".into(),
+                serde_json::to_string_pretty(&r.flows).unwrap_or_default(),
+            ));
+        }
+    }
+    out.raw
+        .push(("cm-audio-encodings.csv".into(), rows.join("\n")));
+    if let Some((labels, pct)) = shares_fig.pop() {
+        let bars = Bars {
+            title: "Fig. 10: time on each encoding (seed 1)".into(),
+            y_label: "time (%)".into(),
+            categories: labels,
+            series: vec![("concord".into(), pct)],
+            references: Vec::new(),
+        };
+        out.figures.push(figure(
+            "cm-fig10-time-on-encoding",
+            &bars.title,
+            bars.to_svg(),
+        ));
+    }
+    let seed = seeds[0];
+    let n = seeds.len();
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 10: audio + TCP/CM against NewReno, 0.5 Mbps, 120 ms RTT",
+        &format!("(audio + TCP/CM goodput) / NewReno goodput, mean over {n} seeds"),
+        "close: 50 + 85 vs 150 kbit/s (0.9)",
+        mean(&ratios),
+        Check::Between { lo: 0.75, hi: 1.25 },
+        seed,
+        AUDIO_FILE,
+        ctx.quick,
+    ));
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 10: the audio server's encodings",
+        &format!("seeds (of {n}) whose most-used encoding is the one nearest its share"),
+        "primarily the 80 kbit/s encoding, the one nearest its share",
+        nearest_most_used.iter().sum(),
+        Check::AtLeast { min: n as f64 },
+        seed,
+        AUDIO_FILE,
+        ctx.quick,
+    ));
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 10: the audio server's encodings",
+        &format!("fraction of time on the nearest encoding or a neighbour, worst of {n} seeds"),
+        "occasionally switching to the 40 and 160 kbit/s encodings",
+        near_band.iter().copied().fold(f64::INFINITY, f64::min),
+        Check::AtLeast { min: 0.8 },
+        seed,
+        AUDIO_FILE,
+        ctx.quick,
+    ));
+    Ok(out)
+}
+
+/// Loss probability (packets lost / sent over the run) of the bulk sender of `bulk.toml`.
+fn bulk_loss(sim: &Simulator) -> f64 {
+    match &sim.flows[0].agent {
+        Agent::CmApp(a) if a.sent > 0 => 1.0 - a.received as f64 / a.sent as f64,
+        _ => f64::NAN,
+    }
+}
+
+/// Fig. 4: loss probability of a CM sender with probe feedback at 1 to 16 probes per RTT.
+fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let seeds = seeds(ctx);
+    let rates = [1u32, 2, 4, 8, 16];
+    let mut losses = Vec::new();
+    for &p in &rates {
+        let text = substitute(
+            BULK_FILE,
+            BULK,
+            "probes_per_rtt = 2",
+            &format!("probes_per_rtt = {p}"),
+        )?;
+        let mut per_seed = Vec::new();
+        for &seed in &seeds {
+            let sc = scenario_from(BULK_FILE, &text, Some(seed))?;
+            let (_, sim) = simulate(&sc)?;
+            per_seed.push(bulk_loss(&sim));
+        }
+        losses.push(mean(&per_seed));
+    }
+    let falling = losses.windows(2).filter(|w| w[1] < w[0]).count();
+    let mut out = Outcome::default();
+    let n = seeds.len();
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 4: loss probability against feedback frequency",
+        &format!(
+            "steps from 1 to 16 probes per RTT where the loss falls (of {}), mean over {n} seeds",
+            rates.len() - 1
+        ),
+        "falls as feedback frequency rises",
+        falling as f64,
+        Check::AtLeast {
+            min: (rates.len() - 1) as f64,
+        },
+        seeds[0],
+        BULK_FILE,
+        ctx.quick,
+    ));
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 4: loss probability against feedback frequency",
+        &format!("loss at 1 probe per RTT / loss at 16, mean over {n} seeds"),
+        "infrequent feedback loses more",
+        losses[0] / losses[rates.len() - 1],
+        Check::AtLeast { min: 1.5 },
+        seeds[0],
+        BULK_FILE,
+        ctx.quick,
+    ));
+    let points: Vec<(f64, f64)> = rates
+        .iter()
+        .zip(&losses)
+        .map(|(r, l)| (f64::from(*r), l * 100.0))
+        .collect();
+    let plot = Plot::new(
+        "Fig. 4: loss probability against feedback frequency",
+        "probes per RTT",
+        "packets lost (%)",
+    )
+    .series("CM bulk sender, probe feedback", Style::LinePoints, points);
+    out.figures
+        .push(figure("cm-fig4-feedback", &plot.title, plot.to_svg()));
+    out.raw.push((
+        "cm-feedback.csv".into(),
+        std::iter::once("probes_per_rtt,loss".to_string())
+            .chain(
+                rates
+                    .iter()
+                    .zip(&losses)
+                    .map(|(r, l)| format!("{r},{l:.6}")),
+            )
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ));
+    Ok(out)
+}
+
+/// Fig. 6: packets lost with one probe per RTT under aging on the minimum RTT, the mean RTT,
+/// and no aging.
+fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let seeds = seeds(ctx);
+    let one = substitute(BULK_FILE, BULK, "probes_per_rtt = 2", "probes_per_rtt = 1")?;
+    let mut lost = Vec::new();
+    let policies = ["min_rtt", "mean_rtt", "off"];
+    let mut sequence = Plot::new(
+        "Fig. 6: data delivered with aging on the minimum and the mean RTT (seed 1)",
+        "time (s)",
+        "delivered (KB)",
+    );
+    for policy in policies {
+        let text = substitute(
+            BULK_FILE,
+            &one,
+            "aging = \"min_rtt\"",
+            &format!("aging = \"{policy}\""),
+        )?;
+        let mut per_seed = Vec::new();
+        for &seed in &seeds {
+            let sc = scenario_from(BULK_FILE, &text, Some(seed))?;
+            let (_, sim) = simulate(&sc)?;
+            if let Agent::CmApp(a) = &sim.flows[0].agent {
+                per_seed.push((a.sent - a.received) as f64);
+            }
+            if seed == seeds[0] && policy != "off" {
+                let f = &sim.flows[0];
+                let bin = f.goodput.bin().as_secs_f64();
+                let mut total = 0.0;
+                let points = f
+                    .goodput
+                    .bins()
+                    .iter()
+                    .enumerate()
+                    .map(|(b, bytes)| {
+                        total += *bytes as f64 / 1e3;
+                        (b as f64 * bin, total)
+                    })
+                    .collect();
+                sequence = sequence.series(&format!("aging on {policy}"), Style::Line, points);
+            }
+        }
+        lost.push(mean(&per_seed));
+    }
+    let mut out = Outcome::default();
+    let n = seeds.len();
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 6: aging half-life, 1 probe per RTT",
+        &format!("packets lost, aging on min RTT / on mean RTT, mean over {n} seeds"),
+        "below 1: the minimum RTT is significantly better",
+        lost[0] / lost[1],
+        Check::AtMost { max: 0.99 },
+        seeds[0],
+        BULK_FILE,
+        ctx.quick,
+    ));
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Section 2.2.3: aging against open-loop sending",
+        &format!("packets lost, aging on min RTT / no aging, mean over {n} seeds"),
+        "below 1: sending open-loop at the old rate loses more",
+        lost[0] / lost[2],
+        Check::AtMost { max: 0.5 },
+        seeds[0],
+        BULK_FILE,
+        ctx.quick,
+    ));
+    let bars = Bars {
+        title: "Fig. 6: packets lost with 1 probe per RTT".into(),
+        y_label: "packets lost".into(),
+        categories: policies.iter().map(|p| p.to_string()).collect(),
+        series: vec![("concord".into(), lost)],
+        references: Vec::new(),
+    };
+    out.figures
+        .push(figure("cm-fig6-losses", &bars.title, bars.to_svg()));
+    out.figures.push(figure(
+        "cm-fig6-sequence",
+        &sequence.title,
+        sequence.to_svg(),
+    ));
+    Ok(out)
+}
+
+/// Fig. 7: three flows starting 10 s apart share equally, or by weights 1:2:3.
+fn scheduler(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let mut parts = SCHEDULER.split("cm = { weight = 1 }");
+    let (Some(p0), Some(p1), Some(p2), Some(p3), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return Err(ReproError::Scenario {
+            name: SCHEDULER_FILE.into(),
+            message: "the template no longer has three `cm = { weight = 1 }` flows".into(),
+        });
+    };
+    let weighted =
+        format!("{p0}cm = {{ weight = 1 }}{p1}cm = {{ weight = 2 }}{p2}cm = {{ weight = 3 }}{p3}");
+    let mut out = Outcome::default();
+    for (label, text, weights) in [
+        ("equal", SCHEDULER.to_string(), [1.0, 1.0, 1.0]),
+        ("weighted 1:2:3", weighted, [1.0, 2.0, 3.0]),
+    ] {
+        let sc = scenario_from(SCHEDULER_FILE, &text, None)?;
+        let (_, sim) = simulate(&sc)?;
+        // From 5 s after the last flow started.
+        let from = sc.flows[2].start.as_secs_f64() + 5.0;
+        let rates: Vec<f64> = (0..3).map(|f| goodput_from(&sim, f, from)).collect();
+        let total: f64 = rates.iter().sum();
+        let wsum: f64 = weights.iter().sum();
+        let worst = rates
+            .iter()
+            .zip(weights)
+            .map(|(r, w)| ((r / total) / (w / wsum) - 1.0).abs())
+            .fold(0.0, f64::max);
+        out.claims.push(Claim::new(
+            Paper::Cm,
+            &format!("Fig. 7: three flows starting 10 s apart, {label}"),
+            "largest relative deviation from the weighted share, from 5 s after the last start",
+            "shares converge to the weights",
+            worst,
+            Check::AtMost { max: 0.1 },
+            sc.seed,
+            SCHEDULER_FILE,
+            ctx.quick,
+        ));
+        let mut plot = Plot::new(
+            &format!("Fig. 7: per-flow rate, {label} (1 s bins)"),
+            "time (s)",
+            "rate (kbit/s)",
+        );
+        for (f, name) in ["a", "b", "c"].iter().enumerate() {
+            let flow = &sim.flows[f];
+            let per_s = (1.0 / flow.goodput.bin().as_secs_f64()).round().max(1.0) as usize;
+            let rates = flow.goodput.rates_bps(sim.end());
+            let points = rates
+                .chunks(per_s)
+                .enumerate()
+                .map(|(i, c)| (i as f64, mean(c) / 1e3))
+                .collect();
+            plot = plot.series(&format!("flow {name}"), Style::Line, points);
+        }
+        let id = if label == "equal" {
+            "cm-fig7-equal"
+        } else {
+            "cm-fig7-weighted"
+        };
+        out.figures.push(figure(id, &plot.title, plot.to_svg()));
+    }
+    Ok(out)
+}
+
+/// Section 2.2.2: with 30% of probes and responses lost, the CM's per-flow loss estimate
+/// against the flow's true loss rate.
+fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let mut out = Outcome::default();
+    let mut errors = Vec::new();
+    let mut rows = vec!["seed,true_loss,estimated_loss,probes_lost,responses_lost".to_string()];
+    for seed in seeds(ctx) {
+        let sc = scenario_from(PROBES_FILE, PROBES, Some(seed))?;
+        let (_, sim) = simulate(&sc)?;
+        // The true loss rate: packets the bottleneck's wire lost over packets sent (the path's
+        // only loss; the queue never overflows).
+        let sent = match &sim.flows[0].agent {
+            Agent::CmApp(a) => a.sent as f64,
+            _ => f64::NAN,
+        };
+        let truth = sim.channels[sim.bottleneck() as usize].stats.wire_losses as f64 / sent;
+        let src = sc.flows[0].from;
+        let estimate = sim
+            .cm
+            .hosts
+            .get(src)
+            .and_then(Option::as_ref)
+            .zip(sim.cm.handles.first().copied().flatten())
+            .and_then(|(h, id)| h.cm.flow_sample(id).ok().flatten())
+            .and_then(|s| s.loss_rate())
+            .unwrap_or(f64::NAN);
+        errors.push((estimate / truth - 1.0).abs());
+        rows.push(format!(
+            "{seed},{truth:.6},{estimate:.6},{},{}",
+            sim.cm.probes_lost, sim.cm.responses_lost
+        ));
+    }
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Section 2.2.2: probe protocol, 30% of probes and responses lost",
+        "|estimated / true loss rate - 1|, worst over seeds",
+        "robust to lost probes and responses (within 10%)",
+        errors.iter().copied().fold(0.0, f64::max),
+        Check::AtMost { max: 0.1 },
+        1,
+        PROBES_FILE,
+        ctx.quick,
+    ));
+    out.raw.push(("cm-probes.csv".into(), rows.join("\n")));
+    Ok(out)
+}
