@@ -28,6 +28,7 @@ const EXAMPLES: &str = "Examples:
   concord reproduce --quick                                      every paper's claims, report in report/
   concord reproduce --paper baseline --out report-baseline       one paper
   concord report report                                          re-render report/index.html
+  concord report report --readme README.md                       the README's Results section
   concord run scenarios/basic/dumbbell-4-droptail.toml          run a scenario, print a summary
   concord run scenarios/basic/dumbbell-4-red.toml --seed 7 --out results/red
   concord bench                                                  64 NewReno flows on a 10 Mbps dumbbell
@@ -71,9 +72,18 @@ enum Command {
     Report {
         /// A directory written by `concord reproduce`.
         dir: PathBuf,
-        /// Print the claims as a Markdown table instead (for a README's Results section).
-        #[arg(long)]
+        /// Print the claims as a Markdown table instead.
+        #[arg(long, conflicts_with = "readme")]
         markdown: bool,
+        /// Write the claims and key figures into this README's Results section instead:
+        /// the text between the `<!-- results:begin -->` and `<!-- results:end -->` lines is
+        /// replaced, and the figures are copied to docs/figures/ beside the README.
+        #[arg(long, value_name = "README")]
+        readme: Option<PathBuf>,
+        /// With --readme, the figures to show (repeatable; file stems as in DIR/figures/)
+        /// [default: the first figure of up to three papers].
+        #[arg(long = "figure", value_name = "FIGURE", requires = "readme")]
+        figures: Vec<String>,
     },
 }
 
@@ -88,7 +98,22 @@ fn main() -> ExitCode {
         } => run::run(&scenario, seed, out, json),
         Command::Bench(args) => bench::bench(&args),
         Command::Reproduce(args) => reproduce::reproduce(&args).and_then(all_pass),
-        Command::Report { dir, markdown } => reproduce::report(&dir, markdown).and_then(all_pass),
+        Command::Report {
+            dir,
+            markdown,
+            readme,
+            figures,
+        } => {
+            let action = match &readme {
+                Some(path) => reproduce::ReportAction::Readme {
+                    path,
+                    figures: &figures,
+                },
+                None if markdown => reproduce::ReportAction::Markdown,
+                None => reproduce::ReportAction::Html,
+            };
+            reproduce::report(&dir, action).and_then(all_pass)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -57,3 +57,280 @@ impl Progress {
         }
     }
 }
+
+/// One bar per experiment of `concord reproduce`, redrawn in place on a terminal, with a line
+/// for the whole run below; on anything else, one line as each experiment finishes.
+pub struct Board {
+    tty: bool,
+    watch: Stopwatch,
+    rows: Vec<Row>,
+    /// Lines drawn last time (to move back over them).
+    drawn: usize,
+    /// When the board was last drawn, seconds since the start.
+    last_draw: f64,
+    finished: usize,
+}
+
+struct Row {
+    label: String,
+    /// Simulated seconds the experiment took in the previous report, if known.
+    expected_s: Option<f64>,
+    state: State,
+}
+
+enum State {
+    Queued,
+    Running {
+        /// Seconds since the start of the whole run.
+        started: f64,
+        /// Scenario runs finished.
+        runs: usize,
+        /// Simulated seconds done, including the current run.
+        simulated_s: f64,
+        /// Fraction of the current run done.
+        run_fraction: f64,
+    },
+    Done {
+        /// Wall seconds it took.
+        secs: f64,
+        status: String,
+        runs: usize,
+    },
+}
+
+/// Bar width, characters.
+const BAR: usize = 20;
+/// Longest line drawn, characters.
+const LINE: usize = 118;
+
+fn bar(frac: f64) -> String {
+    let filled = ((frac.clamp(0.0, 1.0) * BAR as f64).round() as usize).min(BAR);
+    format!("[{}{}]", "#".repeat(filled), ".".repeat(BAR - filled))
+}
+
+impl Board {
+    /// A board for experiments `(label, simulated seconds expected)`.
+    pub fn new(experiments: Vec<(String, Option<f64>)>) -> Board {
+        Board {
+            tty: std::io::stderr().is_terminal(),
+            watch: Stopwatch::start(),
+            rows: experiments
+                .into_iter()
+                .map(|(label, expected_s)| Row {
+                    label,
+                    expected_s: expected_s.filter(|s| *s > 0.0),
+                    state: State::Queued,
+                })
+                .collect(),
+            drawn: 0,
+            last_draw: f64::NEG_INFINITY,
+            finished: 0,
+        }
+    }
+
+    /// Experiment `i` started.
+    pub fn started(&mut self, i: usize) {
+        let now = self.watch.secs();
+        if let Some(r) = self.rows.get_mut(i) {
+            r.state = State::Running {
+                started: now,
+                runs: 0,
+                simulated_s: 0.0,
+                run_fraction: 0.0,
+            };
+        }
+        self.draw(true);
+    }
+
+    /// Experiment `i` finished `runs` runs and simulated `simulated_s` seconds so far; its
+    /// current run is `run_fraction` done.
+    pub fn advanced(&mut self, i: usize, runs: usize, simulated_s: f64, run_fraction: f64) {
+        if let Some(Row {
+            state:
+                State::Running {
+                    runs: r,
+                    simulated_s: s,
+                    run_fraction: f,
+                    ..
+                },
+            ..
+        }) = self.rows.get_mut(i)
+        {
+            (*r, *s, *f) = (runs, simulated_s, run_fraction);
+        }
+        self.draw(false);
+    }
+
+    /// Experiment `i` finished with `status` after `runs` runs.
+    pub fn finished(&mut self, i: usize, runs: usize, status: String) {
+        let now = self.watch.secs();
+        self.finished += 1;
+        let total = self.rows.len();
+        if let Some(r) = self.rows.get_mut(i) {
+            let started = match r.state {
+                State::Running { started, .. } => started,
+                _ => now,
+            };
+            r.state = State::Done {
+                secs: now - started,
+                status,
+                runs,
+            };
+            if !self.tty {
+                let line = format!(
+                    "[{}/{}] {} {}",
+                    self.finished,
+                    total,
+                    r.label,
+                    Self::detail(r, now)
+                );
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
+            }
+        }
+        self.draw(true);
+    }
+
+    /// The text after an experiment's bar.
+    fn detail(r: &Row, now: f64) -> String {
+        match &r.state {
+            State::Queued => "queued".into(),
+            State::Running {
+                started,
+                runs,
+                simulated_s,
+                run_fraction,
+            } => {
+                let elapsed = now - started;
+                match r.expected_s {
+                    Some(total) => {
+                        let frac = (simulated_s / total).clamp(0.0, 0.99);
+                        let eta = if frac > 0.0 {
+                            format!("eta {:.0} s", elapsed * (1.0 - frac) / frac)
+                        } else {
+                            "eta ?".into()
+                        };
+                        format!(
+                            "{:3.0}%  run {}  {elapsed:.0} s  {eta}",
+                            frac * 100.0,
+                            runs + 1
+                        )
+                    }
+                    None => format!(
+                        "run {} at {:3.0}%  {elapsed:.0} s  eta ? (no earlier report)",
+                        runs + 1,
+                        run_fraction * 100.0
+                    ),
+                }
+            }
+            State::Done { secs, status, runs } => {
+                format!("{status}  {runs} runs  {secs:.1} s")
+            }
+        }
+    }
+
+    /// The fraction of experiment `r` done, for its bar.
+    fn fraction(r: &Row) -> f64 {
+        match &r.state {
+            State::Queued => 0.0,
+            State::Running {
+                simulated_s,
+                run_fraction,
+                ..
+            } => match r.expected_s {
+                Some(total) => (simulated_s / total).clamp(0.0, 0.99),
+                None => *run_fraction,
+            },
+            State::Done { .. } => 1.0,
+        }
+    }
+
+    /// The line for the whole run: experiments done, elapsed time and an estimate of the rest.
+    fn total_line(&self, now: f64) -> String {
+        let n = self.rows.len().max(1);
+        let done: f64 = self.rows.iter().map(Self::fraction).sum::<f64>() / n as f64;
+        let eta = if done > 0.0 && done < 1.0 {
+            format!("eta {:.0} s", now * (1.0 - done) / done)
+        } else {
+            String::new()
+        };
+        format!(
+            "{:<28} {}  {}/{} done  {now:.0} s  {eta}",
+            "all",
+            bar(done),
+            self.finished,
+            self.rows.len()
+        )
+    }
+
+    /// Redraws the board on a terminal, at most ten times a second unless `force`.
+    fn draw(&mut self, force: bool) {
+        let now = self.watch.secs();
+        if !self.tty || (!force && now - self.last_draw < 0.1) {
+            return;
+        }
+        self.last_draw = now;
+        let mut text = String::new();
+        if self.drawn > 0 {
+            text.push_str(&format!("\x1b[{}A", self.drawn));
+        }
+        let mut lines: Vec<String> = self
+            .rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "{:<28} {}  {}",
+                    r.label,
+                    bar(Self::fraction(r)),
+                    Self::detail(r, now)
+                )
+            })
+            .collect();
+        lines.push(self.total_line(now));
+        for l in &lines {
+            let l: String = l.chars().take(LINE).collect();
+            text.push_str("\r\x1b[2K");
+            text.push_str(&l);
+            text.push('\n');
+        }
+        self.drawn = lines.len();
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bar_fills_with_the_fraction_done_and_stays_in_bounds() {
+        assert_eq!(bar(0.0), format!("[{}]", ".".repeat(BAR)));
+        assert_eq!(bar(0.5), format!("[{}{}]", "#".repeat(10), ".".repeat(10)));
+        assert_eq!(bar(7.0), format!("[{}]", "#".repeat(BAR)));
+        assert_eq!(bar(f64::NAN).len(), BAR + 2);
+    }
+
+    #[test]
+    fn an_experiment_with_an_earlier_report_shows_its_share_and_an_eta() {
+        let mut b = Board::new(vec![("x/a".into(), Some(100.0)), ("x/b".into(), None)]);
+        b.tty = false;
+        b.rows[0].state = State::Running {
+            started: 0.0,
+            runs: 2,
+            simulated_s: 25.0,
+            run_fraction: 0.5,
+        };
+        let text = Board::detail(&b.rows[0], 10.0);
+        assert!(text.starts_with(" 25%  run 3"), "{text}");
+        assert!(text.ends_with("eta 30 s"), "{text}");
+        b.rows[1].state = State::Running {
+            started: 0.0,
+            runs: 0,
+            simulated_s: 5.0,
+            run_fraction: 0.5,
+        };
+        assert!((Board::fraction(&b.rows[1]) - 0.5).abs() < 1e-12);
+        assert!(Board::detail(&b.rows[1], 1.0).contains("eta ?"));
+    }
+}

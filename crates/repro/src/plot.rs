@@ -146,7 +146,8 @@ fn frame(s: &mut String, y_label: &str) {
     );
 }
 
-/// Dashed reference lines labelled at the right edge.
+/// Dashed reference lines, each labelled just above its right end inside the plot area (the
+/// legend owns the column to the right of it).
 fn references(s: &mut String, refs: &[Reference], sy: &dyn Fn(f64) -> f64) {
     let pw = W - LEFT - RIGHT;
     for r in refs {
@@ -156,11 +157,16 @@ fn references(s: &mut String, refs: &[Reference], sy: &dyn Fn(f64) -> f64) {
             r##"<line x1="{LEFT}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#555555" stroke-dasharray="6,4"/>"##,
             LEFT + pw
         );
+        // Above the line, or below it when the line hugs the top of the plot area.
+        let ty = if y - 4.0 < TOP + 12.0 {
+            y + 14.0
+        } else {
+            y - 4.0
+        };
         let _ = write!(
             s,
-            r##"<text x="{:.2}" y="{:.2}" fill="#555555">{}</text>"##,
-            LEFT + pw + 6.0,
-            y + 4.0,
+            r##"<text x="{:.2}" y="{ty:.2}" text-anchor="end" fill="#555555" stroke="#ffffff" stroke-width="3" paint-order="stroke">{}</text>"##,
+            LEFT + pw - 4.0,
             escape(&r.label)
         );
     }

@@ -3,7 +3,7 @@
 //! never leaves a torn report.
 
 use crate::claim::{fmt_num, Claim, Paper};
-use crate::runner::{Experiment, Outcome, ReproError};
+use crate::runner::{Experiment, Outcome, ReproError, Work};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::io;
@@ -31,6 +31,12 @@ pub struct ExperimentEntry {
     pub figures: Vec<FigureEntry>,
     /// Why it produced nothing, if it failed.
     pub error: Option<String>,
+    /// Scenario runs it simulated (0 when not recorded).
+    #[serde(default)]
+    pub runs: usize,
+    /// Simulated time of those runs, seconds (0 when not recorded).
+    #[serde(default)]
+    pub simulated_s: f64,
 }
 
 /// The content of `results.json`.
@@ -78,6 +84,8 @@ impl Report {
                 title: e.title.to_string(),
                 figures,
                 error,
+                runs: 0,
+                simulated_s: 0.0,
             });
         }
         Report {
@@ -85,6 +93,14 @@ impl Report {
             quick,
             claims,
             experiments: entries,
+        }
+    }
+
+    /// Records the simulation each experiment did (`work` in the order of `experiments`).
+    pub fn record_work(&mut self, work: &[Work]) {
+        for (e, w) in self.experiments.iter_mut().zip(work) {
+            e.runs = w.runs;
+            e.simulated_s = w.simulated_s;
         }
     }
 
@@ -218,6 +234,7 @@ pub fn write_report(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "report".into());
+    remove_abandoned(&parent, &stem);
     let tmp = parent.join(format!(".{stem}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.join("figures"))?;
@@ -243,6 +260,27 @@ pub fn write_report(
     Ok(())
 }
 
+/// Removes what a run killed half-way may have left beside the report `stem` in `parent`:
+/// `.{stem}.tmp-PID` (a report being written) and `.{stem}.old-PID` (the report it was
+/// replacing), for processes that no longer run. The report itself is never touched.
+fn remove_abandoned(parent: &Path, stem: &str) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = [".tmp-", ".old-"].iter().find_map(|kind| {
+            name.strip_prefix(&format!(".{stem}{kind}"))
+                .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        });
+        let Some(pid) = pid else { continue };
+        let alive = pid == std::process::id().to_string() || Path::new("/proc").join(pid).exists();
+        if !alive {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// True if `dir` may be replaced by a report: it does not exist, is empty, or holds an earlier
 /// report (a `results.json`). Anything else is left alone.
 fn replaceable(dir: &Path) -> io::Result<bool> {
@@ -264,4 +302,182 @@ pub fn rerender(dir: &Path) -> io::Result<Report> {
     std::fs::write(&tmp, render_html(&report))?;
     std::fs::rename(&tmp, dir.join("index.html"))?;
     Ok(report)
+}
+
+/// The line that opens the README's Results section.
+pub const RESULTS_BEGIN: &str = "<!-- results:begin -->";
+/// The line that closes it.
+pub const RESULTS_END: &str = "<!-- results:end -->";
+
+/// Why the Results section of a README could not be replaced.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SectionError {
+    /// A marker line is missing.
+    #[error("no `{0}` line; put `<!-- results:begin -->` and `<!-- results:end -->` lines where the Results section goes")]
+    MissingMarker(&'static str),
+    /// A marker line appears more than once.
+    #[error("`{0}` appears more than once; keep one pair of markers")]
+    RepeatedMarker(&'static str),
+    /// The end marker comes first.
+    #[error(
+        "`<!-- results:end -->` comes before `<!-- results:begin -->`; put the begin marker first"
+    )]
+    OutOfOrder,
+}
+
+/// `text` with everything between the [`RESULTS_BEGIN`] and [`RESULTS_END`] lines replaced by
+/// `section`; the markers and everything outside them are kept byte for byte, so replacing
+/// twice with the same section changes nothing.
+pub fn replace_section(text: &str, section: &str) -> Result<String, SectionError> {
+    let find = |marker: &'static str| -> Result<usize, SectionError> {
+        let mut at = text
+            .match_indices(marker)
+            .map(|(i, _)| i)
+            .filter(|&i| i == 0 || text[..i].ends_with('\n'));
+        let first = at.next().ok_or(SectionError::MissingMarker(marker))?;
+        match at.next() {
+            Some(_) => Err(SectionError::RepeatedMarker(marker)),
+            None => Ok(first),
+        }
+    };
+    let begin = find(RESULTS_BEGIN)?;
+    let end = find(RESULTS_END)?;
+    if end < begin {
+        return Err(SectionError::OutOfOrder);
+    }
+    let body = section.trim_matches('\n');
+    let mut out = String::with_capacity(text.len() + section.len());
+    out.push_str(&text[..begin + RESULTS_BEGIN.len()]);
+    out.push_str("\n\n");
+    if !body.is_empty() {
+        out.push_str(body);
+        out.push_str("\n\n");
+    }
+    out.push_str(&text[end..]);
+    Ok(out)
+}
+
+/// Up to `n` figures to show beside the claims: the first figure of each paper other than the
+/// baselines, in report order (the baselines' first when no paper has one).
+pub fn key_figures(r: &Report, n: usize) -> Vec<&FigureEntry> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for e in &r.experiments {
+        if e.paper == Paper::Baseline || seen.contains(&e.paper) {
+            continue;
+        }
+        if let Some(f) = e.figures.first() {
+            seen.push(e.paper);
+            out.push(f);
+        }
+    }
+    if out.is_empty() {
+        out.extend(r.experiments.iter().filter_map(|e| e.figures.first()));
+    }
+    out.truncate(n);
+    out
+}
+
+/// The README's Results section: the claims table, then `figures` as images under `figure_dir`
+/// (a path relative to the README, `/`-separated).
+pub fn render_readme_section(r: &Report, figures: &[&FigureEntry], figure_dir: &str) -> String {
+    let mut m = render_markdown(r);
+    if !figures.is_empty() {
+        m.push('\n');
+        for f in figures {
+            let _ = writeln!(
+                m,
+                "![{}]({}/{})\n",
+                f.title.replace(['[', ']'], ""),
+                figure_dir.trim_end_matches('/'),
+                f.file
+            );
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const README: &str = "# x\n\nintro\n\n## Results\n\n<!-- results:begin -->\nold table\n<!-- results:end -->\n\n## Next\n";
+
+    #[test]
+    fn the_section_between_the_markers_is_replaced_and_the_rest_kept() {
+        let out = replace_section(README, "| a |\n|---|\n").expect("replaced");
+        assert_eq!(
+            out,
+            "# x\n\nintro\n\n## Results\n\n<!-- results:begin -->\n\n| a |\n|---|\n\n<!-- results:end -->\n\n## Next\n"
+        );
+        assert_eq!(
+            replace_section(&out, "| a |\n|---|\n").expect("replaced"),
+            out,
+            "replacing twice changes nothing"
+        );
+        assert_eq!(
+            replace_section(&out, "").expect("emptied"),
+            "# x\n\nintro\n\n## Results\n\n<!-- results:begin -->\n\n<!-- results:end -->\n\n## Next\n"
+        );
+    }
+
+    #[test]
+    fn markers_must_start_a_line_appear_once_and_in_order() {
+        assert_eq!(
+            replace_section("no markers\n", "t"),
+            Err(SectionError::MissingMarker(RESULTS_BEGIN))
+        );
+        assert_eq!(
+            replace_section("see `<!-- results:begin -->`\n<!-- results:end -->\n", "t"),
+            Err(SectionError::MissingMarker(RESULTS_BEGIN)),
+            "a marker quoted inside a line does not count"
+        );
+        assert_eq!(
+            replace_section(&format!("{README}<!-- results:end -->\n"), "t"),
+            Err(SectionError::RepeatedMarker(RESULTS_END))
+        );
+        assert_eq!(
+            replace_section("<!-- results:end -->\n<!-- results:begin -->\n", "t"),
+            Err(SectionError::OutOfOrder)
+        );
+    }
+
+    #[test]
+    fn key_figures_take_one_per_paper_after_the_baselines() {
+        let entry = |id: &str, paper, files: &[&str]| ExperimentEntry {
+            id: id.into(),
+            paper,
+            title: id.into(),
+            figures: files
+                .iter()
+                .map(|f| FigureEntry {
+                    file: format!("{f}.svg"),
+                    title: format!("{f} [x]"),
+                })
+                .collect(),
+            error: None,
+            runs: 0,
+            simulated_s: 0.0,
+        };
+        let r = Report {
+            concord_version: "0".into(),
+            quick: true,
+            claims: vec![],
+            experiments: vec![
+                entry("baseline/a", Paper::Baseline, &["b1"]),
+                entry("gcca/a", Paper::Gcca, &["g1", "g2"]),
+                entry("gcca/b", Paper::Gcca, &["g3"]),
+                entry("eca/a", Paper::Eca, &[]),
+                entry("eca/b", Paper::Eca, &["e1"]),
+                entry("cp/a", Paper::Cp, &["c1"]),
+            ],
+        };
+        let files: Vec<&str> = key_figures(&r, 2).iter().map(|f| f.file.as_str()).collect();
+        assert_eq!(files, ["g1.svg", "e1.svg"]);
+        let section = render_readme_section(&r, &key_figures(&r, 1), "docs/figures/");
+        assert!(
+            section.ends_with("![g1 x](docs/figures/g1.svg)\n\n"),
+            "{section}"
+        );
+    }
 }

@@ -1,11 +1,13 @@
 //! Experiments and how they are run.
 
 use crate::claim::{Claim, Paper};
+use concord_cc::time::{Duration, Instant};
 use concord_sim::results::RunResults;
 use concord_sim::scenario::{self, Scenario};
 use concord_sim::Simulator;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Mutex};
 
 /// Why an experiment could not produce its claims.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -114,8 +116,99 @@ pub fn simulate(sc: &Scenario) -> Result<(RunResults, Simulator), ReproError> {
         message: m,
     };
     let mut sim = Simulator::new(sc).map_err(|e| err(e.to_string()))?;
-    sim.run().map_err(|e| err(e.to_string()))?;
+    if WATCH.with(|w| w.borrow().is_none()) {
+        sim.run().map_err(|e| err(e.to_string()))?;
+    } else {
+        // Stepping through `run_until` processes exactly the events `run` would, in the same
+        // order; it only lets the experiment's progress be reported on the way.
+        let duration = sc.duration.as_secs_f64();
+        let step = (sc.duration / PROGRESS_STEPS).max(Duration::from_millis(1));
+        let mut t = Instant::ZERO;
+        while t < sim.end() {
+            t += step;
+            sim.run_until(t).map_err(|e| err(e.to_string()))?;
+            report_progress(sim.now().as_secs_f64(), duration, false);
+        }
+        sim.finish().map_err(|e| err(e.to_string()))?;
+        report_progress(duration, duration, true);
+    }
     Ok((RunResults::from_simulator(&sim), sim))
+}
+
+/// Progress reports per scenario run while an experiment is watched.
+const PROGRESS_STEPS: u64 = 100;
+
+/// How much simulation an experiment did: deterministic, so a report may keep it and the next
+/// run may use it to estimate how far along an experiment is.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Work {
+    /// Scenario runs finished.
+    pub runs: usize,
+    /// Simulated time of those runs, seconds.
+    pub simulated_s: f64,
+}
+
+/// What an experiment reports while it runs.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// It started on a worker thread.
+    Started,
+    /// A scenario run advanced.
+    Advanced {
+        /// Work finished so far, plus the simulated seconds of the current run.
+        done: Work,
+        /// The fraction (0..=1) of the current run's simulated time done.
+        run_fraction: f64,
+    },
+    /// It finished.
+    Finished {
+        /// Its result.
+        result: &'a Result<Outcome, ReproError>,
+        /// The simulation it did.
+        work: Work,
+    },
+}
+
+/// Where a worker leaves an experiment's result and the simulation it did.
+type Slot = Mutex<Option<(Result<Outcome, ReproError>, Work)>>;
+
+/// A message from a worker to the observing thread.
+enum Message {
+    Started,
+    Advanced(Work, f64),
+    Finished(Work),
+}
+
+/// The experiment the current worker thread is running, and where its progress goes.
+struct Watch {
+    index: usize,
+    tx: mpsc::Sender<(usize, Message)>,
+    finished: Work,
+}
+
+thread_local! {
+    static WATCH: RefCell<Option<Watch>> = const { RefCell::new(None) };
+}
+
+/// Sends the watched experiment's progress: `simulated_s` of `duration_s` seconds of the
+/// current run; `done` when the run has finished.
+fn report_progress(simulated_s: f64, duration_s: f64, done: bool) {
+    WATCH.with(|w| {
+        if let Some(w) = w.borrow_mut().as_mut() {
+            let mut now = w.finished;
+            now.simulated_s += simulated_s;
+            if done {
+                now.runs += 1;
+                w.finished = now;
+            }
+            let fraction = if duration_s > 0.0 {
+                (simulated_s / duration_s).clamp(0.0, 1.0)
+            } else {
+                1.0
+            };
+            let _ = w.tx.send((w.index, Message::Advanced(now, fraction)));
+        }
+    });
 }
 
 /// Runs `experiments` on `jobs` threads; `done(index, result)` is called as each finishes.
@@ -126,14 +219,43 @@ pub fn run_experiments(
     jobs: usize,
     done: &(dyn Fn(usize, &Result<Outcome, ReproError>) + Sync),
 ) -> Vec<Result<Outcome, ReproError>> {
+    run_watched(experiments, ctx, jobs, &mut |i, e| {
+        if let Event::Finished { result, .. } = e {
+            done(i, result);
+        }
+    })
+    .into_iter()
+    .map(|(r, _)| r)
+    .collect()
+}
+
+/// Runs `experiments` on `jobs` threads, calling `observe(index, event)` on the calling thread
+/// as each starts, advances and finishes. Results and the simulation each did come back in the
+/// order of `experiments`, whatever order they finished in; they do not depend on `jobs`.
+pub fn run_watched(
+    experiments: &[Experiment],
+    ctx: &Ctx,
+    jobs: usize,
+    observe: &mut dyn FnMut(usize, Event<'_>),
+) -> Vec<(Result<Outcome, ReproError>, Work)> {
     let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<Result<Outcome, ReproError>>>> =
-        experiments.iter().map(|_| Mutex::new(None)).collect();
+    let slots: Vec<Slot> = experiments.iter().map(|_| Mutex::new(None)).collect();
+    let (tx, rx) = mpsc::channel::<(usize, Message)>();
     std::thread::scope(|s| {
+        let (next, slots) = (&next, &slots);
         for _ in 0..jobs.clamp(1, experiments.len().max(1)) {
-            s.spawn(|| loop {
+            let tx = tx.clone();
+            s.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(e) = experiments.get(i) else { break };
+                let _ = tx.send((i, Message::Started));
+                WATCH.with(|w| {
+                    *w.borrow_mut() = Some(Watch {
+                        index: i,
+                        tx: tx.clone(),
+                        finished: Work::default(),
+                    })
+                });
                 // A panicking experiment is a defect of concord; it becomes this experiment's
                 // error instead of ending the whole run.
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (e.run)(ctx)))
@@ -143,21 +265,45 @@ pub fn run_experiments(
                             message: "the experiment panicked".into(),
                         })
                     });
-                done(i, &r);
+                let work = WATCH
+                    .with(|w| w.borrow_mut().take())
+                    .map(|w| w.finished)
+                    .unwrap_or_default();
                 if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some(r);
+                    *slot = Some((r, work));
                 }
+                let _ = tx.send((i, Message::Finished(work)));
             });
+        }
+        drop(tx);
+        // Every sender is gone once the last worker has finished.
+        for (i, m) in rx {
+            match m {
+                Message::Started => observe(i, Event::Started),
+                Message::Advanced(done, run_fraction) => {
+                    observe(i, Event::Advanced { done, run_fraction })
+                }
+                Message::Finished(work) => {
+                    if let Some(Ok(slot)) = slots.get(i).map(|m| m.lock()) {
+                        if let Some((result, _)) = slot.as_ref() {
+                            observe(i, Event::Finished { result, work });
+                        }
+                    }
+                }
+            }
         }
     });
     slots
         .into_iter()
         .map(|m| {
             m.into_inner().ok().flatten().unwrap_or_else(|| {
-                Err(ReproError::Simulation {
-                    name: "?".into(),
-                    message: "the experiment's thread panicked".into(),
-                })
+                (
+                    Err(ReproError::Simulation {
+                        name: "?".into(),
+                        message: "the experiment's thread panicked".into(),
+                    }),
+                    Work::default(),
+                )
             })
         })
         .collect()

@@ -1,0 +1,150 @@
+//! `concord reproduce` and `concord report` as a user meets them: a run killed half-way leaves
+//! the previous report whole, and the README's Results section is written from a report.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+fn concord(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_concord"))
+        .args(args)
+        .output()
+        .expect("concord runs")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("concord-cli-repro-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// Every file under `dir` with its bytes, sorted by path.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).expect("list").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn reproduce_baseline(out: &Path) -> Output {
+    let out = out.display().to_string();
+    concord(&["reproduce", "--quick", "--paper", "baseline", "--out", &out])
+}
+
+#[test]
+fn a_run_killed_half_way_leaves_the_previous_report_whole_and_a_rerun_completes_it() {
+    let base = temp("kill");
+    let dir = base.join("report");
+    let first = reproduce_baseline(&dir);
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let before = snapshot(&dir);
+    assert!(before.iter().any(|(p, _)| p.ends_with("index.html")));
+
+    // Kill runs at several points of their progress; the report is never torn.
+    for delay_ms in [50u64, 300, 800] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_concord"))
+            .args(["reproduce", "--quick", "--paper", "baseline", "--out"])
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("concord starts");
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(
+            snapshot(&dir),
+            before,
+            "the report changed after a kill at {delay_ms} ms"
+        );
+    }
+
+    // A run killed while it was writing leaves its temporary directory (and, between the two
+    // renames, the report set aside); the next run clears both and writes the report whole.
+    let torn = base.join(".report.tmp-4294967294");
+    std::fs::create_dir_all(torn.join("figures")).expect("torn dir");
+    std::fs::write(torn.join("results.json"), "{\"claims\": [").expect("torn file");
+    std::fs::rename(&dir, base.join(".report.old-4294967294")).expect("set aside");
+    let again = reproduce_baseline(&dir);
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "the rerun differs from the first run"
+    );
+    let left: Vec<String> = std::fs::read_dir(&base)
+        .expect("list")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "report")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn report_readme_writes_the_results_section_and_its_figures() {
+    let base = temp("readme");
+    let dir = base.join("report");
+    let run = reproduce_baseline(&dir);
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let readme = base.join("README.md");
+    std::fs::write(
+        &readme,
+        "# x\n\n## Results\n\n<!-- results:begin -->\nstale\n<!-- results:end -->\n\n## After\n",
+    )
+    .expect("readme");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "report".to_string(),
+            dir.display().to_string(),
+            "--readme".into(),
+            readme.display().to_string(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let a = args(&["--figure", "baseline-padhye"]);
+    let out = concord(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&readme).expect("readme");
+    assert!(text.starts_with("# x\n\n## Results\n\n<!-- results:begin -->\n\n"));
+    assert!(text.ends_with("<!-- results:end -->\n\n## After\n"));
+    assert!(!text.contains("stale"));
+    assert!(text.contains("| baseline |"), "{text}");
+    assert!(
+        text.contains("(docs/figures/baseline-padhye.svg)"),
+        "{text}"
+    );
+    let svg = std::fs::read_to_string(base.join("docs/figures/baseline-padhye.svg")).expect("svg");
+    assert!(svg.starts_with("<svg"));
+
+    // A figure the report does not have, or a README without markers, is refused and the
+    // README is left as it was.
+    let a = args(&["--figure", "no-such-figure"]);
+    let out = concord(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("baseline-padhye"));
+    assert_eq!(
+        std::fs::read_to_string(&readme).ok().as_deref(),
+        Some(text.as_str())
+    );
+    std::fs::write(&readme, "# no markers\n").expect("readme");
+    let out = concord(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("results:begin"));
+    assert_eq!(
+        std::fs::read_to_string(&readme).ok().as_deref(),
+        Some("# no markers\n")
+    );
+}
