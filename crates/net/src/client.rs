@@ -27,8 +27,8 @@
 
 use crate::hub::{ClientId, Hub, HubConfig};
 use crate::protocol::{
-    ClientMessage, DecodeError, ErrorCode, Event, FrameBuffer, Reply, Request, ServerMessage,
-    Status,
+    ClientMessage, DecodeError, ErrorCode, Event, FrameBuffer, MacroflowInfo, Reply, Request,
+    ServerMessage, Status,
 };
 use concord_cc::cm::{
     CmConfigError, CmUpdate, FeedbackMode, FlowId, FlowKey, FlowTag, MacroflowId, QueryResult,
@@ -242,6 +242,26 @@ impl CmClient {
                 ce,
             })
             .await?)
+    }
+
+    /// Every macroflow that holds open flows (of any client): rate, window, RTT, aging and
+    /// loss estimate, as `concord-cm status` shows them.
+    pub async fn macroflows(&self) -> Result<Vec<MacroflowInfo>, ClientError> {
+        let mut all: Vec<MacroflowInfo> = Vec::new();
+        let mut start = 0u32;
+        loop {
+            match self.call(Request::Macroflows { start }).await? {
+                Reply::Macroflows { more, list } => {
+                    let next = list.last().map(|m| m.id.0.saturating_add(1));
+                    all.extend(list);
+                    match next {
+                        Some(n) if more && n > start => start = n,
+                        _ => return Ok(all),
+                    }
+                }
+                other => return Err(unexpected(other)),
+            }
+        }
     }
 
     /// The manager's counters.

@@ -7,10 +7,12 @@
 //! to the other flows of their macroflows.
 
 use crate::clock::Clock;
-use crate::protocol::{ErrorCode, Event, Reply, Request, Status};
+use crate::protocol::{
+    ErrorCode, Event, MacroflowInfo, Reply, Request, Status, MACROFLOWS_PER_PAGE,
+};
 use concord_cc::cm::{
-    CmConfig, CmConfigError, CmError, CmEvent, CmStats, CongestionManager, FlowId, ProbeMessage,
-    ProbeResponder, ResponderConfig,
+    CmConfig, CmConfigError, CmError, CmEvent, CmStats, CongestionManager, FlowId, MacroflowId,
+    ProbeMessage, ProbeResponder, ResponderConfig,
 };
 use concord_cc::rng::Rng;
 use concord_cc::{Duration, Instant};
@@ -83,6 +85,9 @@ struct HubState {
     /// A probe transport runs; without one, probes are not queued.
     probes_enabled: bool,
 }
+
+/// How often the probe task drains the packet socket of [`Hub::run_probes_counting`].
+const CAPTURE_TICK: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// Probes queued for sending at most; older ones are dropped first (a later probe carries the
 /// same question).
@@ -267,6 +272,23 @@ impl Hub {
     /// checks their nonces), and answers other hosts' probes from what local applications
     /// reported with `received`. Only IPv4 peers take part. Spawn it at most once per hub.
     pub async fn run_probes(self: Arc<Self>, socket: UdpSocket, peer_port: u16) {
+        self.run_probes_counting(socket, peer_port, None).await;
+    }
+
+    /// [`Hub::run_probes`], with this host's arrivals also counted by `capture` (the daemon
+    /// observing the interface) besides the applications' `received` reports. The capture is
+    /// drained before each probe is answered.
+    pub async fn run_probes_counting(
+        self: Arc<Self>,
+        socket: UdpSocket,
+        peer_port: u16,
+        capture: Option<crate::capture::Capture>,
+    ) {
+        let mut capture = capture;
+        // The packet socket is non-blocking and drained on this task, every tick and before
+        // each probe is answered, so that no packet slips between the two.
+        let mut tick = tokio::time::interval(CAPTURE_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         if self.probe_started.swap(true, Ordering::Relaxed) {
             tracing::warn!("a probe transport runs already");
             return;
@@ -275,9 +297,11 @@ impl Hub {
         let mut buf = vec![0u8; 65_536];
         loop {
             tokio::select! {
+                _ = tick.tick(), if capture.is_some() => self.count_captured(&mut capture),
                 r = socket.recv_from(&mut buf) => match r {
                     Ok((n, SocketAddr::V4(from))) => {
                         let data = buf.get(..n).unwrap_or_default();
+                        self.count_captured(&mut capture);
                         if let Some(answer) = self.on_probe_datagram(*from.ip(), data) {
                             if let Err(e) = socket.send_to(&answer, from).await {
                                 tracing::debug!(%from, error = %e, "sending a response");
@@ -300,6 +324,14 @@ impl Hub {
                 }
             }
         }
+    }
+
+    /// Hands what the packet socket observed to the responder.
+    fn count_captured(&self, capture: &mut Option<crate::capture::Capture>) {
+        let Some(c) = capture.as_mut() else { return };
+        let now = self.clock.now();
+        let mut s = self.lock();
+        c.drain(|a| s.responder.on_data(now, a.from, a.tag, a.bytes, a.ce));
     }
 
     /// A probe-protocol datagram from `from`: a probe is answered by the responder (the
@@ -361,6 +393,47 @@ impl HubState {
             grants_expired: st.grants_expired,
             events_dropped: self.events_dropped,
         }
+    }
+
+    /// A page of the macroflows that hold open flows, from handle `start` on.
+    fn macroflows(&self, start: u32) -> Reply {
+        let mut members: std::collections::BTreeMap<MacroflowId, Vec<FlowId>> =
+            std::collections::BTreeMap::new();
+        for flow in self.owner.keys() {
+            if let Ok(m) = self.cm.get_macroflow(*flow) {
+                if m.0 >= start {
+                    members.entry(m).or_default().push(*flow);
+                }
+            }
+        }
+        let more = members.len() > MACROFLOWS_PER_PAGE;
+        let list = members
+            .into_iter()
+            .take(MACROFLOWS_PER_PAGE)
+            .filter_map(|(id, flows)| {
+                let m = self.cm.macroflow(id)?;
+                let (mut sent, mut lost) = (0u64, 0u64);
+                for f in &flows {
+                    if let Ok(Some(s)) = self.cm.flow_sample(*f) {
+                        sent = sent.saturating_add(s.sent_packets);
+                        lost = lost.saturating_add(s.lost_packets);
+                    }
+                }
+                Some(MacroflowInfo {
+                    id,
+                    dst: m.dst(),
+                    flows: u32::try_from(flows.len()).unwrap_or(u32::MAX),
+                    rate: m.rate(),
+                    cwnd: m.aimd().cwnd(),
+                    srtt: m.aimd().srtt(),
+                    rttvar: m.aimd().rttvar(),
+                    aged: m.aging().halvings(),
+                    sent_packets: sent,
+                    lost_packets: lost,
+                })
+            })
+            .collect();
+        Reply::Macroflows { more, list }
     }
 
     /// The flow if `client` owns it.
@@ -461,6 +534,7 @@ impl HubState {
                 done(self.cm.thresh(f, thresh))
             }
             Request::Status => Reply::Status(self.status()),
+            Request::Macroflows { start } => self.macroflows(start),
             Request::Received {
                 from,
                 tag,

@@ -9,12 +9,19 @@
 //! - [`daemon`]: the owner-only socket and the per-connection tasks of `concordd`.
 //! - [`client`]: the async Rust client, [`client::CmClient`], and [`client::EmbeddedCm`], the
 //!   manager hosted in-process behind the same API.
+//! - [`capture`]: the receiving daemon's count of registered flows' arrivals, from an
+//!   `AF_PACKET` socket with a BPF filter.
 //! - [`clock`]: the monotonic clock mapped to the algorithms' integer-nanosecond time.
-//! - [`testbed`]: two network namespaces, a veth pair and an htb + bfifo bottleneck.
+//! - [`testbed`]: sender hosts, a router and a receiver in network namespaces, an htb + bfifo
+//!   bottleneck and [`delay_line`], a user-space delay line on a TUN device.
+//! - [`sys`]: the two Linux calls the rest needs (TUN, setns).
 
+pub mod capture;
 pub mod client;
 pub mod clock;
 pub mod daemon;
+pub mod delay_line;
 pub mod hub;
 pub mod protocol;
+pub mod sys;
 pub mod testbed;

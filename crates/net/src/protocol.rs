@@ -144,6 +144,12 @@ pub enum Request {
         /// The packet was marked Congestion Experienced.
         ce: bool,
     },
+    /// The macroflows whose handle is at least `start`, a page at a time; answered with
+    /// [`Reply::Macroflows`].
+    Macroflows {
+        /// The first macroflow handle wanted.
+        start: u32,
+    },
     /// Where the flow's feedback comes from: the application's updates (implicit) or probes
     /// of the receiving host's daemon (explicit).
     SetFeedback {
@@ -230,6 +236,68 @@ pub struct Status {
     pub events_dropped: u64,
 }
 
+/// Most macroflows in one [`Reply::Macroflows`], so that the frame stays below [`MAX_FRAME`].
+pub const MACROFLOWS_PER_PAGE: usize = 12;
+
+/// One macroflow as `concord-cm status` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MacroflowInfo {
+    /// Its handle.
+    pub id: MacroflowId,
+    /// The destination host.
+    pub dst: Ipv4Addr,
+    /// Flows in it.
+    pub flows: u32,
+    /// The rate it may send at now, aging included, in bit/s.
+    pub rate: Rate,
+    /// Its congestion window, in bytes.
+    pub cwnd: u64,
+    /// Its smoothed RTT, if measured.
+    pub srtt: Option<Duration>,
+    /// Its RTT variation, if measured.
+    pub rttvar: Option<Duration>,
+    /// Halvings of exponential aging in force now (0: feedback is current).
+    pub aged: u32,
+    /// Packets its flows sent in intervals that probe responses measured.
+    pub sent_packets: u64,
+    /// Of these, packets the responses reported lost.
+    pub lost_packets: u64,
+}
+
+impl MacroflowInfo {
+    /// The loss estimate: packets lost over packets measured, 0 before any measurement.
+    pub fn loss(&self) -> f64 {
+        if self.sent_packets == 0 {
+            0.0
+        } else {
+            self.lost_packets as f64 / self.sent_packets as f64
+        }
+    }
+}
+
+impl std::fmt::Display for MacroflowInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: Option<Duration>| {
+            d.map_or("-".to_string(), |d| {
+                format!("{:.1}ms", d.as_nanos() as f64 / 1e6)
+            })
+        };
+        write!(
+            f,
+            "macroflow {} dst {} flows {} rate {} bit/s cwnd {} srtt {} rttvar {} aged {} loss {:.4}",
+            self.id.0,
+            self.dst,
+            self.flows,
+            self.rate.bps(),
+            self.cwnd,
+            ms(self.srtt),
+            ms(self.rttvar),
+            self.aged,
+            self.loss()
+        )
+    }
+}
+
 /// The daemon's answer to one [`Request`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
@@ -243,6 +311,14 @@ pub enum Reply {
     Macroflow(MacroflowId),
     /// The daemon's counters.
     Status(Status),
+    /// A page of macroflows, in handle order; `more` if others follow (ask again from the
+    /// last handle plus one).
+    Macroflows {
+        /// Others follow.
+        more: bool,
+        /// At most [`MACROFLOWS_PER_PAGE`].
+        list: Vec<MacroflowInfo>,
+    },
     /// Refused; nothing changed.
     Error {
         /// Why.
@@ -326,6 +402,8 @@ const K_THRESH: u8 = 0x09;
 const K_STATUS: u8 = 0x0a;
 const K_RECEIVED: u8 = 0x0b;
 const K_SET_FEEDBACK: u8 = 0x0c;
+const K_MACROFLOWS: u8 = 0x0d;
+const K_MACROFLOWS_REPLY: u8 = 0x86;
 const K_OK: u8 = 0x81;
 const K_OPENED: u8 = 0x82;
 const K_QUERY_REPLY: u8 = 0x83;
@@ -522,6 +600,7 @@ impl ClientMessage {
             Request::Status => K_STATUS,
             Request::Received { .. } => K_RECEIVED,
             Request::SetFeedback { .. } => K_SET_FEEDBACK,
+            Request::Macroflows { .. } => K_MACROFLOWS,
         };
         let mut w = FrameWriter::new(kind);
         w.u32(self.id);
@@ -579,6 +658,9 @@ impl ClientMessage {
             Request::SetFeedback { flow, mode } => {
                 w.u32(flow.0).u8(u8::from(mode == FeedbackMode::Explicit));
             }
+            Request::Macroflows { start } => {
+                w.u32(start);
+            }
         }
         w.finish()
     }
@@ -599,6 +681,7 @@ impl ClientMessage {
             K_STATUS => "status",
             K_RECEIVED => "received",
             K_SET_FEEDBACK => "set_feedback",
+            K_MACROFLOWS => "macroflows",
             other => return Err(DecodeError::UnknownKind(other)),
         };
         let id = r.u32()?;
@@ -672,6 +755,7 @@ impl ClientMessage {
                     FeedbackMode::Implicit
                 },
             },
+            K_MACROFLOWS => Request::Macroflows { start: r.u32()? },
             _ => Request::Status,
         };
         r.end()?;
@@ -690,6 +774,7 @@ impl ServerMessage {
                     Reply::Query(_) => K_QUERY_REPLY,
                     Reply::Macroflow(_) => K_MACROFLOW,
                     Reply::Status(_) => K_STATUS_REPLY,
+                    Reply::Macroflows { .. } => K_MACROFLOWS_REPLY,
                     Reply::Error { .. } => K_ERROR,
                 };
                 let mut w = FrameWriter::new(kind);
@@ -714,6 +799,22 @@ impl ServerMessage {
                             .u64(s.grants)
                             .u64(s.grants_expired)
                             .u64(s.events_dropped);
+                    }
+                    Reply::Macroflows { more, list } => {
+                        let n = list.len().min(MACROFLOWS_PER_PAGE);
+                        w.u8(u8::from(*more)).u16(n as u16);
+                        for m in list.iter().take(n) {
+                            w.u32(m.id.0)
+                                .u32(u32::from(m.dst))
+                                .u32(m.flows)
+                                .u64(m.rate.bps())
+                                .u64(m.cwnd)
+                                .opt_u64(m.srtt.map(Duration::as_nanos))
+                                .opt_u64(m.rttvar.map(Duration::as_nanos))
+                                .u32(m.aged)
+                                .u64(m.sent_packets)
+                                .u64(m.lost_packets);
+                        }
                     }
                     Reply::Error { code, message } => {
                         w.u8(code.to_byte()).text(message);
@@ -763,6 +864,7 @@ impl ServerMessage {
             K_QUERY_REPLY => "query reply",
             K_MACROFLOW => "macroflow",
             K_STATUS_REPLY => "status reply",
+            K_MACROFLOWS_REPLY => "macroflows reply",
             K_ERROR => "error",
             K_GRANT => "grant",
             K_CHANGE_RATE => "change_rate",
@@ -808,6 +910,29 @@ impl ServerMessage {
                         grants_expired: r.u64()?,
                         events_dropped: r.u64()?,
                     }),
+                    K_MACROFLOWS_REPLY => {
+                        let more = r.flag()?;
+                        let n = usize::from(r.u16()?);
+                        if n > MACROFLOWS_PER_PAGE {
+                            return Err(DecodeError::BadMessage("too many macroflows in a page"));
+                        }
+                        let mut list = Vec::with_capacity(n);
+                        for _ in 0..n {
+                            list.push(MacroflowInfo {
+                                id: MacroflowId(r.u32()?),
+                                dst: Ipv4Addr::from(r.u32()?),
+                                flows: r.u32()?,
+                                rate: Rate::from_bps(r.u64()?),
+                                cwnd: r.u64()?,
+                                srtt: r.opt_u64()?.map(Duration::from_nanos),
+                                rttvar: r.opt_u64()?.map(Duration::from_nanos),
+                                aged: r.u32()?,
+                                sent_packets: r.u64()?,
+                                lost_packets: r.u64()?,
+                            });
+                        }
+                        Reply::Macroflows { more, list }
+                    }
                     _ => Reply::Error {
                         code: ErrorCode::from_byte(r.u8()?),
                         message: r.text()?,
@@ -915,7 +1040,10 @@ mod tests {
 
     fn random_request(rng: &mut Rng) -> Request {
         let flow = random_flow(rng);
-        match rng.below(12) {
+        match rng.below(13) {
+            12 => Request::Macroflows {
+                start: rng.next_u64() as u32,
+            },
             10 => Request::Received {
                 from: Ipv4Addr::from(rng.next_u64() as u32),
                 tag: FlowTag {
@@ -988,7 +1116,24 @@ mod tests {
         let flow = random_flow(rng);
         let id = rng.next_u64() as u32;
         let reply = |reply| ServerMessage::Reply { id, reply };
-        match rng.below(9) {
+        match rng.below(10) {
+            8 => reply(Reply::Macroflows {
+                more: rng.bernoulli(0.5),
+                list: (0..rng.below(MACROFLOWS_PER_PAGE as u64 + 1))
+                    .map(|_| MacroflowInfo {
+                        id: MacroflowId(rng.next_u64() as u32),
+                        dst: Ipv4Addr::from(rng.next_u64() as u32),
+                        flows: rng.next_u64() as u32,
+                        rate: Rate::from_bps(rng.next_u64()),
+                        cwnd: rng.next_u64(),
+                        srtt: random_opt(rng).map(Duration::from_nanos),
+                        rttvar: random_opt(rng).map(Duration::from_nanos),
+                        aged: rng.next_u64() as u32,
+                        sent_packets: rng.next_u64(),
+                        lost_packets: rng.next_u64(),
+                    })
+                    .collect(),
+            }),
             0 => reply(Reply::Ok),
             1 => reply(Reply::Opened(flow)),
             2 => reply(Reply::Query(QueryResult {

@@ -121,3 +121,178 @@ async fn the_senders_daemon_learns_from_the_receivers_daemon() {
         tokio::time::sleep(StdDuration::from_millis(5)).await;
     }
 }
+
+/// Arbitrary bytes, forged nonces, replays and responses from a spoofed host at the probe
+/// port: each is counted and dropped, none is taken, and the flow's rate never rises.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_replayed_and_malformed_responses_never_raise_the_rate() {
+    use concord_cc::cm::FlowCount;
+    use concord_cc::rng::Rng;
+    let dir = TempDir::new("probe-fuzz");
+    let config = HubConfig {
+        cm: concord_cc::cm::CmConfig {
+            initial_rtt: concord_cc::Duration::from_millis(20),
+            ..concord_cc::cm::CmConfig::default()
+        },
+        ..HubConfig::default()
+    };
+    let a = spawn_daemon(&dir.socket(), config);
+    let ua = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .expect("bind");
+    let pa = ua.local_addr().expect("addr").port();
+    // The "receiving daemon" is this test: it sees the probes and answers as it likes.
+    let peer = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .expect("bind");
+    with_probes(&a, ua, peer.local_addr().expect("addr").port()).await;
+    let cm = CmClient::connect(dir.socket()).await.expect("connect");
+    let mut events = cm.events().expect("events");
+    let key = FlowKey::new(Ipv4Addr::LOCALHOST, 5004, 40_001);
+    let flow = cm.open(key).await.expect("open");
+    flow.set_feedback(FeedbackMode::Explicit)
+        .await
+        .expect("explicit");
+    flow.request(3000).await.expect("request");
+    let mut sent = 0u64;
+    while sent < 3000 {
+        if let Ok(Some(Event::Grant { bytes, .. })) =
+            timeout(StdDuration::from_secs(5), events.next()).await
+        {
+            flow.notify(bytes).await.expect("notify");
+            sent += bytes;
+        }
+    }
+    // One honest answer to the first probe after the data.
+    let mut buf = [0u8; 2048];
+    let probe = loop {
+        let (n, _) = timeout(StdDuration::from_secs(5), peer.recv_from(&mut buf))
+            .await
+            .expect("a probe")
+            .expect("recv");
+        if let Ok(ProbeMessage::Probe(p)) = ProbeMessage::decode(&buf[..n]) {
+            break p;
+        }
+    };
+    let honest = ProbeMessage::Response(Response {
+        thisprobe: probe.seq,
+        lastprobe: 0,
+        nonce: probe.nonce,
+        flows: vec![FlowCount {
+            tag: key.tag(),
+            packets: 2,
+            ce_packets: 0,
+            bytes: sent,
+        }],
+    });
+    let mut honest_bytes = Vec::new();
+    honest.encode(&mut honest_bytes);
+    peer.send_to(&honest_bytes, (Ipv4Addr::LOCALHOST, pa))
+        .await
+        .expect("send");
+    let start = Instant::now();
+    while a.cm_stats().responses_accepted < 1 {
+        assert!(
+            start.elapsed() < StdDuration::from_secs(5),
+            "{:?}",
+            a.cm_stats()
+        );
+        tokio::time::sleep(StdDuration::from_millis(2)).await;
+    }
+    let rate0 = flow.query().await.expect("query").rate.expect("a rate");
+    let dropped = |s: concord_cc::cm::CmStats| {
+        s.responses_malformed
+            + s.responses_forged
+            + s.responses_refused
+            + s.responses_stale
+            + s.responses_duplicate
+    };
+    let before = dropped(a.cm_stats());
+    // A host that never got a probe.
+    let spoofer = UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 2), 0))
+        .await
+        .expect("bind 127.0.0.2");
+    let mut rng = Rng::new(7);
+    const N: u64 = 3000;
+    for i in 0..N {
+        let claim = |nonce: u64, thisprobe: u32| {
+            let mut b = Vec::new();
+            ProbeMessage::Response(Response {
+                thisprobe,
+                lastprobe: thisprobe.saturating_sub(1),
+                nonce,
+                flows: vec![FlowCount {
+                    tag: key.tag(),
+                    packets: 1000,
+                    ce_packets: 0,
+                    bytes: 1_500_000,
+                }],
+            })
+            .encode(&mut b);
+            b
+        };
+        let (bytes, from_spoofer) = match i % 5 {
+            // Arbitrary bytes.
+            0 => {
+                let len = rng.below(120) as usize;
+                ((0..len).map(|_| rng.next_u64() as u8).collect(), false)
+            }
+            // The honest response, replayed.
+            1 => (honest_bytes.clone(), false),
+            // A guessed nonce for a recent probe, claiming much delivered.
+            2 => (
+                claim(rng.next_u64(), probe.seq + rng.below(4) as u32),
+                false,
+            ),
+            // The honest response cut short or with a byte flipped.
+            3 => {
+                let mut b = honest_bytes.clone();
+                let at = rng.below(b.len() as u64) as usize;
+                if rng.bernoulli(0.5) {
+                    b.truncate(at);
+                } else {
+                    b[at] ^= 1 << rng.below(8);
+                }
+                (b, false)
+            }
+            // The right nonce, from a host that was never probed.
+            _ => (claim(probe.nonce, probe.seq), true),
+        };
+        let to = (Ipv4Addr::LOCALHOST, pa);
+        if from_spoofer {
+            spoofer.send_to(&bytes, to).await.expect("send");
+        } else {
+            peer.send_to(&bytes, to).await.expect("send");
+        }
+        if i % 100 == 0 {
+            // Loopback drops datagrams that outrun the receiver: keep the pace humane.
+            tokio::time::sleep(StdDuration::from_millis(1)).await;
+        }
+    }
+    let start = Instant::now();
+    loop {
+        let now = a.cm_stats();
+        let rate = flow.query().await.expect("query").rate.expect("a rate");
+        assert!(
+            rate <= rate0,
+            "a forged response raised the rate: {rate0:?} -> {rate:?}"
+        );
+        if dropped(now) - before >= N {
+            break;
+        }
+        assert!(
+            start.elapsed() < StdDuration::from_secs(10),
+            "{} of {N} counted: {now:?}",
+            dropped(now) - before
+        );
+        tokio::time::sleep(StdDuration::from_millis(5)).await;
+    }
+    let s = a.cm_stats();
+    assert_eq!(
+        s.responses_accepted, 1,
+        "a forged response was taken: {s:?}"
+    );
+    println!("all {N} counted and dropped: {s:?}; rate {rate0:?} never rose");
+    // The daemon still serves its clients.
+    assert!(cm.status().await.is_ok());
+}

@@ -21,7 +21,8 @@ struct Args {
 /// The actions.
 #[derive(Debug, Subcommand)]
 enum Action {
-    /// Prints the daemon's counters.
+    /// Prints the daemon's counters and each macroflow: flows, rate, window, RTT, aging and
+    /// loss estimate.
     Status,
 }
 
@@ -41,10 +42,10 @@ fn main() -> ExitCode {
     let Action::Status = args.action;
     let result = runtime.block_on(async {
         let cm = CmClient::connect(&path).await?;
-        cm.status().await
+        Ok::<_, concord_net::client::ClientError>((cm.status().await?, cm.macroflows().await?))
     });
     match result {
-        Ok(s) => {
+        Ok((s, macroflows)) => {
             println!("socket           {}", path.display());
             println!("clients          {}", s.clients);
             println!("flows            {}", s.flows);
@@ -52,6 +53,9 @@ fn main() -> ExitCode {
             println!("grants expired   {}", s.grants_expired);
             println!("malformed frames {}", s.malformed_frames);
             println!("events dropped   {}", s.events_dropped);
+            for m in macroflows {
+                println!("{m}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

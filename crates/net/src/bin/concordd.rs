@@ -40,6 +40,11 @@ struct Args {
     /// The UDP port of the receiving hosts' daemons [default: --probe-port].
     #[arg(long)]
     peer_probe_port: Option<u16>,
+    /// Count arrivals to this port (UDP or TCP, to --probe-bind) by observing the interfaces
+    /// (an AF_PACKET socket with a filter; needs CAP_NET_RAW), for the probe responses, besides
+    /// the applications' own reports. Repeat for several ports.
+    #[arg(long)]
+    count_port: Vec<u16>,
     /// The seed of the manager's random numbers.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -96,7 +101,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             return Err("--probe-port 0 picks a free port: give --peer-probe-port too".into());
         }
         tracing::info!(local = %udp.local_addr()?, peer_port = peer, "probe protocol on");
-        tokio::spawn(Arc::clone(&hub).run_probes(udp, peer));
+        let capture = if args.count_port.is_empty() {
+            None
+        } else {
+            let c = concord_net::capture::Capture::open(args.probe_bind, &args.count_port)?;
+            tracing::info!(ports = ?args.count_port, "counting arrivals on the interfaces");
+            Some(c)
+        };
+        tokio::spawn(Arc::clone(&hub).run_probes_counting(udp, peer, capture));
     }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {

@@ -99,3 +99,90 @@ impl Drop for Daemon {
         let _ = self.child.wait();
     }
 }
+
+/// Runs `f` on a new thread that has entered the network namespace bound at `ns`; sockets it
+/// opens live there.
+pub fn in_netns<T: Send + 'static>(
+    ns: PathBuf,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    std::thread::spawn(move || {
+        concord_net::sys::enter_netns(&ns).expect("enter the namespace");
+        f()
+    })
+}
+
+/// A test bed made for this process: removed on drop, and by the next test bed's `up` if this
+/// process dies first.
+pub struct Bed(pub concord_net::testbed::Testbed);
+
+impl Bed {
+    /// Builds `bed` for this process. Fails the test if it cannot be built: the test bed tests
+    /// run as root in CI and are not skipped.
+    pub fn up(mut bed: concord_net::testbed::Testbed) -> Bed {
+        bed.owner = Some(std::process::id());
+        bed.delay_line_exe = PathBuf::from(env!("CARGO_BIN_EXE_concord-testbed"));
+        if let Err(e) = bed.up() {
+            panic!(
+                "the test bed {} cannot be built ({e}); these tests need root, ip and tc",
+                bed.prefix
+            );
+        }
+        Bed(bed)
+    }
+}
+
+impl Drop for Bed {
+    fn drop(&mut self) {
+        if let Err(e) = self.0.down() {
+            eprintln!("removing the test bed {}: {e}", self.0.prefix);
+        }
+    }
+}
+
+/// Child processes killed and reaped on drop, even if the test fails.
+pub struct Killed(pub Vec<Child>);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `concordd` in namespace `ns`, on socket `sock`, with the probe protocol bound to `bind`
+/// port `probe_port`; `ip netns exec` executes the daemon itself, so killing the child kills
+/// it. Waits until it listens.
+#[allow(clippy::zombie_processes)] // the caller holds the child in a `Killed`
+pub fn daemon_in(
+    ns: &str,
+    sock: &Path,
+    bind: std::net::Ipv4Addr,
+    probe_port: u16,
+    extra: &[&str],
+) -> Child {
+    let _ = std::fs::remove_file(sock);
+    let child = Command::new("ip")
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_concordd")])
+        .arg("--socket")
+        .arg(sock)
+        .args(["--probe-port", &probe_port.to_string()])
+        .args(["--probe-bind", &bind.to_string()])
+        .args(extra)
+        .env(
+            "RUST_LOG",
+            std::env::var("CONCORD_TEST_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("spawn concordd");
+    for _ in 0..500 {
+        if std::os::unix::net::UnixStream::connect(sock).is_ok() {
+            return child;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("concordd in {ns} did not listen within 5 s");
+}

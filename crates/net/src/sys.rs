@@ -1,0 +1,63 @@
+//! The two Linux calls that neither the standard library nor `socket2` offers: attaching to a
+//! TUN device (`ioctl(TUNSETIFF)`) and moving a thread into a network namespace (`setns`).
+//! This is the only module of concord with `unsafe` code; each block says why it is sound.
+
+#![allow(unsafe_code)]
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+/// `struct ifreq` as TUNSETIFF reads it: the name, then the flags, padded to the kernel's 40
+/// bytes.
+#[repr(C)]
+struct IfReq {
+    name: [u8; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    pad: [u8; 22],
+}
+
+/// Opens `/dev/net/tun` and attaches it to the layer-3 TUN device `name` (no packet
+/// information header: each read and write is one IP packet). The device is created if it does
+/// not exist, and vanishes with the file unless it was made persistent (`ip tuntap add`).
+pub fn open_tun(name: &str) -> io::Result<File> {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ || bytes.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad interface name {name:?}"),
+        ));
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")?;
+    let mut req = IfReq {
+        name: [0; libc::IFNAMSIZ],
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        pad: [0; 22],
+    };
+    req.name[..bytes.len()].copy_from_slice(bytes);
+    // SAFETY: the descriptor is open for the duration of the call, and `req` is a live,
+    // properly sized and NUL-terminated `struct ifreq` that TUNSETIFF reads and may write.
+    let r = unsafe { libc::ioctl(file.as_raw_fd(), libc::TUNSETIFF, &mut req as *mut IfReq) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
+/// Moves the calling thread into the network namespace bound at `path` (e.g.
+/// `/run/netns/NAME`). Sockets the thread opens afterwards live in that namespace; other
+/// threads are not affected.
+pub fn enter_netns(path: &Path) -> io::Result<()> {
+    let ns = File::open(path)?;
+    // SAFETY: setns takes a descriptor that is open for the duration of the call and a flag;
+    // it touches no memory of this process.
+    let r = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
