@@ -768,7 +768,7 @@ fn keys_of_another_flow_kind_are_explained() {
         ErrorKind::UnknownKey,
         12,
         "`bytes` does not apply to a cbr flow",
-        "for tcp flows",
+        "for tcp and cmudp flows",
     );
 }
 
