@@ -20,6 +20,8 @@ const BULK: &str = include_str!("../../../scenarios/cm/bulk.toml");
 const BULK_FILE: &str = "scenarios/cm/bulk.toml";
 const SCHEDULER: &str = include_str!("../../../scenarios/cm/scheduler.toml");
 const SCHEDULER_FILE: &str = "scenarios/cm/scheduler.toml";
+const FRIENDLY: &str = include_str!("../../../scenarios/cm/friendliness.toml");
+const FRIENDLY_FILE: &str = "scenarios/cm/friendliness.toml";
 const PROBES: &str = include_str!("../../../scenarios/cm/probes.toml");
 const PROBES_FILE: &str = "scenarios/cm/probes.toml";
 
@@ -44,6 +46,12 @@ pub fn experiments() -> Vec<Experiment> {
             paper: Paper::Cm,
             title: "Fig. 10: layered audio and TCP/CM on one macroflow against NewReno",
             run: audio,
+        },
+        Experiment {
+            id: "cm/friendliness",
+            paper: Paper::Cm,
+            title: "Fig. 3: n_r^2 against n_r / n_d for TCP/CM and NewReno",
+            run: friendliness,
         },
         Experiment {
             id: "cm/feedback",
@@ -417,12 +425,114 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
     Ok(out)
 }
 
-/// Loss probability (packets lost / sent over the run) of the bulk sender of `bulk.toml`.
-fn bulk_loss(sim: &Simulator) -> f64 {
-    match &sim.flows[0].agent {
-        Agent::CmApp(a) if a.sent > 0 => 1.0 - a.received as f64 / a.sent as f64,
-        _ => f64::NAN,
+/// The least-squares line through `points`: (slope, intercept, r^2).
+pub fn linear_fit(points: &[(f64, f64)]) -> (f64, f64, f64) {
+    let n = points.len() as f64;
+    let (mx, my) = (
+        points.iter().map(|p| p.0).sum::<f64>() / n,
+        points.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let syy: f64 = points.iter().map(|p| (p.1 - my).powi(2)).sum();
+    let slope = sxy / sxx;
+    (slope, my - slope * mx, sxy * sxy / (sxx * syy))
+}
+
+/// The drop rates of the Fig. 3 sweep, in percent.
+const DROP_RATES: [&str; 5] = ["0.5", "1", "2", "3", "5"];
+
+/// Fig. 3: for each drop rate, n_r packets received and n_d dropped; n_r^2 against n_r / n_d
+/// fitted with a line for NewReno and for TCP/CM.
+fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let cm_text = substitute(FRIENDLY_FILE, FRIENDLY, CM_MARKER, "cm = {}")?;
+    let mut out = Outcome::default();
+    let mut plot = Plot::new(
+        "Fig. 3: n_r^2 against n_r / n_d",
+        "n_r / n_d",
+        "n_r^2 (millions)",
+    );
+    let mut fits = Vec::new();
+    let mut rows = vec!["transport,drop_percent,n_r,n_d".to_string()];
+    for (label, text) in [("NewReno", FRIENDLY), ("TCP/CM", cm_text.as_str())] {
+        let mut points = Vec::new();
+        for p in DROP_RATES {
+            let swept = substitute(
+                FRIENDLY_FILE,
+                text,
+                "loss = \"1%\"",
+                &format!("loss = \"{p}%\""),
+            )?;
+            let sc = scenario_from(FRIENDLY_FILE, &swept, None)?;
+            let (r, sim) = simulate(&sc)?;
+            let mss = match &sc.flows[0].kind {
+                concord_sim::scenario::FlowKind::Tcp { tcp, .. } => tcp.mss as f64,
+                _ => 1.0,
+            };
+            let n_r = r.flows[0].delivered_bytes as f64 / mss;
+            let b = sim.bottleneck() as usize;
+            let n_d = r.channels[b].wire_losses as f64;
+            rows.push(format!("{label},{p},{n_r:.0},{n_d}"));
+            points.push((n_r / n_d, n_r * n_r));
+        }
+        let (slope, intercept, r2) = linear_fit(&points);
+        out.claims.push(Claim::new(
+            Paper::Cm,
+            &format!("Fig. 3: {label}, 10 Mbps, 120 ms RTT, 0.5-5% drops"),
+            "r^2 of the line n_r^2 = K^2 n_r / n_d + K^2",
+            "linear: consistent with lambda = K / sqrt(p)",
+            r2,
+            Check::AtLeast { min: 0.9 },
+            sc_seed(),
+            FRIENDLY_FILE,
+            ctx.quick,
+        ));
+        let x1 = points.iter().map(|p| p.0).fold(0.0, f64::max);
+        plot = plot
+            .series(
+                &format!("{label} runs"),
+                Style::Points,
+                points.iter().map(|(x, y)| (*x, y / 1e6)).collect(),
+            )
+            .series(
+                &format!("{label} fit"),
+                Style::Line,
+                vec![(0.0, intercept / 1e6), (x1, (intercept + slope * x1) / 1e6)],
+            );
+        fits.push(slope);
     }
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 3: slopes of the fits, TCP/CM against NewReno",
+        "slope of TCP/CM's line / slope of NewReno's",
+        "similar slopes (same packet size and RTT)",
+        fits[1] / fits[0],
+        Check::Between { lo: 0.7, hi: 1.3 },
+        sc_seed(),
+        FRIENDLY_FILE,
+        ctx.quick,
+    ));
+    out.figures
+        .push(figure("cm-fig3-friendliness", &plot.title, plot.to_svg()));
+    out.raw
+        .push(("cm-friendliness.csv".into(), rows.join("\n")));
+    Ok(out)
+}
+
+/// The seed the single-seed experiments run with (their scenario files' own).
+fn sc_seed() -> u64 {
+    1
+}
+
+/// Loss probability of flow 0 over the run: its data packets the queues dropped over the
+/// packets it sent (packets still in flight at the end are not losses).
+fn bulk_loss(sim: &Simulator) -> f64 {
+    let sent = match &sim.flows[0].agent {
+        Agent::CmApp(a) => a.sent,
+        Agent::Tcp(t) => t.sender.stats().segments_sent,
+        _ => 0,
+    };
+    sim.flows[0].queue_drops as f64 / sent as f64
 }
 
 /// Fig. 4: loss probability of a CM sender with probe feedback at 1 to 16 probes per RTT.
@@ -475,6 +585,31 @@ fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
         BULK_FILE,
         ctx.quick,
     ));
+    // Per-ACK feedback: TCP/CM in the same place, each ACK an update.
+    let per_ack_text = substitute(
+        BULK_FILE,
+        BULK,
+        "kind = \"cmudp\"\nfrom = \"s1\"\nto = \"d1\"\npacket_size = \"1000B\"",
+        "kind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\ncm = {}\ntcp = { mss = \"948B\", delayed_ack = false }",
+    )?;
+    let mut per_seed = Vec::new();
+    for &seed in &seeds {
+        let sc = scenario_from(BULK_FILE, &per_ack_text, Some(seed))?;
+        let (_, sim) = simulate(&sc)?;
+        per_seed.push(bulk_loss(&sim));
+    }
+    let per_ack = mean(&per_seed);
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Fig. 4: 2 probes per RTT against per-ACK feedback (TCP/CM)",
+        &format!("loss at 2 probes per RTT / loss with per-ACK feedback, mean over {n} seeds"),
+        "at 2 or more feedbacks per RTT, close to per-ACK feedback",
+        losses[1] / per_ack,
+        Check::Between { lo: 0.8, hi: 1.2 },
+        seeds[0],
+        BULK_FILE,
+        ctx.quick,
+    ));
     let points: Vec<(f64, f64)> = rates
         .iter()
         .zip(&losses)
@@ -485,7 +620,8 @@ fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "probes per RTT",
         "packets lost (%)",
     )
-    .series("CM bulk sender, probe feedback", Style::LinePoints, points);
+    .series("CM bulk sender, probe feedback", Style::LinePoints, points)
+    .reference("TCP/CM, per-ACK feedback", per_ack * 100.0);
     out.figures
         .push(figure("cm-fig4-feedback", &plot.title, plot.to_svg()));
     out.raw.push((
@@ -497,6 +633,7 @@ fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     .zip(&losses)
                     .map(|(r, l)| format!("{r},{l:.6}")),
             )
+            .chain(std::iter::once(format!("per_ack,{per_ack:.6}")))
             .collect::<Vec<_>>()
             .join("\n"),
     ));
@@ -526,9 +663,7 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
         for &seed in &seeds {
             let sc = scenario_from(BULK_FILE, &text, Some(seed))?;
             let (_, sim) = simulate(&sc)?;
-            if let Agent::CmApp(a) = &sim.flows[0].agent {
-                per_seed.push((a.sent - a.received) as f64);
-            }
+            per_seed.push(sim.flows[0].queue_drops as f64);
             if seed == seeds[0] && policy != "off" {
                 let f = &sim.flows[0];
                 let bin = f.goodput.bin().as_secs_f64();
@@ -705,4 +840,19 @@ fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
     ));
     out.raw.push(("cm-probes.csv".into(), rows.join("\n")));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::linear_fit;
+
+    #[test]
+    fn a_line_fits_itself_exactly_and_noise_lowers_r_squared() {
+        let (slope, intercept, r2) = linear_fit(&[(1.0, 5.0), (2.0, 7.0), (4.0, 11.0)]);
+        assert!((slope - 2.0).abs() < 1e-12 && (intercept - 3.0).abs() < 1e-12);
+        assert!((r2 - 1.0).abs() < 1e-12);
+        let (_, _, r2) = linear_fit(&[(1.0, 5.0), (2.0, 9.0), (3.0, 6.0), (4.0, 11.0)]);
+        // sxx = 5, sxy = 7.5, syy = 22.75: r^2 = 7.5^2 / (5 * 22.75).
+        assert!((r2 - 56.25 / 113.75).abs() < 1e-12);
+    }
 }

@@ -118,6 +118,8 @@ pub struct Flow {
     pub last_delay: Option<Duration>,
     /// Data packets of this flow that a queue dropped (wire losses are not counted).
     pub queue_drops: u64,
+    /// `queue_drops` at the end of the warm-up.
+    pub queue_drops_at_warmup: u64,
 }
 
 impl Flow {

@@ -29,6 +29,8 @@ pub struct FlowSummary {
     pub delivered_bytes: u64,
     /// Application bytes delivered over the whole run.
     pub delivered_bytes_total: u64,
+    /// Data packets of the flow that queues dropped in the window (wire losses not counted).
+    pub queue_drops: u64,
     /// TCP: segments sent in the window.
     pub segments_sent: u64,
     /// TCP: retransmitted segments in the window.
@@ -156,6 +158,7 @@ impl RunResults {
                     goodput_bps: delivered as f64 * 8.0 / window,
                     delivered_bytes: delivered,
                     delivered_bytes_total: f.delivered,
+                    queue_drops: f.queue_drops - f.queue_drops_at_warmup,
                     segments_sent: 0,
                     retransmissions: 0,
                     fast_retransmits: 0,
@@ -290,11 +293,11 @@ impl RunResults {
     }
 
     fn flows_csv(&self) -> String {
-        let mut s = String::from("flow,kind,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s,injected_losses\n");
+        let mut s = String::from("flow,kind,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s,injected_losses,queue_drops\n");
         for f in &self.flows {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{:.3},{},{},{},{},{:.6},{:.4},{:.4},{:.4},{:.4},{},{}",
+                "{},{},{},{},{:.3},{},{},{},{},{:.6},{:.4},{:.4},{:.4},{:.4},{},{},{}",
                 field(&f.name),
                 f.kind,
                 field(&f.from),
@@ -312,7 +315,8 @@ impl RunResults {
                 f.completion_s
                     .map(|c| format!("{c:.6}"))
                     .unwrap_or_default(),
-                f.injected_losses
+                f.injected_losses,
+                f.queue_drops
             );
         }
         s

@@ -328,6 +328,7 @@ impl Simulator {
                 jitter: Histogram::new(),
                 last_delay: None,
                 queue_drops: 0,
+                queue_drops_at_warmup: 0,
             });
         }
 
@@ -888,6 +889,7 @@ impl Simulator {
         }
         for f in &mut self.flows {
             f.delivered_at_warmup = f.delivered;
+            f.queue_drops_at_warmup = f.queue_drops;
             if let Agent::Tcp(t) = &mut f.agent {
                 t.stats_at_warmup = t.sender.stats();
             }
