@@ -60,7 +60,7 @@ fn run_text(dir: &Path, text: &str) -> (Option<i32>, String) {
 #[test]
 fn malformed_scenarios_fail_with_one_line_naming_file_line_and_fix_and_exit_code_2() {
     let dir = temp("bad");
-    let cases: [(&str, String, usize); 4] = [
+    let cases: [(&str, String, usize); 5] = [
         (
             "unknown key",
             VALID.replace("stop = \"4s\"", "stop = \"4s\"\nrat = \"1Mbps\""),
@@ -75,6 +75,11 @@ fn malformed_scenarios_fail_with_one_line_naming_file_line_and_fix_and_exit_code
             "missing node",
             VALID.replace("to = \"d1\"", "to = \"d9\""),
             13,
+        ),
+        (
+            "link to a missing node",
+            format!("{VALID}\n[[link]]\nbetween = [\"r1\", \"r9\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n"),
+            17,
         ),
         (
             "stop before start",

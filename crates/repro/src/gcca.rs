@@ -55,6 +55,32 @@ const UNRESPONSIVE_RED: &str = include_str!("../../../scenarios/gcca/unresponsiv
 const UNRESPONSIVE_GCCA: &str = include_str!("../../../scenarios/gcca/unresponsive-gcca.toml");
 const MULTIHOP: &str = include_str!("../../../scenarios/gcca/multihop.toml");
 
+/// The paper's Tables 1 and 2 per experiment: (group, GCCA s, E2E s, GCCA Mbit/s, E2E Mbit/s).
+const PAPER_TABLES: [(u32, f64, f64, f64, f64); 3] = [
+    (1, 54.0, 58.0, 2.37, 2.21),
+    (2, 54.0, 66.0, 2.37, 1.94),
+    (3, 55.0, 64.0, 2.32, 2.00),
+];
+
+/// The RED settings of each router queue of a test-bed scenario, in file order (Router 1's
+/// queue toward Router 2, then Router 2's toward Host B), as `limit=30pkt min_th=1 ...`.
+fn red_settings(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with("queue = {") && l.contains("kind = \"red\""))
+        .map(|l| {
+            ["limit", "min_th", "max_th", "w_q", "max_p"]
+                .iter()
+                .filter_map(|k| {
+                    let from = l.find(&format!(" {k} = "))? + k.len() + 4;
+                    let v = l[from..].split([',', ' ']).next()?.trim_matches('"');
+                    Some(format!("{k}={v}"))
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
 /// The unresponsive and multi-hop scenarios' bottleneck, in bit/s.
 const BOTTLENECK_BPS: f64 = 10e6;
 
@@ -307,6 +333,30 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
         queues.to_svg(),
     ));
     out.raw.push(("gcca-testbed.csv".into(), csv));
+    // The parameter groups (the paper does not publish its own) beside the paper's Tables 1
+    // and 2 and concord's figures for the same group.
+    let mut groups = String::from(
+        "group,router1_red,router2_red,paper_gcca_s,paper_e2e_s,ours_gcca_s,ours_e2e_s,\
+         paper_gcca_mbps,paper_e2e_mbps,ours_gcca_mbps,ours_e2e_mbps\n",
+    );
+    for ((group, _, e2e_text, _, _), (_, e, g)) in TESTBED.iter().zip(&rows) {
+        let red = red_settings(e2e_text);
+        let (_, p_gs, p_es, p_gm, p_em) = PAPER_TABLES
+            .iter()
+            .copied()
+            .find(|t| t.0 == *group)
+            .unwrap_or((*group, f64::NAN, f64::NAN, f64::NAN, f64::NAN));
+        groups.push_str(&format!(
+            "{group},{},{},{p_gs},{p_es},{:.1},{:.1},{p_gm},{p_em},{:.3},{:.3}\n",
+            red.first().map_or("", String::as_str),
+            red.get(1).map_or("", String::as_str),
+            g.time_s,
+            e.time_s,
+            g.throughput_bps / 1e6,
+            e.throughput_bps / 1e6,
+        ));
+    }
+    out.raw.push(("gcca-testbed-groups.csv".into(), groups));
     Ok(out)
 }
 

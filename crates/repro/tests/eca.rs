@@ -41,7 +41,7 @@ fn the_eca_claims_hold_in_quick_mode() {
         assert!(!outcome.raw.is_empty(), "{} writes its table", e.id);
         claims.extend(outcome.claims);
     }
-    assert_eq!(claims.len(), 10);
+    assert_eq!(claims.len(), 11);
     for c in &claims {
         assert_eq!(c.paper, Paper::Eca);
         assert!(c.quick);

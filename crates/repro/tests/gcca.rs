@@ -11,6 +11,21 @@ fn the_gcca_claims_hold_in_quick_mode() {
     for e in gcca::experiments() {
         let outcome = (e.run)(&ctx).unwrap_or_else(|err| panic!("{}: {err}", e.id));
         assert!(!outcome.figures.is_empty(), "{} draws figures", e.id);
+        if e.id == "gcca/testbed" {
+            // The parameter groups are reported beside the paper's Tables 1 and 2.
+            let groups = outcome
+                .raw
+                .iter()
+                .find(|(name, _)| name == "gcca-testbed-groups.csv")
+                .map(|(_, csv)| csv.clone())
+                .unwrap_or_default();
+            let rows: Vec<&str> = groups.lines().skip(1).collect();
+            assert_eq!(rows.len(), 3, "{groups}");
+            for row in rows {
+                assert_eq!(row.matches("min_th=").count(), 2, "{row}");
+                assert!(!row.contains("NaN"), "{row}");
+            }
+        }
         claims.extend(outcome.claims);
     }
     assert!(claims.len() >= 15, "{} claims", claims.len());

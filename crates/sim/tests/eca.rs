@@ -160,6 +160,46 @@ eca = { weight = 1 }
     assert!(m > 4.5 && m < 6.5, "{m}");
 }
 
+/// Fig. 14b (section V.D): a 10 Mbit/s shared segment, whose load one point measures, carries a
+/// CBR flow of half its rate at high priority and two best-effort flows of weights 1 and 2. The
+/// segment is modelled as the bottleneck of a dumbbell with the estimator on it.
+#[test]
+fn a_half_rate_priority_cbr_keeps_its_rate_and_best_effort_flows_share_the_rest_by_weight() {
+    let flows = r#"
+[[flow]]
+kind = "cbr"
+from = "s1"
+to = "d1"
+rate = "5Mbps"
+packet_size = "1000B"
+eca = { priority = "5Mbps" }
+[[flow]]
+kind = "tcp"
+from = "s2"
+to = "d2"
+tcp = { rwnd = "200KB" }
+eca = { weight = 1 }
+[[flow]]
+kind = "tcp"
+from = "s3"
+to = "d3"
+tcp = { rwnd = "200KB" }
+eca = { weight = 2 }
+"#;
+    let sim = run(&load(
+        &dumbbell("{}", flows).replace("pairs = 2", "pairs = 3"),
+    ));
+    assert!(matches!(sim.eca.hosts[0], Some(HostEca::Priority)));
+    // The CBR flow keeps its 5 Mbit/s (4.8 of payload in 1000-byte packets with headers).
+    let cbr = goodput_mbps(&sim, 0);
+    assert!(cbr > 0.97 * 5.0 * 972.0 / 1000.0, "CBR {cbr}");
+    assert_eq!(sim.eca.host_drops(0), 0);
+    // The best-effort flows share what is left up to the target, 1 : 2 within 15%.
+    let (a, b) = (goodput_mbps(&sim, 1), goodput_mbps(&sim, 2));
+    assert!(((b / a) / 2.0 - 1.0).abs() <= 0.15, "{a} {b}");
+    assert!(a + b > 2.5 && a + b < 5.0, "{a} {b}");
+}
+
 #[test]
 fn flows_without_eca_are_untouched_by_an_eca_queue() {
     let flows = r#"
