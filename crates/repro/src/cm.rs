@@ -22,6 +22,8 @@ const SCHEDULER: &str = include_str!("../../../scenarios/cm/scheduler.toml");
 const SCHEDULER_FILE: &str = "scenarios/cm/scheduler.toml";
 const FRIENDLY: &str = include_str!("../../../scenarios/cm/friendliness.toml");
 const FRIENDLY_FILE: &str = "scenarios/cm/friendliness.toml";
+const WEBSERVER: &str = include_str!("../../../scenarios/cm/webserver.toml");
+const WEBSERVER_FILE: &str = "scenarios/cm/webserver.toml";
 const PROBES: &str = include_str!("../../../scenarios/cm/probes.toml");
 const PROBES_FILE: &str = "scenarios/cm/probes.toml";
 
@@ -52,6 +54,12 @@ pub fn experiments() -> Vec<Experiment> {
             paper: Paper::Cm,
             title: "Fig. 3: n_r^2 against n_r / n_d for TCP/CM and NewReno",
             run: friendliness,
+        },
+        Experiment {
+            id: "cm/webserver",
+            paper: Paper::Cm,
+            title: "Section 3.2.1: a Web server splits by receiver hints and picks representations",
+            run: webserver,
         },
         Experiment {
             id: "cm/feedback",
@@ -516,6 +524,134 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         .push(figure("cm-fig3-friendliness", &plot.title, plot.to_svg()));
     out.raw
         .push(("cm-friendliness.csv".into(), rows.join("\n")));
+    Ok(out)
+}
+
+/// Section 3.2.1: three images with receiver hints 1, 2 and 4 over TCP/CM, each picking the
+/// largest of four representations its share delivers within 3 s; at 1 Mbps and at 256 kbit/s.
+fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let slow = substitute(
+        WEBSERVER_FILE,
+        WEBSERVER,
+        "rate = \"1Mbps\"",
+        "rate = \"256kbps\"",
+    )?;
+    let hints = [1.0, 2.0, 4.0];
+    let mut out = Outcome::default();
+    let mut picks: Vec<Vec<f64>> = Vec::new();
+    let mut rows = vec!["bottleneck,image,hint,representation_bytes,completion_s".to_string()];
+    for (label, text) in [("1 Mbps", WEBSERVER), ("256 kbit/s", slow.as_str())] {
+        let sc = scenario_from(WEBSERVER_FILE, text, None)?;
+        let (r, sim) = simulate(&sc)?;
+        let start = sc.flows[1].start.as_secs_f64();
+        let chosen: Vec<f64> = (1..=3)
+            .map(|f| sim.cm.chosen[f].map_or(0.0, |b| b as f64))
+            .collect();
+        for (i, f) in (1..=3).enumerate() {
+            rows.push(format!(
+                "{label},{},{},{},{}",
+                r.flows[f].name,
+                hints[i],
+                chosen[i],
+                r.flows[f]
+                    .completion_s
+                    .map_or(String::new(), |c| format!("{c:.6}"))
+            ));
+        }
+        if label == "1 Mbps" {
+            // The hints split the rate while all three images transfer: from half a second
+            // after their start to the first completion.
+            let first_done = (1..=3)
+                .filter_map(|f| r.flows[f].completion_s)
+                .fold(f64::INFINITY, f64::min);
+            let from = start + 0.5;
+            let rates: Vec<f64> = (1..=3)
+                .map(|f| {
+                    let flow = &sim.flows[f];
+                    let bin = flow.goodput.bin().as_secs_f64();
+                    let all = flow.goodput.rates_bps(sim.end());
+                    let (a, b) = ((from / bin).round() as usize, (first_done / bin) as usize);
+                    mean(all.get(a..b.max(a + 1)).unwrap_or(&[]))
+                })
+                .collect();
+            let total: f64 = rates.iter().sum();
+            let hsum: f64 = hints.iter().sum();
+            let worst = rates
+                .iter()
+                .zip(hints)
+                .map(|(r, h)| ((r / total) / (h / hsum) - 1.0).abs())
+                .fold(0.0, f64::max);
+            out.claims.push(Claim::new(
+                Paper::Cm,
+                "Section 3.2.1: receiver hints 1:2:4, 1 Mbps",
+                "largest relative deviation of an image's share from its hint's, all three active",
+                "the sender apportions bandwidth by the receiver's hints",
+                worst,
+                Check::AtMost { max: 0.15 },
+                sc.seed,
+                WEBSERVER_FILE,
+                ctx.quick,
+            ));
+            let late = (1..=3)
+                .map(|f| r.flows[f].completion_s.map_or(f64::INFINITY, |c| c - start))
+                .fold(0.0, f64::max);
+            out.claims.push(Claim::new(
+                Paper::Cm,
+                "Section 3.2.1: representations picked by cm_query, 1 Mbps",
+                "slowest image's delivery time (s), the latency asked being 3 s",
+                "the best representation without high latency",
+                late,
+                Check::AtMost { max: 3.0 },
+                sc.seed,
+                WEBSERVER_FILE,
+                ctx.quick,
+            ));
+            let steps = chosen.windows(2).filter(|w| w[1] > w[0]).count();
+            out.claims.push(Claim::new(
+                Paper::Cm,
+                "Section 3.2.1: representations picked by cm_query, 1 Mbps",
+                "steps up in representation from hint 1 to 2 to 4 (of 2)",
+                "a larger share affords a larger representation",
+                steps as f64,
+                Check::AtLeast { min: 2.0 },
+                sc.seed,
+                WEBSERVER_FILE,
+                ctx.quick,
+            ));
+        }
+        picks.push(chosen);
+    }
+    let sum = |v: &[f64]| v.iter().sum::<f64>();
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        "Section 3.2.1: representations picked by cm_query, 256 kbit/s against 1 Mbps",
+        "bytes of the representations picked at 256 kbit/s / at 1 Mbps",
+        "a slower path gets smaller representations",
+        sum(&picks[1]) / sum(&picks[0]),
+        Check::AtMost { max: 0.5 },
+        1,
+        WEBSERVER_FILE,
+        ctx.quick,
+    ));
+    let bars = Bars {
+        title: "Section 3.2.1: representation picked per image".into(),
+        y_label: "representation (KB)".into(),
+        categories: vec!["hint 1".into(), "hint 2".into(), "hint 4".into()],
+        series: vec![
+            ("1 Mbps".into(), picks[0].iter().map(|b| b / 1e3).collect()),
+            (
+                "256 kbit/s".into(),
+                picks[1].iter().map(|b| b / 1e3).collect(),
+            ),
+        ],
+        references: Vec::new(),
+    };
+    out.figures.push(figure(
+        "cm-webserver-representations",
+        &bars.title,
+        bars.to_svg(),
+    ));
+    out.raw.push(("cm-webserver.csv".into(), rows.join("\n")));
     Ok(out)
 }
 

@@ -21,7 +21,7 @@ fn every_cm_experiment_runs_and_every_claim_not_known_to_fail_passes() {
         .into_iter()
         .filter(|e| e.paper == Paper::Cm)
         .collect();
-    assert_eq!(exps.len(), 7, "the seven CM experiments are registered");
+    assert_eq!(exps.len(), 8, "the eight CM experiments are registered");
     let outcomes = run_experiments(&exps, &Ctx { quick: true }, 2, &|_, _| {});
     let mut claims = 0;
     for (e, o) in exps.iter().zip(&outcomes) {
@@ -56,5 +56,5 @@ fn every_cm_experiment_runs_and_every_claim_not_known_to_fail_passes() {
             );
         }
     }
-    assert_eq!(claims, 17, "every CM claim was checked");
+    assert_eq!(claims, 21, "every CM claim was checked");
 }

@@ -42,6 +42,8 @@ pub enum CmTimer {
     Host(u32),
     /// An audio flow's next packet is due.
     Audio(FlowId),
+    /// A Web object picks its representation.
+    Pick(FlowId),
 }
 
 /// A sending host's Congestion Manager.
@@ -177,6 +179,10 @@ pub struct CmState {
     pub handles: Vec<Option<CmFlowId>>,
     /// Each flow's weight and receiver hint (`None`: not a CM flow).
     pub weights: Vec<Option<(f64, f64)>>,
+    /// Each Web object's representations and latency (`None`: not a choice).
+    pub objects: Vec<Option<(Vec<u64>, Duration)>>,
+    /// The representation each Web object picked at its start, in bytes.
+    pub chosen: Vec<Option<u64>>,
     /// Each flow's packets requested from its CM and not yet granted.
     pub requested: Vec<u32>,
     /// The responses of packets in flight.
@@ -193,6 +199,26 @@ pub struct CmState {
     pub responses_delivered: u64,
     /// A host's CM events are being handled: hooks called meanwhile leave them to that loop.
     pub draining: bool,
+}
+
+/// The largest of `representations` (ascending, in bytes) that `share` delivers within
+/// `latency`, or the smallest if none does or there is no estimate (paper section 3.2.1: the
+/// server picks the representation that maximises quality without incurring high latency).
+pub fn pick_representation(
+    representations: &[u64],
+    share: Option<Rate>,
+    latency: Duration,
+) -> Option<u64> {
+    let smallest = representations.first().copied();
+    let Some(share) = share else {
+        return smallest;
+    };
+    representations
+        .iter()
+        .rev()
+        .find(|b| share.transmit_time(**b) <= latency)
+        .copied()
+        .or(smallest)
 }
 
 impl CmState {
@@ -217,6 +243,31 @@ mod tests {
         assert_eq!(a.choose(Rate::from_kbps(80)), 3);
         assert_eq!(a.choose(Rate::from_kbps(159)), 3);
         assert_eq!(a.choose(Rate::from_kbps(1000)), 5);
+    }
+
+    #[test]
+    fn a_web_object_takes_the_largest_representation_its_share_delivers_in_time() {
+        let reps = [16_000, 64_000, 256_000];
+        let second = Duration::from_secs(1);
+        // 512 kbit/s delivers 64 KB in exactly one second, 256 KB in four.
+        assert_eq!(
+            pick_representation(&reps, Some(Rate::from_kbps(512)), second),
+            Some(64_000)
+        );
+        assert_eq!(
+            pick_representation(&reps, Some(Rate::from_kbps(511)), second),
+            Some(16_000)
+        );
+        assert_eq!(
+            pick_representation(&reps, Some(Rate::from_kbps(10)), second),
+            Some(16_000)
+        );
+        assert_eq!(
+            pick_representation(&reps, Some(Rate::from_mbps(3)), second),
+            Some(256_000)
+        );
+        assert_eq!(pick_representation(&reps, None, second), Some(16_000));
+        assert_eq!(pick_representation(&[], None, second), None);
     }
 
     #[test]

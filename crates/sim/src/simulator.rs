@@ -611,7 +611,8 @@ impl Simulator {
                     t.rtt_count += 1;
                     t.rto_sum += t.sender.rtt().rto().as_secs_f64();
                 }
-                if t.finite && t.completed.is_none() && t.sender.is_finished() {
+                let finished = t.finite && t.completed.is_none() && t.sender.is_finished();
+                if finished {
                     t.completed = Some(now);
                 }
                 if flow.trace_estimator {
@@ -622,6 +623,9 @@ impl Simulator {
                     ));
                 }
                 self.cm_on_ack(f as FlowId, &out);
+                if finished {
+                    self.cm_finished(f as FlowId);
+                }
                 self.pump_sender(f)?;
             }
             (Transport::Udp { len, .. }, Agent::Udp(u)) => {

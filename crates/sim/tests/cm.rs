@@ -391,7 +391,36 @@ fn bad_cm_keys_are_refused_at_their_line_with_a_fix() {
     assert!(parse_str(BASE, None).is_ok());
     let tcp = "[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\n";
     // (tail, kind, line, in the message, in the fix)
-    let cases: [(String, ErrorKind, usize, &str, &str); 8] = [
+    let cases: [(String, ErrorKind, usize, &str, &str); 12] = [
+        (
+            format!("{tcp}bytes = \"1MB\"\ncm = {{ representations = [\"1KB\", \"2KB\"] }}\n"),
+            ErrorKind::Inconsistent,
+            12,
+            "sends the one it picks, not `bytes`",
+            "remove `bytes`",
+        ),
+        (
+            format!("{tcp}cm = {{ latency = \"2s\" }}\n"),
+            ErrorKind::Inconsistent,
+            11,
+            "`latency` without `representations`",
+            "give `representations` too",
+        ),
+        (
+            format!("{tcp}cm = {{ representations = [\"64KB\", \"16KB\"] }}\n"),
+            ErrorKind::BadValue,
+            11,
+            "is not larger than the one before it",
+            "ascending order",
+        ),
+        (
+            "[[flow]]\nkind = \"cmudp\"\nfrom = \"s1\"\nto = \"d1\"\ncm = { representations = [\"1KB\"] }\n"
+                .to_string(),
+            ErrorKind::BadValue,
+            11,
+            "only a TCP/CM flow (a Web server's object) picks a representation",
+            "remove `representations`",
+        ),
         (
             "[[flow]]\nkind = \"cbr\"\nfrom = \"s1\"\nto = \"d1\"\nrate = \"1Mbps\"\ncm = {}\n"
                 .to_string(),

@@ -175,6 +175,12 @@ impl TcpSender {
         self.app_limit != u64::MAX && self.snd_una >= self.app_limit
     }
 
+    /// The end of the application's data: bytes it has made available (`u64::MAX` for an
+    /// infinite source).
+    pub fn app_limit(&self) -> u64 {
+        self.app_limit
+    }
+
     /// Chooses how sends are limited.
     pub fn set_gate(&mut self, gate: SendGate) {
         self.gate = gate;

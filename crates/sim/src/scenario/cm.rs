@@ -13,7 +13,9 @@ use concord_cc::units::Rate;
 /// The keys of `[cm]`.
 const CM_KEYS: [&str; 4] = ["aging", "probes_per_rtt", "probe_loss", "segregation"];
 /// The keys of a flow's `cm` table.
-const FLOW_KEYS: [&str; 2] = ["weight", "hint"];
+const FLOW_KEYS: [&str; 4] = ["weight", "hint", "representations", "latency"];
+/// The most representations one object may list.
+const MAX_REPRESENTATIONS: usize = 64;
 /// The layered audio server's encodings (CM paper section 4.2), in kbit/s.
 pub(crate) const AUDIO_ENCODINGS_KBPS: [u64; 6] = [10, 20, 40, 80, 160, 320];
 /// The most encodings an audio flow may list.
@@ -64,7 +66,8 @@ pub(crate) fn read_cm(field: Option<&Field<'_>>) -> Result<CmSpec, ScenarioError
     Ok(spec)
 }
 
-/// A flow's `cm = { weight = 2, hint = 1 }` (an empty table keeps the defaults).
+/// A flow's `cm = { weight = 2, hint = 1 }` (an empty table keeps the defaults), with
+/// `representations = ["16KB", "64KB"]` and `latency = "2s"` for a Web server's object.
 pub(crate) fn read_cm_flow(field: &Field<'_>) -> Result<CmFlowSpec, ScenarioError> {
     let table = Table::of(field, "`cm`")?.allow(&FLOW_KEYS)?;
     let mut spec = CmFlowSpec::default();
@@ -81,6 +84,41 @@ pub(crate) fn read_cm_flow(field: &Field<'_>) -> Result<CmFlowSpec, ScenarioErro
             }
             *slot = v;
         }
+    }
+    if let Some(f) = table.get("representations") {
+        let entries = f.entries()?;
+        if entries.is_empty() || entries.len() > MAX_REPRESENTATIONS {
+            return Err(f.error(
+                ErrorKind::BadValue,
+                format!("{} representations given", entries.len()),
+                format!(
+                    "list 1 to {MAX_REPRESENTATIONS} sizes, e.g. [\"16KB\", \"64KB\", \"256KB\"]"
+                ),
+            ));
+        }
+        for e in &entries {
+            let b = e.size_in(1, u64::MAX)?;
+            if spec.representations.last().is_some_and(|last| *last >= b) {
+                return Err(e.error(
+                    ErrorKind::BadValue,
+                    format!("representation of {b} bytes is not larger than the one before it"),
+                    "list the representations' sizes in ascending order, each once",
+                ));
+            }
+            spec.representations.push(b);
+        }
+    }
+    match (table.get("latency"), spec.representations.is_empty()) {
+        (Some(f), false) => spec.latency = f.positive_duration()?,
+        (Some(f), true) => {
+            return Err(f.error(
+                ErrorKind::Inconsistent,
+                "`latency` without `representations`".to_string(),
+                "latency is the time a representation must be delivered in: give \
+                 `representations` too, or remove `latency`",
+            ))
+        }
+        (None, _) => {}
     }
     Ok(spec)
 }

@@ -133,7 +133,7 @@ pub(crate) fn read_flows(
                 kind: s.kind.clone(),
                 drop_when: s.drop_when,
                 eca: s.eca,
-                cm: s.cm,
+                cm: s.cm.clone(),
             });
         }
     }
@@ -252,7 +252,29 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
                     "remove `cm`, or make the flow `kind = \"tcp\"` (TCP/CM), \"audio\" or \"cmudp\"",
                 ));
             }
-            Some(super::cm::read_cm_flow(&f)?)
+            let spec = super::cm::read_cm_flow(&f)?;
+            if !spec.representations.is_empty() {
+                match &kind {
+                    FlowKind::Tcp { bytes: Some(_), .. } => {
+                        return Err(f.error(
+                            ErrorKind::Inconsistent,
+                            "a flow with `representations` sends the one it picks, not `bytes`"
+                                .to_string(),
+                            "remove `bytes`, or `representations`",
+                        ))
+                    }
+                    FlowKind::Tcp { .. } => {}
+                    _ => {
+                        return Err(f.error(
+                            ErrorKind::BadValue,
+                            "only a TCP/CM flow (a Web server's object) picks a representation"
+                                .to_string(),
+                            "remove `representations`, or make the flow `kind = \"tcp\"`",
+                        ))
+                    }
+                }
+            }
+            Some(spec)
         }
         // audio and cmudp flows are CM applications by definition.
         None if matches!(kind, FlowKind::Audio { .. } | FlowKind::CmUdp { .. }) => {

@@ -68,13 +68,20 @@ impl Default for CmSpec {
 }
 
 /// How a flow takes part in its source host's Congestion Manager: its scheduler weight and the
-/// receiver's hint (CM paper sections 2.4 and 3.2.1).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// receiver's hint (CM paper sections 2.4 and 3.2.1), and for a Web server's object over
+/// TCP/CM the representations to choose from.
+#[derive(Clone, Debug, PartialEq)]
 pub struct CmFlowSpec {
     /// The configured weight, dimensionless (default 1).
     pub weight: f64,
     /// The receiver's hint, a factor on the weight (default 1).
     pub hint: f64,
+    /// The sizes of an object's representations, ascending (empty: not a choice). At its
+    /// start the flow sends the largest one its `cm_query` share delivers within `latency`,
+    /// the smallest if none does or the CM has no estimate yet (paper section 3.2.1).
+    pub representations: Vec<Bytes>,
+    /// The delivery time a representation must fit in.
+    pub latency: Duration,
 }
 
 impl Default for CmFlowSpec {
@@ -82,6 +89,8 @@ impl Default for CmFlowSpec {
         CmFlowSpec {
             weight: 1.0,
             hint: 1.0,
+            representations: Vec::new(),
+            latency: Duration::from_secs(1),
         }
     }
 }

@@ -3,7 +3,9 @@
 //! probe protocol between hosts. The state and the model are in [`crate::cm`].
 
 use super::{Event, Simulator};
-use crate::cm::{AudioState, CmApp, CmAppFlow, CmState, CmTimer, HostCm, CM_CONTROL_FLOW};
+use crate::cm::{
+    pick_representation, AudioState, CmApp, CmAppFlow, CmState, CmTimer, HostCm, CM_CONTROL_FLOW,
+};
 use crate::flow::Agent;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::scenario::{FlowKind, Scenario};
@@ -20,7 +22,7 @@ use concord_cc::wire::Ecn;
 const PROBE_LOSS_STREAM: u64 = 0xC3_0000;
 /// The random stream of host `n`'s probe nonces.
 const NONCE_STREAM: u64 = 0xC4_0000;
-/// Packets a `cmudp` sender keeps requested from its CM.
+/// Packets a CM flow keeps requested from its CM while it has data.
 const BULK_BACKLOG: u32 = 8;
 /// IP and UDP header bytes of a probe or response.
 const UDP_IP_HEADER: u32 = 28;
@@ -58,9 +60,19 @@ impl Simulator {
             weights: sc
                 .flows
                 .iter()
-                .map(|s| s.cm.map(|c| (c.weight, c.hint)))
+                .map(|s| s.cm.as_ref().map(|c| (c.weight, c.hint)))
                 .collect(),
             requested: vec![0; self.flows.len()],
+            objects: sc
+                .flows
+                .iter()
+                .map(|s| {
+                    s.cm.as_ref()
+                        .filter(|c| !c.representations.is_empty())
+                        .map(|c| (c.representations.clone(), c.latency))
+                })
+                .collect(),
+            chosen: vec![None; self.flows.len()],
             probe_loss: sc.cm.probe_loss,
             ..CmState::default()
         };
@@ -95,7 +107,17 @@ impl Simulator {
                 });
             }
             match &mut self.flows[f].agent {
-                Agent::Tcp(t) => t.sender.set_gate(SendGate::CreditOnly),
+                Agent::Tcp(t) => {
+                    t.sender.set_gate(SendGate::CreditOnly);
+                    if spec
+                        .cm
+                        .as_ref()
+                        .is_some_and(|c| !c.representations.is_empty())
+                    {
+                        // Nothing to send until the object picks its representation.
+                        t.sender.set_app_limit(0);
+                    }
+                }
                 Agent::CmApp(_) => {
                     let dst = spec.to;
                     if state.responders[dst].is_none() {
@@ -152,6 +174,12 @@ impl Simulator {
         if let Some(slot) = self.cm.handles.get_mut(f as usize) {
             *slot = Some(id);
         }
+        if self.cm.objects.get(f as usize).is_some_and(Option::is_some) {
+            // A Web object picks its representation once every object requested with it is
+            // open, so that its share counts their hints: after the other starts of this
+            // instant, which are queued already.
+            self.events.push(now, Event::Cm(CmTimer::Pick(f)));
+        }
         if let Some(Agent::CmApp(app)) = self.flows.get_mut(f as usize).map(|fl| &mut fl.agent) {
             if let CmApp::Audio(a) = &mut app.app {
                 a.since = now;
@@ -163,12 +191,12 @@ impl Simulator {
         self.cm_drain(src)
     }
 
-    /// Keeps requests outstanding for flow `f` while it has packets to send. TCP/CM asks for one
-    /// segment at a time, when the window and the receiver allow one (paper section 3.2.1), so
-    /// TCP/CM flows of one macroflow share it equally whatever their weights; a
-    /// `cmudp` sender keeps [`BULK_BACKLOG`] packets requested while data remains, so that the
-    /// scheduler sees it backlogged and serves it in proportion to its weight (a flow whose
-    /// requests are all granted leaves the round robin until it asks again).
+    /// Keeps requests outstanding for flow `f` while it has packets to send: TCP/CM while the
+    /// receiver's window allows a segment (paper section 3.2.1), a `cmudp` sender while data
+    /// remains. Each keeps up to [`BULK_BACKLOG`] packets requested (no more than it has left
+    /// to send), so that the scheduler sees it backlogged and serves it in proportion to its
+    /// weight and hint (a flow whose requests are all granted leaves the round robin until it
+    /// asks again). A grant TCP/CM cannot use is reported unused.
     fn cm_want(&mut self, f: FlowId) {
         let now = self.now;
         let Some((src, id)) = self.cm_handle(f) else {
@@ -181,12 +209,20 @@ impl Simulator {
             return;
         };
         let (target, size) = match &flow.agent {
-            Agent::Tcp(t) => (
+            Agent::Tcp(t) => {
+                let mss = t.sender.config().mss;
                 // Credit below one segment (a short last segment's grant) cannot send a
                 // full-sized retransmission: ask again.
-                u32::from(t.sender.wants_to_send() && t.sender.credit() < t.sender.config().mss),
-                t.header_bytes + t.sender.config().mss as u32,
-            ),
+                let wants = t.sender.wants_to_send() && t.sender.credit() < mss;
+                let unsent = t.sender.app_limit().saturating_sub(t.sender.snd_nxt());
+                let segments = unsent
+                    .div_ceil(mss.max(1))
+                    .clamp(1, u64::from(BULK_BACKLOG));
+                (
+                    if wants { segments as u32 } else { 0 },
+                    t.header_bytes + mss as u32,
+                )
+            }
             Agent::CmApp(a) => match a.app {
                 CmApp::Bulk { remaining } if now < flow.stop => {
                     let size = a.packet_size.max(1);
@@ -478,6 +514,53 @@ impl Simulator {
                 self.cm_drain(node)
             }
             CmTimer::Audio(f) => self.on_audio_tick(f),
+            CmTimer::Pick(f) => self.cm_pick(f),
+        }
+    }
+
+    /// A Web object picks the representation its `cm_query` share delivers within its latency
+    /// (paper section 3.2.1) and starts sending it.
+    fn cm_pick(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let Some((src, id)) = self.cm_handle(f) else {
+            return Ok(());
+        };
+        let share = self
+            .cm
+            .hosts
+            .get(src as usize)
+            .and_then(Option::as_ref)
+            .and_then(|h| h.cm.query(id).ok())
+            .and_then(|q| q.rate);
+        let Some((reps, latency)) = self.cm.objects.get(f as usize).and_then(Option::as_ref) else {
+            return Ok(());
+        };
+        let chosen = pick_representation(reps, share, *latency);
+        if let Some(slot) = self.cm.chosen.get_mut(f as usize) {
+            *slot = chosen;
+        }
+        if let (Some(bytes), Some(Agent::Tcp(t))) = (
+            chosen,
+            self.flows.get_mut(f as usize).map(|fl| &mut fl.agent),
+        ) {
+            t.sender.set_app_limit(bytes);
+            t.finite = true;
+        }
+        self.pump_sender(f as usize)
+    }
+
+    /// TCP hook when flow `f`'s transfer completed: a TCP/CM flow closes (`cm_close`), and its
+    /// share goes to the other flows of its macroflow.
+    pub(super) fn cm_finished(&mut self, f: FlowId) {
+        let now = self.now;
+        let Some((src, id)) = self.cm_handle(f) else {
+            return;
+        };
+        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+            let _ = host.cm.close(now, id);
+            host.flows.remove(&id);
+        }
+        if let Some(slot) = self.cm.handles.get_mut(f as usize) {
+            *slot = None;
         }
     }
 
