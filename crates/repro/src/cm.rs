@@ -119,6 +119,22 @@ fn figure(id: &str, title: &str, svg: String) -> Figure {
     }
 }
 
+/// The data `flow` delivered up to each bin's start, in KB: a sequence trace (paper Figs. 2, 6
+/// and 9).
+fn delivered_kb(flow: &concord_sim::flow::Flow) -> Vec<(f64, f64)> {
+    let bin = flow.goodput.bin().as_secs_f64();
+    let mut total = 0.0;
+    flow.goodput
+        .bins()
+        .iter()
+        .enumerate()
+        .map(|(b, bytes)| {
+            total += *bytes as f64 / 1e3;
+            (b as f64 * bin, total)
+        })
+        .collect()
+}
+
 /// Goodput of flow `f` of `sim` between `from` and the end of the run, in bit/s.
 fn goodput_from(sim: &Simulator, f: usize, from_s: f64) -> f64 {
     let flow = &sim.flows[f];
@@ -167,18 +183,7 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
             if seed == seeds[0] {
                 first.push((label.to_string(), tput));
                 for (i, f) in sim.flows.iter().enumerate().take(4) {
-                    let bin = f.goodput.bin().as_secs_f64();
-                    let mut total = 0.0;
-                    let points: Vec<(f64, f64)> = f
-                        .goodput
-                        .bins()
-                        .iter()
-                        .enumerate()
-                        .map(|(b, bytes)| {
-                            total += *bytes as f64 / 1e3;
-                            (b as f64 * bin, total)
-                        })
-                        .collect();
+                    let points = delivered_kb(f);
                     traces = traces.series(&format!("{label} web{}", i + 1), Style::Line, points);
                 }
                 out.raw.push((
@@ -801,19 +806,7 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
             let (_, sim) = simulate(&sc)?;
             per_seed.push(sim.flows[0].queue_drops as f64);
             if seed == seeds[0] && policy != "off" {
-                let f = &sim.flows[0];
-                let bin = f.goodput.bin().as_secs_f64();
-                let mut total = 0.0;
-                let points = f
-                    .goodput
-                    .bins()
-                    .iter()
-                    .enumerate()
-                    .map(|(b, bytes)| {
-                        total += *bytes as f64 / 1e3;
-                        (b as f64 * bin, total)
-                    })
-                    .collect();
+                let points = delivered_kb(&sim.flows[0]);
                 sequence = sequence.series(&format!("aging on {policy}"), Style::Line, points);
             }
         }
