@@ -10,12 +10,15 @@
 //!   (`app_notify`), reports it (`notify`), and passes each ACK on as implicit feedback
 //!   (`update`): bytes acknowledged and the RTT sample, a transient loss on fast retransmit, an
 //!   ECN echo, persistent congestion on a timeout. Loss recovery and flow control stay TCP's.
-//! - An `audio` flow is the layered audio server of section 3.2.2: it sends 1 KB packets at the
-//!   highest encoding not above its share of the macroflow's rate, changes encoding on
+//! - An `audio` flow is the layered audio server of section 3.2.2: it sends packets of its
+//!   `packet_size` (the paper's 1 KB) at the highest encoding not above its share of the
+//!   macroflow's rate, changes encoding on
 //!   `change_rate`, reports each packet with `notify`, and has no feedback of its own: the CM
 //!   probes its receiver.
-//! - A `cmudp` flow sends one packet per grant and keeps one request outstanding while it has
-//!   data: a bulk source scheduled entirely by the CM, with probe feedback.
+//! - A `cmudp` flow sends one packet per grant and keeps up to eight packets requested while
+//!   it has data: a bulk source scheduled entirely by the CM, with probe feedback.
+//! - A CM flow closes (`cm_close`) when it is done: a TCP/CM transfer once acknowledged, a
+//!   `cmudp` sender after its last byte, an application at its stop time.
 //! - Probes and responses are UDP packets between the hosts' CMs (the byte layout of
 //!   [`concord_cc::cm::probe`]); a response holds per-flow counts, so a packet carries a handle
 //!   into [`CmState::responses`]. `[cm] probe_loss` drops that fraction of probes and responses
@@ -57,7 +60,7 @@ pub struct HostCm {
     pub flows: BTreeMap<CmFlowId, FlowId>,
 }
 
-/// One change of an audio flow's encoding.
+/// One rate report to an audio flow (`change_rate`) and the encoding it chose on it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EncodingChange {
     /// When.
@@ -79,7 +82,7 @@ pub struct AudioState {
     pub since: Instant,
     /// Time spent on each encoding before `since`.
     pub time_on: Vec<Duration>,
-    /// Every change, the first choice included.
+    /// Every rate report (`change_rate`) and the encoding chosen on it, the first included.
     pub changes: Vec<EncodingChange>,
     /// The instant of the pending send event, if one is scheduled.
     pub armed: Option<Instant>,
@@ -117,11 +120,7 @@ impl AudioState {
         }
         self.changes.push(EncodingChange {
             at: now,
-            rate: self
-                .encodings
-                .get(self.current)
-                .copied()
-                .unwrap_or(Rate::ZERO),
+            rate: self.rate(),
             share,
         });
     }
@@ -183,8 +182,8 @@ pub struct CmState {
     pub objects: Vec<Option<(Vec<u64>, Duration)>>,
     /// The representation each Web object picked at its start, in bytes.
     pub chosen: Vec<Option<u64>>,
-    /// Each flow's packets requested from its CM and not yet granted.
-    pub requested: Vec<u32>,
+    /// Each flow's bytes requested from its CM and not yet granted.
+    pub requested: Vec<u64>,
     /// The responses of packets in flight.
     pub responses: Handles<Response>,
     /// The fraction of probes and responses lost at random (`[cm] probe_loss`).

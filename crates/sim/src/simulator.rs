@@ -305,11 +305,15 @@ impl Simulator {
                 FlowKind::Tfrc { packet_size } => {
                     tfrc::tfrc_agent(&f.name, *packet_size, Instant::ZERO + f.start)?
                 }
-                FlowKind::Audio { .. } | FlowKind::CmUdp { .. } => {
-                    match cm::cm_app_agent(&f.kind) {
-                        Some(agent) => agent,
-                        None => continue,
-                    }
+                FlowKind::Audio {
+                    encodings,
+                    packet_size,
+                } => cm::cm_app_agent(
+                    crate::cm::CmApp::Audio(crate::cm::AudioState::new(encodings.clone())),
+                    *packet_size,
+                ),
+                FlowKind::CmUdp { packet_size, bytes } => {
+                    cm::cm_app_agent(crate::cm::CmApp::Bulk { remaining: *bytes }, *packet_size)
                 }
             };
             flows.push(Flow {
@@ -482,6 +486,11 @@ impl Simulator {
                 if let Agent::Tcp(t) = &mut self.flows[f as usize].agent {
                     t.sender.stop();
                 }
+                // A CM application closes its flow when it stops; TCP/CM keeps it until what
+                // it sent is acknowledged, since retransmissions need grants.
+                if matches!(self.flows[f as usize].agent, Agent::CmApp(_)) {
+                    self.cm_finished(f)?;
+                }
             }
             Event::SenderTimer(f) => self.on_sender_timer(f)?,
             Event::ReceiverTimer(f) => self.on_receiver_timer(f)?,
@@ -624,7 +633,7 @@ impl Simulator {
                 }
                 self.cm_on_ack(f as FlowId, &out);
                 if finished {
-                    self.cm_finished(f as FlowId);
+                    self.cm_finished(f as FlowId)?;
                 }
                 self.pump_sender(f)?;
             }

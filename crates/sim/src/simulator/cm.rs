@@ -2,13 +2,11 @@
 //! requests, grants and implicit feedback, the audio server and the bulk CM sender, and the
 //! probe protocol between hosts. The state and the model are in [`crate::cm`].
 
-use super::{Event, Simulator};
-use crate::cm::{
-    pick_representation, AudioState, CmApp, CmAppFlow, CmState, CmTimer, HostCm, CM_CONTROL_FLOW,
-};
+use super::{Event, Simulator, UDP_IP_HEADER};
+use crate::cm::{pick_representation, CmApp, CmAppFlow, CmState, CmTimer, HostCm, CM_CONTROL_FLOW};
 use crate::flow::Agent;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
-use crate::scenario::{FlowKind, Scenario};
+use crate::scenario::Scenario;
 use crate::trace::capture::{address_node, flow_ports, node_address, CaptureError};
 use concord_cc::cm::{
     CmConfig, CmEvent, CmUpdate, CongestionManager, FeedbackMode, FlowKey, FlowTag, LossMode,
@@ -24,28 +22,16 @@ const PROBE_LOSS_STREAM: u64 = 0xC3_0000;
 const NONCE_STREAM: u64 = 0xC4_0000;
 /// Packets a CM flow keeps requested from its CM while it has data.
 const BULK_BACKLOG: u32 = 8;
-/// IP and UDP header bytes of a probe or response.
-const UDP_IP_HEADER: u32 = 28;
 
-/// The agent of an `audio` or `cmudp` flow.
-pub(super) fn cm_app_agent(kind: &FlowKind) -> Option<Agent> {
-    let (app, packet_size) = match kind {
-        FlowKind::Audio {
-            encodings,
-            packet_size,
-        } => (
-            CmApp::Audio(AudioState::new(encodings.clone())),
-            *packet_size,
-        ),
-        FlowKind::CmUdp { packet_size, bytes } => (CmApp::Bulk { remaining: *bytes }, *packet_size),
-        _ => return None,
-    };
-    Some(Agent::CmApp(Box::new(CmAppFlow {
+/// The agent of an `audio` or `cmudp` flow: its application and packet size.
+pub(super) fn cm_app_agent(app: CmApp, packet_size: u64) -> Agent {
+    Agent::CmApp(Box::new(CmAppFlow {
         app,
+        // The loader keeps packet sizes within an IP packet.
         packet_size: u32::try_from(packet_size).unwrap_or(u32::MAX),
         sent: 0,
         received: 0,
-    })))
+    }))
 }
 
 impl Simulator {
@@ -208,6 +194,7 @@ impl Simulator {
         let Some(flow) = self.flows.get(f as usize) else {
             return;
         };
+        // Packets wanted, and the size of each.
         let (target, size) = match &flow.agent {
             Agent::Tcp(t) => {
                 let mss = t.sender.config().mss;
@@ -233,16 +220,13 @@ impl Simulator {
             },
             _ => (0, 0),
         };
+        // In bytes: the CM grants at most its MTU at a time, whatever the flow's packet size.
+        let target = u64::from(target) * u64::from(size);
         if target <= outstanding {
             return;
         }
-        let more = target - outstanding;
         if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
-            if host
-                .cm
-                .request(now, id, u64::from(more) * u64::from(size))
-                .is_ok()
-            {
+            if host.cm.request(now, id, target - outstanding).is_ok() {
                 self.cm.requested[f as usize] = target;
             }
         }
@@ -275,10 +259,9 @@ impl Simulator {
                     let Some(&f) = host.flows.get(&flow) else {
                         continue;
                     };
-                    // A grant is one MTU, the flow's packet: the flow sends one packet.
-                    let _ = grant;
+                    // The flow sends one packet per grant (a grant is at most one MTU).
                     if let Some(r) = self.cm.requested.get_mut(f as usize) {
-                        *r = r.saturating_sub(1);
+                        *r = r.saturating_sub(grant);
                     }
                     self.cm_grant(f)?;
                 }
@@ -354,18 +337,22 @@ impl Simulator {
         let (src, dst, stop) = (flow.src, flow.dst, flow.stop);
         match &mut flow.agent {
             Agent::Tcp(t) => {
+                // A grant the sender cannot use (the receiver's window closed, the transfer
+                // ended meanwhile) is reported unused and not kept as credit.
+                if !t.sender.wants_to_send() {
+                    self.cm_notify(f, 0);
+                    return Ok(());
+                }
                 let mss = t.sender.config().mss;
                 t.sender.grant(mss);
+                let before = t.sender.stats().segments_sent;
                 // pump_sender sends the segment and notifies the CM of it.
                 self.pump_sender(f as usize)?;
-                // A grant the sender could not use (the receiver's window closed meanwhile) is
-                // reported unused; the sender keeps the credit, and the segment it later sends
-                // with it is reported then and takes its time from the CM's pacing.
-                let unused = matches!(
-                    self.flows.get(f as usize).map(|fl| &fl.agent),
-                    Some(Agent::Tcp(t)) if t.sender.credit() > 0
-                );
-                if unused {
+                let sent = match self.flows.get(f as usize).map(|fl| &fl.agent) {
+                    Some(Agent::Tcp(t)) => t.sender.stats().segments_sent > before,
+                    _ => true,
+                };
+                if !sent {
                     self.cm_notify(f, 0);
                 }
             }
@@ -381,9 +368,14 @@ impl Simulator {
                 if let Some(r) = remaining {
                     *r = r.saturating_sub(u64::from(size));
                 }
+                let done = remaining.is_some_and(|r| r == 0);
                 let pkt = self.cm_app_packet(f, src, dst, size);
                 self.cm_notify(f, u64::from(size));
                 self.eca_send(f, src, pkt)?;
+                if done {
+                    // The last byte left: the flow closes (`cm_close`).
+                    return self.cm_finished(f);
+                }
             }
             _ => return Ok(()),
         }
@@ -548,12 +540,12 @@ impl Simulator {
         self.pump_sender(f as usize)
     }
 
-    /// TCP hook when flow `f`'s transfer completed: a TCP/CM flow closes (`cm_close`), and its
-    /// share goes to the other flows of its macroflow.
-    pub(super) fn cm_finished(&mut self, f: FlowId) {
+    /// Hook when flow `f` is done (a finite transfer acknowledged or sent, or its stop time): a
+    /// CM flow closes (`cm_close`), and its share goes to the other flows of its macroflow.
+    pub(super) fn cm_finished(&mut self, f: FlowId) -> Result<(), CaptureError> {
         let now = self.now;
         let Some((src, id)) = self.cm_handle(f) else {
-            return;
+            return Ok(());
         };
         if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
             let _ = host.cm.close(now, id);
@@ -562,6 +554,8 @@ impl Simulator {
         if let Some(slot) = self.cm.handles.get_mut(f as usize) {
             *slot = None;
         }
+        // The other flows' new shares and grants.
+        self.cm_drain(src)
     }
 
     /// The audio server's next packet: sent at the current encoding, reported with `notify`.
@@ -584,7 +578,7 @@ impl Simulator {
         audio.armed = None;
         if now >= stop {
             audio.settle(now);
-            return Ok(());
+            return self.cm_finished(f);
         }
         let gap = audio.rate().transmit_time(u64::from(size));
         let next = now + gap;
