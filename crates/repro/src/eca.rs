@@ -19,6 +19,18 @@
 //! flows, and per weight the mean of the seven vertical flows of that weight, each hop carrying
 //! one of them.
 //!
+//! Quick mode runs the nine corner points {1, 10, 100} Mbit/s x {1, 10, 100} ms for 40 s with
+//! a 15 s warm-up, except the 1 Mbit/s points, which run the full 100 s with a 20 s warm-up:
+//! there a flow delivers under one packet per 100 ms bin and 25 s of bins do not settle Fig. 6's
+//! order of TCP and ECN/RED (their CoVs differ by about 7% at 1 Mbit/s, 1 ms). Quick mode
+//! checks the same claims with the same tolerances as the full run.
+//!
+//! Not met: Fig. 5c's utilisation at 1 Mbit/s (76-77% against the 90% target). The estimator
+//! is section IV.A.2's (arrivals per 100 ms against the target, x1.05 / x0.99, nothing carried
+//! over), which settles where about 17% of the intervals are above the target; at 1 Mbit/s an
+//! interval holds 7.5 packets, so the count's spread puts the mean well below the target. See
+//! `crates/repro/tests/eca.rs` for the figures, and for section III.A.2's virtual-queue reading.
+//!
 //! What "flow rate" means for Fig. 6: the goodput each receiver saw in each 100 ms bin of the
 //! measurement window; flows that delivered nothing in the window (TCP's starved horizontal
 //! flows) have no defined variation and are left out of the mean. Queueing delay for Fig. 7: a packet's one-way delay minus the smallest
@@ -62,6 +74,8 @@ const CORNERS: [u64; 3] = [1, 10, 100];
 const WEIGHTS: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 5.0];
 /// Router hops carrying cross traffic (8 routers).
 const HOPS: usize = 7;
+/// Quick mode runs the points at or below this rate (Mbit/s) for the full run's length.
+const QUICK_FULL_LENGTH_MBPS: u64 = 1;
 /// The estimator's target utilisation in the ECA scenario (section IV.A.2).
 const TARGET: f64 = 0.9;
 
@@ -346,6 +360,15 @@ fn grid(ctx: &Ctx) -> Vec<Point> {
         for &mbps in bws {
             for &delay_ms in delays {
                 let buffer = 20 * mbps;
+                // At 1 Mbit/s ten flows share the link and a flow delivers under one packet
+                // per 100 ms bin, so Fig. 6's CoV mostly counts packets and 25 s of bins do not
+                // settle the order of TCP and ECN/RED. These runs are cheap: quick mode gives
+                // them the full run's 100 s with a 20 s warm-up.
+                let (duration_s, warmup_s) = if ctx.quick && mbps <= QUICK_FULL_LENGTH_MBPS {
+                    (100, 20)
+                } else {
+                    (duration_s, warmup_s)
+                };
                 points.push(Point {
                     scheme,
                     mbps,
@@ -378,7 +401,7 @@ fn parking_lot(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let quick = ctx.quick;
     let files = "scenarios/eca/parking-lot-{tcp,ecn,eca}.toml";
     let grid_name = if quick {
-        "{1,10,100} Mbit/s x {1,10,100} ms, 40 s"
+        "{1,10,100} Mbit/s x {1,10,100} ms, 40 s (1 Mbit/s: 100 s)"
     } else {
         "7 x 7 grid, 100 s"
     };

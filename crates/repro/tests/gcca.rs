@@ -35,7 +35,11 @@ fn the_gcca_claims_hold_in_quick_mode() {
         assert!(c.ours.is_finite(), "{}: {}", c.metric, c.ours);
         if c.metric.starts_with("mean one-way delay") {
             // Not reproduced: GCCA keeps the window's excess queued in the network instead of
-            // dropping it, so each packet waits longer than under E2E (see the module docs).
+            // dropping it (section 2: "upstream nodes buffer more packets"), so each packet
+            // waits longer than under E2E in all three groups (about 1.5 times), even with a
+            // much larger leaky-bucket step; the paper's "shorter delay" is Table 1's transfer
+            // time, checked above. See the module docs of `concord_repro::gcca`.
+            assert!(!c.pass, "{} now passes: check it like the others", c.metric);
             eprintln!(
                 "not reproduced: {} = {} ({})",
                 c.metric, c.ours, c.tolerance
