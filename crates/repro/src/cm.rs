@@ -105,10 +105,35 @@ fn mean(x: &[f64]) -> f64 {
     }
 }
 
+/// The largest of `x`; NaN if `x` is empty or holds a NaN, so that a claim on it fails
+/// rather than passing on missing data (`f64::max` would skip a NaN).
+fn largest(x: &[f64]) -> f64 {
+    if x.is_empty() || x.iter().any(|v| v.is_nan()) {
+        return f64::NAN;
+    }
+    x.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// The smallest of `x`; NaN if `x` is empty or holds a NaN.
+fn smallest(x: &[f64]) -> f64 {
+    -largest(&x.iter().map(|v| -v).collect::<Vec<_>>())
+}
+
 fn max_over_min(x: &[f64]) -> f64 {
-    let max = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let min = x.iter().copied().fold(f64::INFINITY, f64::min);
-    max / min
+    largest(x) / smallest(x)
+}
+
+/// The largest relative deviation of a flow's share of `rates` from its share of `weights`;
+/// NaN if nothing was delivered.
+fn worst_share_deviation(rates: &[f64], weights: &[f64]) -> f64 {
+    let total: f64 = rates.iter().sum();
+    let wsum: f64 = weights.iter().sum();
+    let deviations: Vec<f64> = rates
+        .iter()
+        .zip(weights)
+        .map(|(r, w)| ((r / total) / (w / wsum) - 1.0).abs())
+        .collect();
+    largest(&deviations)
 }
 
 fn figure(id: &str, title: &str, svg: String) -> Figure {
@@ -171,7 +196,8 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 .filter(|f| f.name.starts_with("web"))
                 .map(|f| match f.completion_s {
                     Some(c) => WEB_OBJECT_BYTES * 8.0 / (c - WEB_START_S) / 1e3,
-                    None => 0.0,
+                    // An object that did not complete has no throughput to compare.
+                    None => f64::NAN,
                 })
                 .collect();
             sums[k] = tput.iter().sum();
@@ -215,7 +241,7 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "Fig. 9: 4 TCP/CM connections, 1 Mbps, 120 ms RTT",
         &format!("max/min per-connection throughput, worst of {n} seeds"),
         "all four at 120 kbit/s (within 10%)",
-        cm_spread.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        largest(&cm_spread),
         Check::AtMost { max: 1.1 },
         seed,
         WEB_FILE,
@@ -295,20 +321,30 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let Some(s) = audio_state(&sim, 0) else {
             continue;
         };
-        // The share the server chose by, averaged over time after the warm-up (each change
-        // holds until the next), and the encoding nearest it on a log scale.
+        // After the warm-up, each report holds until the next: the share the server chose by,
+        // averaged over time, the encoding nearest it on a log scale, and the time on each
+        // encoding. A server that never heard a report has none of these (NaN: claims fail).
         let mut weighted = 0.0;
         let mut span = 0.0;
-        let changes: Vec<_> = s.changes.iter().collect();
-        for (i, c) in changes.iter().enumerate() {
+        let mut time_on = vec![0.0; s.encodings.len()];
+        for (i, c) in s.changes.iter().enumerate() {
             let from = c.at.as_secs_f64().max(warmup);
-            let to = changes
+            let to = s
+                .changes
                 .get(i + 1)
                 .map_or(end.as_secs_f64(), |n| n.at.as_secs_f64());
             if to > from {
                 weighted += c.share.bps_f64() * (to - from);
                 span += to - from;
+                if let Some(k) = s.encodings.iter().position(|e| *e == c.rate) {
+                    time_on[k] += to - from;
+                }
             }
+        }
+        if span <= 0.0 {
+            nearest_most_used.push(f64::NAN);
+            near_band.push(f64::NAN);
+            continue;
         }
         let share = weighted / span;
         let nearest = s
@@ -320,22 +356,21 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 d(x.bps_f64()).total_cmp(&d(y.bps_f64()))
             })
             .map_or(0, |(i, _)| i);
-        let total: f64 = s.time_on.iter().map(|d| d.as_secs_f64()).sum();
-        let most_used = s
-            .time_on
+        let total: f64 = time_on.iter().sum();
+        let most_used = time_on
             .iter()
             .enumerate()
-            .max_by_key(|(_, d)| **d)
+            .max_by(|(_, a), (_, b)| a.total_cmp(b))
             .map_or(0, |(i, _)| i);
         nearest_most_used.push(f64::from(u8::from(most_used == nearest)));
-        let band = nearest.saturating_sub(1)..=(nearest + 1).min(s.time_on.len() - 1);
-        near_band.push(s.time_on[band].iter().map(|d| d.as_secs_f64()).sum::<f64>() / total);
+        let band = nearest.saturating_sub(1)..=(nearest + 1).min(time_on.len() - 1);
+        near_band.push(time_on[band].iter().sum::<f64>() / total);
         rows.push(format!(
             "{seed},{share:.0},{},{}",
             s.encodings[nearest].bps(),
-            s.time_on
+            time_on
                 .iter()
-                .map(|d| format!("{:.3}", d.as_secs_f64() / total))
+                .map(|t| format!("{:.3}", t / total))
                 .collect::<Vec<_>>()
                 .join(" ")
         ));
@@ -429,7 +464,7 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "Fig. 10: the audio server's encodings",
         &format!("fraction of time on the nearest encoding or a neighbour, worst of {n} seeds"),
         "occasionally switching to the 40 and 160 kbit/s encodings",
-        near_band.iter().copied().fold(f64::INFINITY, f64::min),
+        smallest(&near_band),
         Check::AtLeast { min: 0.8 },
         seed,
         AUDIO_FILE,
@@ -466,6 +501,7 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "n_r^2 (millions)",
     );
     let mut fits = Vec::new();
+    let mut seed = 0;
     let mut rows = vec!["transport,drop_percent,n_r,n_d".to_string()];
     for (label, text) in [("NewReno", FRIENDLY), ("TCP/CM", cm_text.as_str())] {
         let mut points = Vec::new();
@@ -477,6 +513,7 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 &format!("loss = \"{p}%\""),
             )?;
             let sc = scenario_from(FRIENDLY_FILE, &swept, None)?;
+            seed = sc.seed;
             let (r, sim) = simulate(&sc)?;
             let mss = match &sc.flows[0].kind {
                 concord_sim::scenario::FlowKind::Tcp { tcp, .. } => tcp.mss as f64,
@@ -496,7 +533,7 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
             "linear: consistent with lambda = K / sqrt(p)",
             r2,
             Check::AtLeast { min: 0.9 },
-            sc_seed(),
+            seed,
             FRIENDLY_FILE,
             ctx.quick,
         ));
@@ -521,7 +558,7 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "similar slopes (same packet size and RTT)",
         fits[1] / fits[0],
         Check::Between { lo: 0.7, hi: 1.3 },
-        sc_seed(),
+        seed,
         FRIENDLY_FILE,
         ctx.quick,
     ));
@@ -579,13 +616,7 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     mean(all.get(a..b.max(a + 1)).unwrap_or(&[]))
                 })
                 .collect();
-            let total: f64 = rates.iter().sum();
-            let hsum: f64 = hints.iter().sum();
-            let worst = rates
-                .iter()
-                .zip(hints)
-                .map(|(r, h)| ((r / total) / (h / hsum) - 1.0).abs())
-                .fold(0.0, f64::max);
+            let worst = worst_share_deviation(&rates, &hints);
             out.claims.push(Claim::new(
                 Paper::Cm,
                 "Section 3.2.1: receiver hints 1:2:4, 1 Mbps",
@@ -597,9 +628,11 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 WEBSERVER_FILE,
                 ctx.quick,
             ));
-            let late = (1..=3)
-                .map(|f| r.flows[f].completion_s.map_or(f64::INFINITY, |c| c - start))
-                .fold(0.0, f64::max);
+            let late = largest(
+                &(1..=3)
+                    .map(|f| r.flows[f].completion_s.map_or(f64::INFINITY, |c| c - start))
+                    .collect::<Vec<_>>(),
+            );
             out.claims.push(Claim::new(
                 Paper::Cm,
                 "Section 3.2.1: representations picked by cm_query, 1 Mbps",
@@ -658,11 +691,6 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
     ));
     out.raw.push(("cm-webserver.csv".into(), rows.join("\n")));
     Ok(out)
-}
-
-/// The seed the single-seed experiments run with (their scenario files' own).
-fn sc_seed() -> u64 {
-    1
 }
 
 /// Loss probability of flow 0 over the run: its data packets the queues dropped over the
@@ -880,13 +908,7 @@ fn scheduler(ctx: &Ctx) -> Result<Outcome, ReproError> {
         // From 5 s after the last flow started.
         let from = sc.flows[2].start.as_secs_f64() + 5.0;
         let rates: Vec<f64> = (0..3).map(|f| goodput_from(&sim, f, from)).collect();
-        let total: f64 = rates.iter().sum();
-        let wsum: f64 = weights.iter().sum();
-        let worst = rates
-            .iter()
-            .zip(weights)
-            .map(|(r, w)| ((r / total) / (w / wsum) - 1.0).abs())
-            .fold(0.0, f64::max);
+        let worst = worst_share_deviation(&rates, &weights);
         out.claims.push(Claim::new(
             Paper::Cm,
             &format!("Fig. 7: three flows starting 10 s apart, {label}"),
@@ -961,7 +983,7 @@ fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "Section 2.2.2: probe protocol, 30% of probes and responses lost",
         "|estimated / true loss rate - 1|, worst over seeds",
         "robust to lost probes and responses (within 10%)",
-        errors.iter().copied().fold(0.0, f64::max),
+        largest(&errors),
         Check::AtMost { max: 0.1 },
         1,
         PROBES_FILE,
