@@ -11,6 +11,19 @@
 //! alike, so neither biases the loss estimate. Entries up to `thisprobe` are then deleted, as in
 //! Fig. 5.
 //!
+//! The two sides may put a packet on different sides of a probe boundary: a host counts a
+//! packet as sent when the application's `notify` arrives, after the packet has left, so a
+//! packet sent just before probe i and notified just after it is received in interval i and
+//! sent in interval i + 1. Interval i then shows more received than sent and interval i + 1 a
+//! loss. The prober carries such a surplus, per flow, from one measured interval into the next
+//! measured one, so that the packet counts once, as delivered. The carry is bounded twice: when
+//! it is made, by the packets the flow sent after the answered probe (not yet accounted), and
+//! when it is used, by the packets the flow sent in the intervals it is credited to. It is used
+//! only by the response that covers the interval right after the one that made it; a lost
+//! response between the two drops it, as it drops the lost response's intervals. A receiver
+//! that overstates can thus hide at most a loss it could hide anyway by claiming what was sent,
+//! and never reports a delivery beyond the packets sent.
+//!
 //! The paper's Fig. 5 divides received packets by sent bytes, and calls that ratio the loss
 //! probability; concord counts both packets and bytes on both sides and reports loss as lost
 //! packets over sent packets.
@@ -79,24 +92,48 @@ pub struct FlowMeasurement {
     pub recd_bytes: Bytes,
     /// Packets the receiver saw marked Congestion Experienced.
     pub ce_packets: u64,
+    /// Packets the receiver counted in the previous measured interval beyond what was sent
+    /// there (sent before that probe, counted as sent after it), credited here; at most
+    /// `sent_packets`.
+    pub carried_packets: u64,
+    /// Bytes of the carried packets; at most `sent_bytes`.
+    pub carried_bytes: Bytes,
 }
 
 impl FlowMeasurement {
-    /// Packets lost: sent minus received, zero if the receiver counted more (reordering across
-    /// a probe, or a receiver that overstates, neither of which may count as delivery beyond
-    /// what was sent).
+    /// Packets received here, the carried ones included.
+    fn received_packets(&self) -> u64 {
+        self.recd_packets.saturating_add(self.carried_packets)
+    }
+
+    /// Bytes received here, the carried ones included.
+    fn received_bytes(&self) -> Bytes {
+        self.recd_bytes.saturating_add(self.carried_bytes)
+    }
+
+    /// Packets lost: sent minus received (carried packets included), zero if the receiver
+    /// counted more (a packet counted before a probe and sent after it, or a receiver that
+    /// overstates, neither of which may count as delivery beyond what was sent).
     pub fn lost_packets(&self) -> u64 {
-        self.sent_packets.saturating_sub(self.recd_packets)
+        self.sent_packets.saturating_sub(self.received_packets())
     }
 
     /// Packets delivered, at most those sent.
     pub fn delivered_packets(&self) -> u64 {
-        self.recd_packets.min(self.sent_packets)
+        self.received_packets().min(self.sent_packets)
     }
 
     /// Bytes delivered, at most those sent.
     pub fn delivered_bytes(&self) -> Bytes {
-        self.recd_bytes.min(self.sent_bytes)
+        self.received_bytes().min(self.sent_bytes)
+    }
+
+    /// Packets and bytes received beyond those sent: the surplus to carry.
+    fn surplus(&self) -> SentCount {
+        SentCount {
+            packets: self.received_packets().saturating_sub(self.sent_packets),
+            bytes: self.received_bytes().saturating_sub(self.sent_bytes),
+        }
     }
 }
 
@@ -194,6 +231,9 @@ pub struct Prober {
     last_probe_at: Option<Instant>,
     /// The newest probe answered; 0 before the first response.
     latest_answered: u32,
+    /// Per flow, the surplus of the last measured interval, for the interval right after
+    /// `latest_answered`; never more than the flow sent after that probe.
+    carry: BTreeMap<FlowTag, SentCount>,
     /// RTT samples from responses, for the probe interval.
     rtt: RttEstimator,
 }
@@ -214,6 +254,7 @@ impl Prober {
             first_unprobed: None,
             last_probe_at: None,
             latest_answered: 0,
+            carry: BTreeMap::new(),
             rtt: RttEstimator::new(RttConfig::default()),
         }
     }
@@ -272,6 +313,11 @@ impl Prober {
     /// The newest probe answered; 0 before the first response.
     pub fn latest_answered(&self) -> u32 {
         self.latest_answered
+    }
+
+    /// The surplus carried for `tag` into the next measured interval.
+    pub fn carried(&self, tag: FlowTag) -> SentCount {
+        self.carry.get(&tag).copied().unwrap_or_default()
     }
 
     /// The smoothed RTT of the probe responses, or `None` before the first.
@@ -345,6 +391,38 @@ impl Prober {
             m.recd_packets = m.recd_packets.saturating_add(u64::from(c.packets));
             m.recd_bytes = m.recd_bytes.saturating_add(c.bytes);
             m.ce_packets = m.ce_packets.saturating_add(u64::from(c.ce_packets));
+        }
+
+        // The carry belongs to the interval right after the last answered probe: a response
+        // that covers it (lost probes merge it with later ones) takes it, one that does not (a
+        // response was lost in between) drops it with the lost response's intervals.
+        let carry = std::mem::take(&mut self.carry);
+        if last == self.latest_answered {
+            for (tag, c) in carry {
+                if let Some(m) = flows.get_mut(&tag) {
+                    m.carried_packets = c.packets.min(m.sent_packets);
+                    m.carried_bytes = c.bytes.min(m.sent_bytes);
+                }
+            }
+        }
+        // What each flow sent after `thisprobe`, not accounted yet: the new carry's bound.
+        let mut unaccounted: BTreeMap<FlowTag, SentCount> = self.unprobed.clone();
+        for record in self.history.range(end + 1..) {
+            for (tag, s) in &record.sent {
+                let u = unaccounted.entry(*tag).or_default();
+                u.packets = u.packets.saturating_add(s.packets);
+                u.bytes = u.bytes.saturating_add(s.bytes);
+            }
+        }
+        for m in flows.values() {
+            let (surplus, bound) = (m.surplus(), unaccounted.get(&m.tag).copied());
+            let c = SentCount {
+                packets: surplus.packets.min(bound.map_or(0, |b| b.packets)),
+                bytes: surplus.bytes.min(bound.map_or(0, |b| b.bytes)),
+            };
+            if c.packets > 0 {
+                self.carry.insert(m.tag, c);
+            }
         }
 
         // "Delete all entries in probe less than thisprobe"; thisprobe itself is covered too.
@@ -544,6 +622,8 @@ mod tests {
             recd_packets: 9,
             recd_bytes: 9000,
             ce_packets: 0,
+            carried_packets: 0,
+            carried_bytes: 0,
         };
         assert_eq!(
             (m.lost_packets(), m.delivered_packets(), m.delivered_bytes()),
@@ -567,6 +647,185 @@ mod tests {
         };
         let m = s.on_response(t(100), &r)?;
         assert_eq!(m.totals(), (1, 1), "B sent nothing and delivered nothing");
+        Ok(())
+    }
+
+    /// A response to `p` covering the probes after `lastprobe`, with `flows` as (tag, packets)
+    /// of 1000 bytes each.
+    fn answer(p: &Probe, lastprobe: u32, flows: &[(FlowTag, u32)]) -> Response {
+        Response {
+            thisprobe: p.seq,
+            lastprobe,
+            nonce: p.nonce,
+            flows: flows
+                .iter()
+                .map(|&(tag, packets)| FlowCount {
+                    tag,
+                    packets,
+                    ce_packets: 0,
+                    bytes: u64::from(packets) * 1000,
+                })
+                .collect(),
+        }
+    }
+
+    /// The flow's (sent, received, carried, lost) packets in a measurement.
+    fn counts(m: &Measurement, tag: FlowTag) -> (u64, u64, u64, u64) {
+        m.flows
+            .iter()
+            .find(|f| f.tag == tag)
+            .map_or((0, 0, 0, 0), |f| {
+                (
+                    f.sent_packets,
+                    f.recd_packets,
+                    f.carried_packets,
+                    f.lost_packets(),
+                )
+            })
+    }
+
+    /// Sends `n` packets of 1000 bytes of `tag` at `now`.
+    fn sent(s: &mut Prober, now: Instant, tag: FlowTag, n: u64) {
+        for _ in 0..n {
+            s.on_sent(now, tag, 1000);
+        }
+    }
+
+    #[test]
+    fn a_packet_received_before_a_probe_and_notified_after_it_is_not_a_loss() -> TestResult {
+        let mut rng = Rng::new(6);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        // Interval 1: A sends 10, and an 11th packet leaves before probe 1 but is notified
+        // after it; the receiver counts 11 in interval 1.
+        sent(&mut s, t(0), A, 10);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        sent(&mut s, t(1), A, 1); // the late notify
+        sent(&mut s, t(2), A, 4);
+        let m = s.on_response(t(100), &answer(&p1, 0, &[(A, 11)]))?;
+        assert_eq!(counts(&m, A), (10, 11, 0, 0));
+        assert_eq!(m.flows[0].delivered_packets(), 10);
+        assert_eq!(
+            s.carried(A),
+            SentCount {
+                packets: 1,
+                bytes: 1000
+            }
+        );
+        // Interval 2: the sender counts 5, the receiver the 4 sent after the probe.
+        let p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
+        let m = s.on_response(t(700), &answer(&p2, 1, &[(A, 4)]))?;
+        assert_eq!(counts(&m, A), (5, 4, 1, 0));
+        assert_eq!(
+            (m.flows[0].delivered_packets(), m.flows[0].delivered_bytes()),
+            (5, 5000)
+        );
+        assert_eq!(m.totals(), (5, 0));
+        assert_eq!(s.carried(A), SentCount::default());
+        Ok(())
+    }
+
+    #[test]
+    fn a_carried_surplus_does_not_hide_a_real_loss_beyond_it() -> TestResult {
+        let mut rng = Rng::new(7);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        sent(&mut s, t(0), A, 3);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        sent(&mut s, t(1), A, 6);
+        s.on_response(t(100), &answer(&p1, 0, &[(A, 4)]))?;
+        // Interval 2: 6 sent, 1 of them counted in interval 1, 2 lost, 3 received.
+        let p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
+        let m = s.on_response(t(700), &answer(&p2, 1, &[(A, 3)]))?;
+        assert_eq!(counts(&m, A), (6, 3, 1, 2));
+        assert_eq!(m.totals(), (6, 2));
+        Ok(())
+    }
+
+    #[test]
+    fn a_lost_response_drops_the_carry_with_its_intervals() -> TestResult {
+        let mut rng = Rng::new(8);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        sent(&mut s, t(0), A, 3);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        sent(&mut s, t(1), A, 3);
+        s.on_response(t(100), &answer(&p1, 0, &[(A, 4)]))?;
+        assert_eq!(s.carried(A).packets, 1);
+        // Probe 2's response is lost: interval 2, which the carry belonged to, is not measured.
+        let _p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
+        sent(&mut s, t(601), A, 5);
+        let p3 = s.poll_probe(t(1200), &mut rng).ok_or("no probe due")?;
+        let m = s.on_response(t(1300), &answer(&p3, 2, &[(A, 4)]))?;
+        assert_eq!(counts(&m, A), (5, 4, 0, 1));
+        assert_eq!(s.carried(A), SentCount::default());
+        Ok(())
+    }
+
+    #[test]
+    fn a_lost_probe_merges_the_carry_into_the_merged_intervals() -> TestResult {
+        let mut rng = Rng::new(9);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        sent(&mut s, t(0), A, 3);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        sent(&mut s, t(1), A, 2);
+        s.on_response(t(100), &answer(&p1, 0, &[(A, 4)]))?;
+        // Probe 2 is lost: the response to probe 3 covers intervals 2 and 3.
+        let _p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
+        sent(&mut s, t(601), A, 2);
+        let p3 = s.poll_probe(t(1200), &mut rng).ok_or("no probe due")?;
+        let m = s.on_response(t(1300), &answer(&p3, 1, &[(A, 3)]))?;
+        assert_eq!(counts(&m, A), (4, 3, 1, 0));
+        Ok(())
+    }
+
+    #[test]
+    fn a_surplus_carries_no_more_than_the_flow_sent_after_the_probe() -> TestResult {
+        let mut rng = Rng::new(10);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        sent(&mut s, t(0), A, 2);
+        sent(&mut s, t(0), B, 2);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        // After the probe A sends 3 and B nothing; the receiver claims 100 of each.
+        sent(&mut s, t(1), A, 3);
+        let m = s.on_response(t(100), &answer(&p1, 0, &[(A, 100), (B, 100)]))?;
+        assert_eq!(m.totals(), (4, 0));
+        assert_eq!(
+            (
+                s.carried(A).packets,
+                s.carried(A).bytes,
+                s.carried(B).packets
+            ),
+            (3, 3000, 0)
+        );
+        // The next interval: A's 3 packets all lost, the receiver counts nothing. The carry
+        // covers them (a receiver that overstates could claim them anyway), and nothing beyond.
+        let p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
+        let m = s.on_response(t(700), &answer(&p2, 1, &[]))?;
+        assert_eq!(counts(&m, A), (3, 0, 3, 0));
+        assert_eq!(m.flows[0].delivered_bytes(), 3000);
+        assert_eq!(m.totals(), (3, 0));
+        // Over both intervals the flow delivered at most what it sent: 2 + 3 packets.
+        assert_eq!(s.carried(A), SentCount::default());
+        Ok(())
+    }
+
+    #[test]
+    fn a_forged_response_changes_no_carry() -> TestResult {
+        let mut rng = Rng::new(11);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        sent(&mut s, t(0), A, 2);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        sent(&mut s, t(1), A, 5);
+        let forged = Response {
+            nonce: p1.nonce ^ 1,
+            ..answer(&p1, 0, &[(A, 100)])
+        };
+        assert_eq!(
+            s.on_response(t(100), &forged),
+            Err(ResponseError::NonceMismatch { thisprobe: 1 })
+        );
+        assert_eq!(s.carried(A), SentCount::default());
+        let m = s.on_response(t(100), &answer(&p1, 0, &[(A, 2)]))?;
+        assert_eq!(counts(&m, A), (2, 2, 0, 0));
+        assert_eq!(s.carried(A), SentCount::default());
         Ok(())
     }
 
