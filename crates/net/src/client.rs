@@ -35,7 +35,7 @@ use concord_cc::cm::{
     ThreshHint,
 };
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -64,7 +64,16 @@ pub enum ClientError {
     /// The reply does not fit the request (a peer speaking another protocol).
     #[error("unexpected reply {0:?}")]
     UnexpectedReply(Reply),
+    /// An embedded client has no daemon to reconnect to.
+    #[error("an embedded congestion manager has no socket to reconnect to")]
+    Embedded,
 }
+
+/// The first wait between two attempts of [`CmClient::connect_retrying`].
+pub const RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// The longest wait between two attempts of [`CmClient::connect_retrying`].
+pub const RETRY_MAX: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Events queued for a client that has not taken them yet, before further ones are dropped.
 const EVENT_QUEUE: usize = 65_536;
@@ -94,6 +103,8 @@ type Pending = Arc<Mutex<HashMap<u32, oneshot::Sender<Reply>>>>;
 /// A connection to `concordd`.
 #[derive(Debug)]
 struct Remote {
+    /// The daemon's socket, for [`CmClient::reconnect`].
+    path: PathBuf,
     /// The next request id.
     next_id: AtomicU32,
     /// Replies awaited.
@@ -170,7 +181,8 @@ pub struct Flow {
 impl CmClient {
     /// Connects to the daemon listening on `path`.
     pub async fn connect(path: impl AsRef<Path>) -> Result<CmClient, ClientError> {
-        let stream = UnixStream::connect(path).await?;
+        let path = path.as_ref().to_path_buf();
+        let stream = UnixStream::connect(&path).await?;
         let (rd, wr) = stream.into_split();
         let pending: Pending = Arc::default();
         let (tx, rx) = mpsc::channel(EVENT_QUEUE);
@@ -186,6 +198,7 @@ impl CmClient {
         Ok(CmClient {
             inner: Arc::new(Inner {
                 backend: Backend::Remote(Remote {
+                    path,
                     next_id: AtomicU32::new(1),
                     pending,
                     closed,
@@ -196,6 +209,65 @@ impl CmClient {
                 dropped,
             }),
         })
+    }
+
+    /// Connects to the daemon on `path`, trying again while no daemon listens there (the
+    /// socket is missing, refuses, or drops the connection before answering a `status` call: a
+    /// daemon starting, dying or restarting) until `within` has passed; the waits between attempts grow from [`RETRY_FIRST`] to [`RETRY_MAX`]. Other
+    /// errors, and the last one after `within`, are returned.
+    pub async fn connect_retrying(
+        path: impl AsRef<Path>,
+        within: std::time::Duration,
+    ) -> Result<CmClient, ClientError> {
+        let path = path.as_ref();
+        let deadline = tokio::time::Instant::now() + within;
+        let mut wait = RETRY_FIRST;
+        loop {
+            // A daemon being killed may still take a connection into its listening socket's
+            // backlog and then drop it: a connection counts once it has answered a call.
+            let attempt = match CmClient::connect(path).await {
+                Ok(c) => c.status().await.map(|_| c),
+                Err(e) => Err(e),
+            };
+            let retry = match &attempt {
+                Ok(_) => false,
+                Err(ClientError::Disconnected) => true,
+                Err(ClientError::Io(e)) => matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound
+                        | std::io::ErrorKind::ConnectionRefused
+                        | std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::BrokenPipe
+                ),
+                Err(_) => false,
+            };
+            if !retry || tokio::time::Instant::now() + wait >= deadline {
+                return attempt;
+            }
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(RETRY_MAX);
+        }
+    }
+
+    /// True once the connection to the daemon is gone (the daemon exited, restarted or closed
+    /// it): calls then fail with [`ClientError::Disconnected`] and the event stream ends.
+    /// Always false for an embedded client.
+    pub fn is_disconnected(&self) -> bool {
+        match &self.inner.backend {
+            Backend::Remote(r) => r.closed.load(Ordering::SeqCst),
+            Backend::Local(_) => false,
+        }
+    }
+
+    /// A new connection to the daemon this client connected to, as
+    /// [`CmClient::connect_retrying`] makes it: for a client whose daemon restarted. The new
+    /// client has its own event stream and no flows (a daemon that restarted has none): open
+    /// them again, e.g. with [`Flow::reopen`]. This client is left as it is.
+    pub async fn reconnect(&self, within: std::time::Duration) -> Result<CmClient, ClientError> {
+        match &self.inner.backend {
+            Backend::Remote(r) => CmClient::connect_retrying(&r.path, within).await,
+            Backend::Local(_) => Err(ClientError::Embedded),
+        }
     }
 
     /// The event stream of this client's flows. It can be taken once; later calls return
@@ -407,6 +479,13 @@ impl Flow {
             .client
             .call(Request::SetFeedback { flow, mode })
             .await?)
+    }
+
+    /// Opens a flow with this flow's key on `client`: after [`CmClient::reconnect`], the same
+    /// flow on the daemon that restarted. Its feedback mode, weight, thresholds and macroflow
+    /// start afresh; set them again.
+    pub async fn reopen(&self, client: &CmClient) -> Result<Flow, ClientError> {
+        client.open(self.key).await
     }
 
     /// `cm_close`: closes the flow.

@@ -65,27 +65,48 @@ pub fn fast_config() -> HubConfig {
 pub struct Daemon {
     pub child: Child,
     pub dir: TempDir,
+    /// The extra arguments it was started with.
+    pub extra: Vec<String>,
 }
 
 impl Daemon {
     pub fn start(extra: &[&str]) -> Daemon {
         let dir = TempDir::new("bin");
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let child = Self::spawn(&dir.socket(), &extra);
+        Daemon { child, dir, extra }
+    }
+
+    /// `concordd` on `socket`, once it listens.
+    #[allow(clippy::zombie_processes)] // the caller holds the child in a `Daemon`
+    fn spawn(socket: &Path, extra: &[String]) -> Child {
         let child = Command::new(env!("CARGO_BIN_EXE_concordd"))
             .arg("--socket")
-            .arg(dir.socket())
+            .arg(socket)
             .args(extra)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .spawn()
             .expect("spawn concordd");
-        let d = Daemon { child, dir };
         for _ in 0..500 {
-            if std::os::unix::net::UnixStream::connect(d.dir.socket()).is_ok() {
-                return d;
+            if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+                return child;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
         panic!("concordd did not listen within 5 s");
+    }
+
+    /// Kills the daemon (SIGKILL) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on the same socket with the same arguments (the stale socket file is
+    /// replaced), once it listens.
+    pub fn restart(&mut self) {
+        self.child = Self::spawn(&self.dir.socket(), &self.extra);
     }
 
     pub fn socket(&self) -> PathBuf {
