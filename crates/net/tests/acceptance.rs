@@ -5,7 +5,9 @@
 //! - the same four flows against one kernel TCP Reno flow from another host;
 //! - 30% loss of probes and responses: the flows keep going, no stall, aging shows.
 //!
-//! The heavy tests run one at a time (a lock), so that they do not share the two cores.
+//! The heavy tests run one at a time (a lock), so that they do not share the two cores. The
+//! CM-against-Reno test runs by default (about 33 s); the other two are ignored with their
+//! measured shortfall.
 //! Set CONCORD_ACCEPTANCE_SECS to change the 30 s measurement.
 
 mod common;
@@ -193,18 +195,25 @@ fn cm_sender(
                 by_id.insert(flow.id(), i);
                 socks.push((flow, udp, 0u64));
             }
-            let payload = vec![0u8; PAYLOAD];
-            let mut trace = Vec::new();
-            let mut next_sample = Duration::ZERO;
-            while start.elapsed() < until {
-                if start.elapsed() >= next_sample {
-                    next_sample += Duration::from_millis(50);
-                    if let Ok(m) = cm.macroflows().await {
-                        for m in m {
-                            trace.push(format!("{:.3} {m}", start.elapsed().as_secs_f64()));
+            // The daemon's macroflow, sampled every 50 ms beside the sending loop.
+            let sampler = {
+                let cm = cm.clone();
+                tokio::spawn(async move {
+                    let mut trace = Vec::new();
+                    let mut tick = tokio::time::interval(Duration::from_millis(50));
+                    while start.elapsed() < until {
+                        tick.tick().await;
+                        if let Ok(m) = cm.macroflows().await {
+                            for m in m {
+                                trace.push(format!("{:.3} {m}", start.elapsed().as_secs_f64()));
+                            }
                         }
                     }
-                }
+                    trace
+                })
+            };
+            let payload = vec![0u8; PAYLOAD];
+            while start.elapsed() < until {
                 let e = tokio::time::timeout(Duration::from_millis(20), events.next()).await;
                 let Ok(Some(Event::Grant { flow, bytes })) = e else {
                     continue;
@@ -217,8 +226,12 @@ fn cm_sender(
                     Err(_) => 0,
                 };
                 *sent += used;
-                f.notify(used).await.expect("notify");
+                // The notify goes out without waiting for its reply, so that the next grant
+                // is not held back by a round trip to the daemon.
+                let f = f.clone();
+                tokio::spawn(async move { f.notify(used).await.expect("notify") });
             }
+            let trace = sampler.await.unwrap_or_default();
             (socks.iter().map(|s| s.2).collect(), trace)
         })
     })
@@ -328,12 +341,21 @@ fn setup(tag: &str, net: u8, senders: u8, probe_loss: Option<f64>) -> Setup {
     }
 }
 
+/// Prints the daemon's macroflow samples if `CONCORD_ACCEPTANCE_TRACE` is set.
+fn print_trace(trace: &[String]) {
+    if std::env::var_os("CONCORD_ACCEPTANCE_TRACE").is_some() {
+        for l in trace {
+            println!("trace {l}");
+        }
+    }
+}
+
 fn mbps(x: f64) -> String {
     format!("{:.2} Mbit/s", x / 1e6)
 }
 
 #[test]
-#[ignore = "measured: the CM macroflow does not fill the bottleneck (10-35% of 10 Mbit/s): spurious losses from packets counted on either side of a probe boundary halve its rate; run with --ignored"]
+#[ignore = "measured: max/min 1.002 but 79.6-84.4% of the 10 Mbit/s bottleneck, below 85%, on a loaded 2-core machine; run with --ignored"]
 fn four_cm_flows_share_the_bottleneck_evenly_and_fill_it() {
     let _heavy = HEAVY
         .lock()
@@ -349,7 +371,8 @@ fn four_cm_flows_share_the_bottleneck_evenly_and_fill_it() {
         until + Duration::from_millis(200),
     );
     let snd = cm_sender(&s.bed.0, s.snd_sock.clone(), 4, start, until);
-    let (sent, _) = snd.join().expect("sender");
+    let (sent, trace) = snd.join().expect("sender");
+    print_trace(&trace);
     let arrivals = rcv.join().expect("receiver");
     let rates = arrivals.rates(WARMUP, until);
     let total: f64 = rates.values().sum();
@@ -380,7 +403,6 @@ fn four_cm_flows_share_the_bottleneck_evenly_and_fill_it() {
 }
 
 #[test]
-#[ignore = "measured: the CM macroflow does not fill the bottleneck (10-35% of 10 Mbit/s): spurious losses from packets counted on either side of a probe boundary halve its rate; run with --ignored"]
 fn four_cm_flows_and_one_kernel_reno_flow_get_comparable_shares() {
     let _heavy = HEAVY
         .lock()
@@ -416,7 +438,7 @@ fn four_cm_flows_and_one_kernel_reno_flow_get_comparable_shares() {
 }
 
 #[test]
-#[ignore = "measured: the CM macroflow does not fill the bottleneck (10-35% of 10 Mbit/s): spurious losses from packets counted on either side of a probe boundary halve its rate; run with --ignored"]
+#[ignore = "measured: a lost response drops the carry, so a packet split across a probe counts as lost; at the rates aging brings this collapses the rate: mean 0.96 Mbit/s, worst second 0.01 Mbit/s, a 981 ms stall; run with --ignored"]
 fn thirty_percent_probe_and_response_loss_keeps_the_flows_going() {
     let _heavy = HEAVY
         .lock()
