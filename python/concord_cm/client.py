@@ -122,6 +122,32 @@ class Client:
         self._events: Deque[Event] = collections.deque()
         self._next_id = 1
 
+    def reconnect(self, within: float = 10.0) -> None:
+        """Connects again to the same socket, for a client whose daemon restarted: retries
+        every 10 ms (doubling, at most 200 ms) until a daemon answers a status call or `within`
+        seconds have passed, then raises the last error. A daemon that restarted knows none of
+        the old flows: open them again. Queued events of the old connection are dropped."""
+        self._sock.close()
+        deadline = time.monotonic() + within
+        wait = 0.01
+        while True:
+            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._sock.settimeout(self.timeout)
+            self._frames = p.FrameBuffer()
+            self._events.clear()
+            try:
+                self._sock.connect(str(self.path))
+                # A daemon being killed may take the connection and drop it: it counts once
+                # it has answered.
+                self.status()
+                return
+            except (OSError, Disconnected):
+                self._sock.close()
+                if time.monotonic() + wait >= deadline:
+                    raise
+                time.sleep(wait)
+                wait = min(wait * 2, 0.2)
+
     def __enter__(self) -> "Client":
         return self
 

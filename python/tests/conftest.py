@@ -34,31 +34,58 @@ def find_concordd() -> Optional[Path]:
     return None
 
 
+def _spawn(exe: Path, sock: Path) -> "subprocess.Popen[bytes]":
+    """concordd on `sock`, once it listens."""
+    proc = subprocess.Popen(
+        [str(exe), "--socket", str(sock), "--initial-rtt-ms", "10"],
+        env={**os.environ, "RUST_LOG": "warn"}, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(str(sock))
+            return proc
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                proc.wait(timeout=5)
+                raise RuntimeError("concordd did not start")
+            time.sleep(0.01)
+
+
+class Restartable:
+    """A concordd that a test can kill and start again on the same socket."""
+
+    def __init__(self, exe: Path, sock: Path) -> None:
+        self.exe, self.sock = exe, sock
+        self.proc = _spawn(exe, sock)
+
+    def restart(self) -> None:
+        self.stop()
+        self.proc = _spawn(self.exe, self.sock)
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=5)
+
+
 @pytest.fixture
-def daemon() -> Iterator[Path]:
-    """The socket of a fresh concordd, killed after the test."""
+def restartable_daemon() -> Iterator[Restartable]:
+    """A fresh concordd that the test may restart, killed after the test."""
     exe = find_concordd()
     if exe is None:
         pytest.skip("concordd not built: run cargo build -p concord-net or set CONCORDD")
     tmp = Path(tempfile.mkdtemp(prefix="concord-py-"))
     os.chmod(tmp, 0o700)
-    sock = tmp / "cm.sock"
-    proc = subprocess.Popen(
-        [str(exe), "--socket", str(sock), "--initial-rtt-ms", "10"],
-        env={**os.environ, "RUST_LOG": "warn"}, stdin=subprocess.DEVNULL)
+    d = Restartable(exe, tmp / "cm.sock")
     try:
-        deadline = time.monotonic() + 5
-        while True:
-            try:
-                with socket.socket(socket.AF_UNIX) as s:
-                    s.connect(str(sock))
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("concordd did not start")
-                time.sleep(0.01)
-        yield sock
+        yield d
     finally:
-        proc.kill()
-        proc.wait(timeout=5)
+        d.stop()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture
+def daemon(restartable_daemon: Restartable) -> Iterator[Path]:
+    """The socket of a fresh concordd, killed after the test."""
+    yield restartable_daemon.sock

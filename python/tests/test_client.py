@@ -149,3 +149,25 @@ def test_the_adaptive_sender_example_picks_encodings(daemon: Path) -> None:
     result = asyncio.run(asyncio.wait_for(adaptive_sender.run(str(daemon), 1.0), timeout=20))
     assert result["sent"] > 0
     assert result["encodings"]
+
+
+def test_a_client_reconnects_after_the_daemon_restarts(restartable_daemon) -> None:  # type: ignore[no-untyped-def]
+    from concord_cm import Disconnected
+    with Client(restartable_daemon.sock, timeout=5) as cm:
+        cm.open("127.0.0.1", 5004, 40000)
+        assert cm.status().flows == 1
+        restartable_daemon.restart()
+        with pytest.raises(Disconnected):
+            cm.status()
+        cm.reconnect(within=5)
+        assert cm.status().flows == 0, "the restarted daemon knows no old flow"
+        flow = cm.open("127.0.0.1", 5004, 40000)
+        flow.update(0, rtt_s=0.02)
+        flow.request(1500)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            e = cm.next_event(timeout=0.5)
+            if isinstance(e, Grant) and e.flow == flow.id:
+                break
+        else:
+            pytest.fail("no grant after reconnecting")
