@@ -4,33 +4,16 @@
 //! loss), weights divide a macroflow, runs are deterministic, pcap traces carry the probes, and
 //! the scenario keys are read and checked.
 
+mod common;
+
+use common::{load, reject, run};
 use concord_cc::units::Rate;
 use concord_sim::cm::{AudioState, CmApp, HostCm};
 use concord_sim::flow::Agent;
-use concord_sim::scenario::{parse_str, ErrorKind, Scenario, ScenarioError};
+use concord_sim::scenario::{parse_str, ErrorKind};
 use concord_sim::trace::capture::CM_PROBE_PORT;
 use concord_sim::Simulator;
-use std::path::{Path, PathBuf};
-
-fn load(text: &str) -> Scenario {
-    match parse_str(text, Some(Path::new("scenarios/x.toml"))) {
-        Ok(s) => s,
-        Err(e) => panic!("rejected: {e}\n{text}"),
-    }
-}
-
-fn reject(text: &str) -> ScenarioError {
-    match parse_str(text, Some(Path::new("scenarios/x.toml"))) {
-        Ok(_) => panic!("accepted a bad scenario:\n{text}"),
-        Err(e) => e,
-    }
-}
-
-fn run(sc: &Scenario) -> Simulator {
-    let mut sim = Simulator::new(sc).expect("builds");
-    sim.run().expect("runs");
-    sim
-}
+use std::path::PathBuf;
 
 /// A two-pair dumbbell with a 1 Mbit/s bottleneck and a base RTT of 120 ms (2 x (50 + 5 + 5)
 /// ms), the `head` lines after `duration` (a seed, a `[cm]` section), and `flows`.

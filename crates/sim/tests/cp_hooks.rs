@@ -2,11 +2,13 @@
 //! packets (their size counted), stamping at the local aggregation point, reports back from
 //! the remote one, and endpoints sending at their share of the estimate.
 
+mod common;
+
+use common::{load, run};
 use concord_cc::cp::{AggregateControl, Flowshares};
 use concord_sim::flow::Agent;
-use concord_sim::scenario::{parse_str, ErrorKind, FlowKind, Scenario};
+use concord_sim::scenario::{parse_str, ErrorKind, FlowKind};
 use concord_sim::Simulator;
-use std::path::Path;
 
 /// `n` C-UDP flows of application 1 through r1 -> r2 (10 Mbps, 100 ms RTT), with `cp` spliced
 /// into the `[[cp]]` section (which starts at line 7) and `extra` into the flow.
@@ -33,19 +35,6 @@ count = {n}
 {extra}
 "#
     )
-}
-
-fn load(text: &str) -> Scenario {
-    match parse_str(text, Some(Path::new("x.toml"))) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}\n{text}"),
-    }
-}
-
-fn run(sc: &Scenario) -> Simulator {
-    let mut sim = Simulator::new(sc).unwrap_or_else(|e| panic!("{e}"));
-    sim.run().unwrap_or_else(|e| panic!("{e}"));
-    sim
 }
 
 #[test]

@@ -2,31 +2,13 @@
 //! ACKs or in out-of-band reports, sources shape managed flows at w_i / RLOAD, priority flows
 //! bypass the shaper, and the scenario keys are read and checked.
 
+mod common;
+
+use common::{load, reject, run};
 use concord_cc::eca::LoadEncoding;
 use concord_sim::eca::HostEca;
-use concord_sim::scenario::{parse_str, ErrorKind, Scenario, ScenarioError};
+use concord_sim::scenario::ErrorKind;
 use concord_sim::Simulator;
-use std::path::Path;
-
-fn load(text: &str) -> Scenario {
-    match parse_str(text, Some(Path::new("scenarios/x.toml"))) {
-        Ok(s) => s,
-        Err(e) => panic!("rejected: {e}\n{text}"),
-    }
-}
-
-fn reject(text: &str) -> ScenarioError {
-    match parse_str(text, Some(Path::new("scenarios/x.toml"))) {
-        Ok(_) => panic!("accepted a bad scenario:\n{text}"),
-        Err(e) => e,
-    }
-}
-
-fn run(sc: &Scenario) -> Simulator {
-    let mut sim = Simulator::new(sc).expect("builds");
-    sim.run().expect("runs");
-    sim
-}
 
 /// A 10 Mbit/s dumbbell whose bottleneck runs ECA with `eca`, and `flows`.
 fn dumbbell(eca: &str, flows: &str) -> String {

@@ -1,6 +1,9 @@
 //! GCCA in the simulator: who gets the GCCP messages, what the leaky buckets and the window
 //! adjuster do with them, and how the scenario keys are read (Liu, Cheung & Baras, section 3).
 
+mod common;
+
+use common::{load, reject, run};
 use concord_cc::gcca::{Code, GccpMessage};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
@@ -9,29 +12,8 @@ use concord_sim::channel::{Channel, Offer};
 use concord_sim::flow::Agent;
 use concord_sim::gcca::{padding_of, NodeGcca};
 use concord_sim::packet::{Packet, Transport};
-use concord_sim::scenario::{parse_str, ErrorKind, Scenario, ScenarioError};
+use concord_sim::scenario::{ErrorKind, ScenarioError};
 use concord_sim::Simulator;
-use std::path::Path;
-
-fn load(text: &str) -> Scenario {
-    match parse_str(text, Some(Path::new("scenarios/x.toml"))) {
-        Ok(s) => s,
-        Err(e) => panic!("rejected: {e}\n{text}"),
-    }
-}
-
-fn reject(text: &str) -> ScenarioError {
-    match parse_str(text, Some(Path::new("scenarios/x.toml"))) {
-        Ok(_) => panic!("accepted a bad scenario:\n{text}"),
-        Err(e) => e,
-    }
-}
-
-fn run(sc: &Scenario) -> Simulator {
-    let mut sim = Simulator::new(sc).expect("builds");
-    sim.run().expect("runs");
-    sim
-}
 
 fn node(sim: &Simulator, name: &str) -> usize {
     sim.nodes

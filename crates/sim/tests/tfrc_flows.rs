@@ -2,28 +2,17 @@
 //! behaviour the CP experiments build on: one flow fills a bottleneck, and against NewReno it
 //! takes a comparable share with a smoother rate.
 
+mod common;
+
+use common::{load, run};
 use concord_sim::flow::Agent;
 use concord_sim::metrics::coefficient_of_variation;
 use concord_sim::results::RunResults;
-use concord_sim::scenario::{parse_str, ErrorKind, FlowKind, Scenario};
+use concord_sim::scenario::{parse_str, ErrorKind, FlowKind};
 use concord_sim::Simulator;
-use std::path::Path;
 
 const ALONE: &str = include_str!("../../../scenarios/cp/tfrc-alone.toml");
 const VS_NEWRENO: &str = include_str!("../../../scenarios/cp/tfrc-newreno.toml");
-
-fn load(text: &str) -> Scenario {
-    match parse_str(text, Some(Path::new("x.toml"))) {
-        Ok(s) => s,
-        Err(e) => panic!("{e}\n{text}"),
-    }
-}
-
-fn run(sc: &Scenario) -> Simulator {
-    let mut sim = Simulator::new(sc).unwrap_or_else(|e| panic!("{e}"));
-    sim.run().unwrap_or_else(|e| panic!("{e}"));
-    sim
-}
 
 /// A TFRC flow over a 10 Mbps, 100 ms path; `extra` is spliced into the flow's table, which
 /// starts at line 8.
