@@ -136,14 +136,6 @@ fn worst_share_deviation(rates: &[f64], weights: &[f64]) -> f64 {
     largest(&deviations)
 }
 
-fn figure(id: &str, title: &str, svg: String) -> Figure {
-    Figure {
-        id: id.into(),
-        title: title.into(),
-        svg,
-    }
-}
-
 /// The data `flow` delivered up to each bin's start, in KB: a sequence trace (paper Figs. 2, 6
 /// and 9).
 fn delivered_kb(flow: &concord_sim::flow::Flow) -> Vec<(f64, f64)> {
@@ -274,10 +266,16 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
             },
         ],
     };
-    out.figures
-        .push(figure("cm-fig9-throughput", &bars.title, bars.to_svg()));
-    out.figures
-        .push(figure("cm-fig9-traces", &traces.title, traces.to_svg()));
+    out.figures.push(Figure::new(
+        "cm-fig9-throughput",
+        &bars.title,
+        bars.to_svg(),
+    ));
+    out.figures.push(Figure::new(
+        "cm-fig9-traces",
+        &traces.title,
+        traces.to_svg(),
+    ));
     Ok(out)
 }
 
@@ -400,7 +398,7 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
             .series("encoding", Style::LinePoints, steps)
             .reference("paper: mostly 80", 80.0);
             out.figures
-                .push(figure("cm-fig10-encoding", &plot.title, plot.to_svg()));
+                .push(Figure::new("cm-fig10-encoding", &plot.title, plot.to_svg()));
             let bars = Bars {
                 title: "Fig. 10: goodput of the three transfers (seed 1)".into(),
                 y_label: "goodput (kbit/s)".into(),
@@ -412,7 +410,7 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 references: Vec::new(),
             };
             out.figures
-                .push(figure("cm-fig10-goodput", &bars.title, bars.to_svg()));
+                .push(Figure::new("cm-fig10-goodput", &bars.title, bars.to_svg()));
             out.raw.push((
                 "cm-audio-flows.json".into(),
                 serde_json::to_string_pretty(&r.flows).unwrap_or_default(),
@@ -429,7 +427,7 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
             series: vec![("concord".into(), pct)],
             references: Vec::new(),
         };
-        out.figures.push(figure(
+        out.figures.push(Figure::new(
             "cm-fig10-time-on-encoding",
             &bars.title,
             bars.to_svg(),
@@ -562,8 +560,11 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         FRIENDLY_FILE,
         ctx.quick,
     ));
-    out.figures
-        .push(figure("cm-fig3-friendliness", &plot.title, plot.to_svg()));
+    out.figures.push(Figure::new(
+        "cm-fig3-friendliness",
+        &plot.title,
+        plot.to_svg(),
+    ));
     out.raw
         .push(("cm-friendliness.csv".into(), rows.join("\n")));
     Ok(out)
@@ -684,7 +685,7 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
         ],
         references: Vec::new(),
     };
-    out.figures.push(figure(
+    out.figures.push(Figure::new(
         "cm-webserver-representations",
         &bars.title,
         bars.to_svg(),
@@ -792,7 +793,7 @@ fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
     .series("CM bulk sender, probe feedback", Style::LinePoints, points)
     .reference("TCP/CM, per-ACK feedback", per_ack * 100.0);
     out.figures
-        .push(figure("cm-fig4-feedback", &plot.title, plot.to_svg()));
+        .push(Figure::new("cm-fig4-feedback", &plot.title, plot.to_svg()));
     out.raw.push((
         "cm-feedback.csv".into(),
         std::iter::once("probes_per_rtt,loss".to_string())
@@ -872,8 +873,8 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
         references: Vec::new(),
     };
     out.figures
-        .push(figure("cm-fig6-losses", &bars.title, bars.to_svg()));
-    out.figures.push(figure(
+        .push(Figure::new("cm-fig6-losses", &bars.title, bars.to_svg()));
+    out.figures.push(Figure::new(
         "cm-fig6-sequence",
         &sequence.title,
         sequence.to_svg(),
@@ -941,7 +942,8 @@ fn scheduler(ctx: &Ctx) -> Result<Outcome, ReproError> {
         } else {
             "cm-fig7-weighted"
         };
-        out.figures.push(figure(id, &plot.title, plot.to_svg()));
+        out.figures
+            .push(Figure::new(id, &plot.title, plot.to_svg()));
     }
     Ok(out)
 }

@@ -185,14 +185,6 @@ fn queue_series(sim: &Simulator, name: &str) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn figure(id: &str, title: &str, svg: String) -> Figure {
-    Figure {
-        id: id.into(),
-        title: title.into(),
-        svg,
-    }
-}
-
 fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let mut out = Outcome::default();
     let mut rows = Vec::new();
@@ -332,17 +324,23 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let j = bars("99th percentile of the jitter", "jitter (ms)", &|t| {
         t.jitter_p99_ms
     });
+    out.figures.push(Figure::new(
+        "gcca-table2-throughput",
+        &t2.title,
+        t2.to_svg(),
+    ));
+    out.figures.push(Figure::new(
+        "gcca-table1-transfer-time",
+        &t1.title,
+        t1.to_svg(),
+    ));
     out.figures
-        .push(figure("gcca-table2-throughput", &t2.title, t2.to_svg()));
+        .push(Figure::new("gcca-testbed-delay", &d.title, d.to_svg()));
     out.figures
-        .push(figure("gcca-table1-transfer-time", &t1.title, t1.to_svg()));
+        .push(Figure::new("gcca-testbed-jitter-p99", &j.title, j.to_svg()));
     out.figures
-        .push(figure("gcca-testbed-delay", &d.title, d.to_svg()));
-    out.figures
-        .push(figure("gcca-testbed-jitter-p99", &j.title, j.to_svg()));
-    out.figures
-        .push(figure("gcca-fig5-jitter", &fig5.title, fig5.to_svg()));
-    out.figures.push(figure(
+        .push(Figure::new("gcca-fig5-jitter", &fig5.title, fig5.to_svg()));
+    out.figures.push(Figure::new(
         "gcca-testbed-queues",
         &queues.title,
         queues.to_svg(),
@@ -470,7 +468,7 @@ fn unresponsive(ctx: &Ctx) -> Result<Outcome, ReproError> {
         gcca_file,
         quick,
     ));
-    out.figures.push(figure(
+    out.figures.push(Figure::new(
         "gcca-unresponsive-goodput",
         &goodput.title,
         goodput.to_svg(),
@@ -562,13 +560,16 @@ fn multihop(ctx: &Ctx) -> Result<Outcome, ReproError> {
             rates = rates.series(hop, Style::Line, pts);
         }
     }
-    out.figures.push(figure(
+    out.figures.push(Figure::new(
         "gcca-multihop-queues",
         &queues.title,
         queues.to_svg(),
     ));
-    out.figures
-        .push(figure("gcca-multihop-rates", &rates.title, rates.to_svg()));
+    out.figures.push(Figure::new(
+        "gcca-multihop-rates",
+        &rates.title,
+        rates.to_svg(),
+    ));
     out.raw.push((
         "gcca-multihop-flows.json".into(),
         serde_json::to_string_pretty(&r.flows).unwrap_or_default(),

@@ -48,6 +48,17 @@ pub struct Figure {
     pub svg: String,
 }
 
+impl Figure {
+    /// A figure named `id`, titled `title`, drawn as `svg`.
+    pub fn new(id: &str, title: &str, svg: String) -> Figure {
+        Figure {
+            id: id.into(),
+            title: title.into(),
+            svg,
+        }
+    }
+}
+
 /// What an experiment produced.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outcome {
