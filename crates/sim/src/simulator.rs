@@ -637,16 +637,12 @@ impl Simulator {
                 }
                 self.pump_sender(f)?;
             }
-            (Transport::Udp { len, .. }, Agent::Udp(u)) => {
-                u.received += 1;
-                flow.delivered += len as u64;
-                flow.goodput.add(now, len as u64);
-                if after_warmup {
-                    flow.record_delay(now.saturating_since(pkt.created));
+            (Transport::Udp { len, .. }, agent @ (Agent::Udp(_) | Agent::CmApp(_))) => {
+                match agent {
+                    Agent::Udp(u) => u.received += 1,
+                    Agent::CmApp(a) => a.received += 1,
+                    _ => {}
                 }
-            }
-            (Transport::Udp { len, .. }, Agent::CmApp(a)) => {
-                a.received += 1;
                 flow.delivered += len as u64;
                 flow.goodput.add(now, len as u64);
                 if after_warmup {

@@ -120,6 +120,11 @@ impl Simulator {
         self.cm = state;
     }
 
+    /// Host `node`'s sending CM, if it has one.
+    fn host_cm(&mut self, node: NodeId) -> Option<&mut HostCm> {
+        self.cm.hosts.get_mut(node as usize)?.as_mut()
+    }
+
     /// The flow's CM handle and its source host, if it is an open CM flow.
     fn cm_handle(&self, f: FlowId) -> Option<(NodeId, concord_cc::cm::FlowId)> {
         let h = (*self.cm.handles.get(f as usize)?)?;
@@ -225,7 +230,7 @@ impl Simulator {
         if target <= outstanding {
             return;
         }
-        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+        if let Some(host) = self.host_cm(src) {
             if host.cm.request(now, id, target - outstanding).is_ok() {
                 self.cm.requested[f as usize] = target;
             }
@@ -414,7 +419,7 @@ impl Simulator {
         let Some((src, id)) = self.cm_handle(f) else {
             return;
         };
-        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+        if let Some(host) = self.host_cm(src) {
             let _ = host.cm.notify(now, id, nsent);
         }
     }
@@ -469,7 +474,7 @@ impl Simulator {
             loss_mode,
             rtt: out.rtt,
         };
-        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+        if let Some(host) = self.host_cm(src) {
             let _ = host.cm.update(now, id, &update);
         }
     }
@@ -485,7 +490,7 @@ impl Simulator {
             loss_mode: LossMode::Persistent,
             ..CmUpdate::default()
         };
-        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+        if let Some(host) = self.host_cm(src) {
             let _ = host.cm.update(now, id, &update);
         }
     }
@@ -547,7 +552,7 @@ impl Simulator {
         let Some((src, id)) = self.cm_handle(f) else {
             return Ok(());
         };
-        if let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) {
+        if let Some(host) = self.host_cm(src) {
             let _ = host.cm.close(now, id);
             host.flows.remove(&id);
         }
@@ -634,7 +639,7 @@ impl Simulator {
                     return Ok(true);
                 };
                 let from = node_address(pkt.src);
-                if let Some(Some(host)) = self.cm.hosts.get_mut(pkt.dst as usize) {
+                if let Some(host) = self.host_cm(pkt.dst) {
                     // A refused response is counted in the CM's stats and changes nothing.
                     if host.cm.on_response(now, from, &response).is_ok() {
                         self.cm.responses_delivered += 1;
