@@ -652,8 +652,7 @@ fn probes(events: &[CmEvent]) -> Vec<Probe> {
 }
 
 #[test]
-fn a_response_that_covers_no_data_still_stops_aging_and_folds_it_into_the_window() -> TestResult
-{
+fn a_response_that_covers_no_data_still_stops_aging_and_folds_it_into_the_window() -> TestResult {
     let mut cm = manager(CmConfig::default());
     let mut rx = ProbeResponder::default();
     let f = cm.open(ms(0), key(DST, 1000))?;
@@ -664,21 +663,35 @@ fn a_response_that_covers_no_data_still_stops_aging_and_folds_it_into_the_window
     // 100 ms; slow start adds the MTU delivered, cwnd 3000 + 1500 = 4500 bytes.
     cm.notify(ms(0), f, MTU)?;
     cm.on_timeout(ms(0));
-    let p1 = probes(&drain(&mut cm))[0];
+    let p1 = probes(&drain(&mut cm))
+        .first()
+        .copied()
+        .ok_or("no probe sent")?;
     rx.on_data(ms(50), SRC, tag, MTU, false);
-    let r1 = rx.on_probe(ms(50), SRC, &p1).ok_or("probe 1 not answered")?;
+    let r1 = rx
+        .on_probe(ms(50), SRC, &p1)
+        .ok_or("probe 1 not answered")?;
     cm.on_response(ms(100), DST, &r1)?;
     // One more packet at 100 ms and probe 2 about it; probe 2's response is lost.
     cm.notify(ms(100), f, MTU)?;
     cm.on_timeout(ms(100));
-    let p2 = probes(&drain(&mut cm))[0];
+    let p2 = probes(&drain(&mut cm))
+        .first()
+        .copied()
+        .ok_or("no probe sent")?;
     rx.on_data(ms(150), SRC, tag, MTU, false);
-    rx.on_probe(ms(150), SRC, &p2).ok_or("probe 2 not answered")?;
+    rx.on_probe(ms(150), SRC, &p2)
+        .ok_or("probe 2 not answered")?;
     // Nothing more is sent; one probe interval (50 ms) later probe 3 asks again.
     cm.on_timeout(ms(150));
-    let p3 = probes(&drain(&mut cm))[0];
+    let p3 = probes(&drain(&mut cm))
+        .first()
+        .copied()
+        .ok_or("no probe sent")?;
     assert_eq!(p3.seq, 3);
-    let r3 = rx.on_probe(ms(200), SRC, &p3).ok_or("probe 3 not answered")?;
+    let r3 = rx
+        .on_probe(ms(200), SRC, &p3)
+        .ok_or("probe 3 not answered")?;
     assert_eq!((r3.lastprobe, r3.flows.len()), (2, 0), "an empty interval");
     // Aging triggered at 100 + 100 + 4 x 50 = 400 ms and halved again at 500 ms.
     let m = cm.macroflow(mf).ok_or("no macroflow")?;

@@ -899,7 +899,11 @@ mod tests {
         let m = s.on_response(t(150), &answer(&p2, 0, &[(A, 1)]))?;
         assert_eq!(m.probes, (1, 2));
         assert_eq!(flow(&m, A), (1, 1));
-        assert_eq!(s.next_probe_time(), None, "everything asked about is answered");
+        assert_eq!(
+            s.next_probe_time(),
+            None,
+            "everything asked about is answered"
+        );
         Ok(())
     }
 
