@@ -441,7 +441,12 @@ fn four_cm_flows_and_one_kernel_reno_flow_get_comparable_shares() {
 }
 
 #[test]
-#[ignore = "measured: mean 0.96-1.24 Mbit/s, worst second 0.01-0.58 Mbit/s, stalls of 246-981 ms: probes go out only after new data, so at the low rates aging brings a lost probe or response is not retried and aging runs on to the floor (9 halvings seen); run with --ignored"]
+#[ignore = "measured (5 runs): mean 0.97-1.15 Mbit/s, worst second 0.58-0.68 Mbit/s, longest gap \
+            55-113 ms, aging at most 4 halvings: no more stalls to the floor, but the rate stays \
+            low: a packet notified just after a probe left but received before it counts as sent \
+            in the next interval, and when the response in between is lost the surplus that \
+            offsets it is lost with it, so the next response reports a loss that did not happen \
+            (about 5% of measured packets) and halves the rate; run with --ignored"]
 fn thirty_percent_probe_and_response_loss_keeps_the_flows_going() {
     let _heavy = HEAVY
         .lock()

@@ -688,6 +688,28 @@ impl CongestionManager {
             t.ce += fm.ce_packets.min(fm.delivered_packets());
             self.segregator.record(flow, now, fm);
         }
+        // A response is feedback for every macroflow to `from` whose flows use the probes, even
+        // one with nothing in the covered intervals (its data's intervals went with a lost
+        // response): it answers a probe within the round trip, which is what stops exponential
+        // aging (paper section 2.2.3, "triggered when the CM does not receive a response to a
+        // probe message within a round-trip time"), and it carries a round-trip sample of the
+        // path. Such a macroflow gets no loss or delivery from it.
+        let probed: Vec<MacroflowId> = self
+            .macroflows
+            .values()
+            .filter(|m| m.dst == from && !per_macroflow.contains_key(&m.id))
+            .filter(|m| {
+                m.flows.iter().any(|f| {
+                    self.flows
+                        .get(f)
+                        .is_some_and(|s| s.feedback == FeedbackMode::Explicit)
+                })
+            })
+            .map(|m| m.id)
+            .collect();
+        for mf in probed {
+            per_macroflow.insert(mf, Totals::default());
+        }
         for (mf, t) in per_macroflow {
             if let Some(m) = self.macroflows.get_mut(&mf) {
                 m.on_feedback(now);
@@ -701,7 +723,7 @@ impl CongestionManager {
                 }
             }
             self.after_change(now, mf);
-            if self.config.segregation.enabled {
+            if self.config.segregation.enabled && t.sent > 0 {
                 self.segregate(now, mf);
             }
         }

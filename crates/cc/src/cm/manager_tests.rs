@@ -640,6 +640,74 @@ fn probes_measure_each_flows_loss_and_drive_the_rate() -> TestResult {
     Ok(())
 }
 
+/// The probes among `events`.
+fn probes(events: &[CmEvent]) -> Vec<Probe> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            CmEvent::SendProbe { probe, .. } => Some(*probe),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_response_that_covers_no_data_still_stops_aging_and_folds_it_into_the_window() -> TestResult {
+    let mut cm = manager(CmConfig::default());
+    let mut rx = ProbeResponder::default();
+    let f = cm.open(ms(0), key(DST, 1000))?;
+    cm.set_feedback(f, FeedbackMode::Explicit)?;
+    let tag = key(DST, 1000).tag();
+    let mf = cm.get_macroflow(f)?;
+    // Probe 1 covers one packet and is answered at 100 ms: srtt 100 ms, rttvar 50 ms, min RTT
+    // 100 ms; slow start adds the MTU delivered, cwnd 3000 + 1500 = 4500 bytes.
+    cm.notify(ms(0), f, MTU)?;
+    cm.on_timeout(ms(0));
+    let p1 = probes(&drain(&mut cm))
+        .first()
+        .copied()
+        .ok_or("no probe sent")?;
+    rx.on_data(ms(50), SRC, tag, MTU, false);
+    let r1 = rx
+        .on_probe(ms(50), SRC, &p1)
+        .ok_or("probe 1 not answered")?;
+    cm.on_response(ms(100), DST, &r1)?;
+    // One more packet at 100 ms and probe 2 about it; probe 2's response is lost.
+    cm.notify(ms(100), f, MTU)?;
+    cm.on_timeout(ms(100));
+    let p2 = probes(&drain(&mut cm))
+        .first()
+        .copied()
+        .ok_or("no probe sent")?;
+    rx.on_data(ms(150), SRC, tag, MTU, false);
+    rx.on_probe(ms(150), SRC, &p2)
+        .ok_or("probe 2 not answered")?;
+    // Nothing more is sent; one probe interval (50 ms) later probe 3 asks again.
+    cm.on_timeout(ms(150));
+    let p3 = probes(&drain(&mut cm))
+        .first()
+        .copied()
+        .ok_or("no probe sent")?;
+    assert_eq!(p3.seq, 3);
+    let r3 = rx
+        .on_probe(ms(200), SRC, &p3)
+        .ok_or("probe 3 not answered")?;
+    assert_eq!((r3.lastprobe, r3.flows.len()), (2, 0), "an empty interval");
+    // Aging triggered at 100 + 100 + 4 x 50 = 400 ms and halved again at 500 ms.
+    let m = cm.macroflow(mf).ok_or("no macroflow")?;
+    assert_eq!(m.aging().halvings_at(ms(510), &m.aimd().rtt_summary()), 2);
+    // The response to probe 3 arrives at 510 ms: feedback, though it measured none of the
+    // macroflow's data. The two halvings fold into the window, 4500 / 4 = 1125, at least one
+    // MTU; the RTT sample is 510 - 150 = 360 ms, srtt 7/8 x 100 + 1/8 x 360 = 132.5 ms.
+    cm.on_response(ms(510), DST, &r3)?;
+    let m = cm.macroflow(mf).ok_or("no macroflow")?;
+    assert_eq!(m.aging().halvings(), 0);
+    assert_eq!(m.aimd().cwnd(), MTU);
+    assert_eq!(m.aimd().srtt(), Some(Duration::from_micros(132_500)));
+    assert_eq!(cm.stats().responses_accepted, 2);
+    Ok(())
+}
+
 #[test]
 fn malformed_stale_and_forged_responses_are_ignored_and_counted() -> TestResult {
     let mut cm = manager(CmConfig::default());

@@ -272,18 +272,37 @@ impl Prober {
         self.rtt.srtt().unwrap_or(self.initial_rtt) / u64::from(self.config.probes_per_rtt)
     }
 
-    /// When the next probe is due: one interval after the last probe, and not before data has
-    /// been sent since it (nothing sent, nothing to ask about). `None` while nothing is sent.
+    /// True while a probe that asked about data has had no response: one in the history with
+    /// packets counted in its interval.
+    fn awaits_answer(&self) -> bool {
+        self.history.iter().any(|p| !p.sent.is_empty())
+    }
+
+    /// When the next probe is due: one interval after the last probe, and not before there is
+    /// something to ask about: data sent since the last probe, or data that an earlier probe
+    /// asked about and no response has covered yet.
+    ///
+    /// The second case is what makes the protocol robust to lost probes and responses (paper
+    /// section 2.2.2: "the sender maintains information about all probes since the last one
+    /// for which a response was received"; the sender CM "periodically sends probes"): a
+    /// macroflow that aging has slowed to a packet per second still gets a probe every
+    /// interval, so a lost probe or response costs one interval, not the time to the next
+    /// packet. The response to such a probe covers the lost probe's interval (its `lastprobe`
+    /// is older), or, if a response was lost, only the empty interval, which still tells the
+    /// manager the path answers. A receiver that never answers gets probes until the history
+    /// ([`ProberConfig::max_history`] probes) no longer holds one that asked about data.
+    /// `None` while there is nothing to ask about.
     pub fn next_probe_time(&self) -> Option<Instant> {
-        let first = self.first_unprobed?;
         if self.next_seq == u32::MAX {
             // The sequence space is spent; a prober lives far shorter than 2^32 probes.
             return None;
         }
-        Some(match self.last_probe_at {
-            Some(t) => first.max(t + self.interval()),
-            None => first,
-        })
+        match (self.first_unprobed, self.last_probe_at) {
+            (Some(first), Some(t)) => Some(first.max(t + self.interval())),
+            (Some(first), None) => Some(first),
+            (None, Some(t)) if self.awaits_answer() => Some(t + self.interval()),
+            (None, _) => None,
+        }
     }
 
     /// The probe to send at `now`, if one is due; its nonce is drawn from `rng`.
@@ -850,12 +869,54 @@ mod tests {
             Some(t(210)),
             "the last probe was long ago"
         );
-        s.poll_probe(t(210), &mut rng).ok_or("no probe due")?;
-        assert_eq!(s.next_probe_time(), None, "nothing sent since");
+        let p2 = s.poll_probe(t(210), &mut rng).ok_or("no probe due")?;
         s.on_sent(t(220), A, 1000);
         assert_eq!(s.next_probe_time(), Some(t(310)));
         assert!(s.poll_probe(t(309), &mut rng).is_none());
-        assert!(s.poll_probe(t(310), &mut rng).is_some());
+        let p3 = s.poll_probe(t(310), &mut rng).ok_or("no probe due")?;
+        // Probes 2 and 3 are answered: nothing sent since, nothing awaits an answer.
+        s.on_response(t(410), &answer(&p2, 1, &[]))?;
+        s.on_response(t(510), &answer(&p3, 2, &[]))?;
+        assert_eq!(s.next_probe_time(), None, "nothing to ask about");
+        Ok(())
+    }
+
+    #[test]
+    fn a_probe_without_an_answer_is_followed_by_another_one_interval_later_without_new_data(
+    ) -> TestResult {
+        let mut rng = Rng::new(5);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_millis(100));
+        // One packet at 0 ms, probe 1 at once; the interval is 100 ms / 2 = 50 ms.
+        s.on_sent(t(0), A, 1000);
+        s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        // Nothing more is sent; probe 1 has no answer by 50 ms: probe 2 asks again.
+        assert_eq!(s.next_probe_time(), Some(t(50)));
+        assert!(s.poll_probe(t(49), &mut rng).is_none());
+        let p2 = s.poll_probe(t(50), &mut rng).ok_or("no probe due")?;
+        assert_eq!(p2.seq, 2);
+        assert_eq!(s.next_probe_time(), Some(t(100)), "probe 1 still awaits");
+        // Probe 1 was lost: the response to probe 2 covers both intervals, 1 sent, 1 received.
+        let m = s.on_response(t(150), &answer(&p2, 0, &[(A, 1)]))?;
+        assert_eq!(m.probes, (1, 2));
+        assert_eq!(flow(&m, A), (1, 1));
+        assert_eq!(
+            s.next_probe_time(),
+            None,
+            "everything asked about is answered"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn probes_that_asked_about_nothing_are_not_repeated() -> TestResult {
+        let mut rng = Rng::new(5);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_millis(100));
+        s.on_sent(t(0), A, 1000);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        s.poll_probe(t(50), &mut rng).ok_or("no probe due")?;
+        // The response to probe 1 arrives; probe 2 covered an empty interval: no more probes.
+        s.on_response(t(100), &answer(&p1, 0, &[(A, 1)]))?;
+        assert_eq!(s.next_probe_time(), None);
         Ok(())
     }
 
