@@ -498,7 +498,10 @@ mod tests {
         assert_eq!(c.abe.instability_window, 10);
         assert_eq!((c.expected_rate_lag, c.ncd_skip_rtts), (1.5, 2));
         assert!(c.ncd);
-        assert!(!c.abe.adaptive_sampling, "T_k = T_min, as in the paper's experiments");
+        assert!(
+            !c.abe.adaptive_sampling,
+            "T_k = T_min, as in the paper's experiments"
+        );
         assert_eq!(c.validate(), Ok(()));
         let bad = |f: fn(&mut MccpConfig)| {
             let mut c = MccpConfig::default();
