@@ -56,7 +56,7 @@ fn run(sc: &Scenario) -> (RunResults, Simulator) {
 #[test]
 fn every_mccp_parameter_can_be_set_in_a_scenario() {
     let sc = load(&scenario(
-        r#"cc = "mccp", mccp = { instability_gain = 0.5, tau_factor = 4, instability_window = 5, adaptive_sampling = false, ncd_beta = 0.7, expected_rate_lag = 2.0, ncd_skip_rtts = 3 }"#,
+        r#"cc = "mccp", mccp = { instability_gain = 0.5, tau_factor = 4, instability_window = 5, adaptive_sampling = true, ncd_beta = 0.7, expected_rate_lag = 2.0, ncd_skip_rtts = 3, ncd = false }"#,
         "",
         "",
     ));
@@ -69,15 +69,16 @@ fn every_mccp_parameter_can_be_set_in_a_scenario() {
     assert_eq!(m.abe.instability_gain, 0.5);
     assert_eq!(m.abe.tau_factor, 4.0);
     assert_eq!(m.abe.instability_window, 5);
-    assert!(!m.abe.adaptive_sampling);
+    assert!(m.abe.adaptive_sampling);
     assert_eq!(m.ncd_beta, 0.7);
     assert_eq!(m.expected_rate_lag, 2.0);
     assert_eq!(m.ncd_skip_rtts, 3);
+    assert!(!m.ncd);
 }
 
 #[test]
 fn bad_mccp_parameters_are_refused_at_their_line() {
-    let cases: [(&str, ErrorKind, &str); 6] = [
+    let cases: [(&str, ErrorKind, &str); 7] = [
         (
             r#"cc = "mccp", mccp = { ncd_beta = 1.0 }"#,
             ErrorKind::BadValue,
@@ -102,6 +103,11 @@ fn bad_mccp_parameters_are_refused_at_their_line() {
             r#"cc = "mccp", mccp = { adaptive_sampling = "yes" }"#,
             ErrorKind::WrongType,
             "adaptive_sampling",
+        ),
+        (
+            r#"cc = "mccp", mccp = { ncd = 0 }"#,
+            ErrorKind::WrongType,
+            "ncd",
         ),
         (
             r#"cc = "newreno", mccp = { ncd_beta = 0.5 }"#,

@@ -44,9 +44,23 @@ pub struct AbeConfig {
     /// How many recent instability values U_max is the largest of (eq. (6)), 1 to
     /// [`MAX_INSTABILITY_WINDOW`]. Paper: "the ten most recent observations".
     pub instability_window: usize,
-    /// Choose T_k by eqs. (2)-(3). `false` fixes T_k to the ACK inter-arrival time, as the
-    /// paper did in its evaluation of the tau_k adaptation ("fixed to the interval of the last
-    /// 2 ACKs in this set of experiments").
+    /// Choose T_k by eqs. (2)-(3). `false` (the default) fixes T_k to the ACK inter-arrival
+    /// time T_min, as the paper ran its experiments: "The sampling time interval T_1 is fixed to
+    /// the interval of the last 2 ACKs in this set of experiments" (end of the section on
+    /// eqs. (5)-(6), just before the evaluation of Fig. 2). Like beta = 0.6 and N = 10, which
+    /// the paper also gives as "set ... in our experiments", the experiments' setting is the
+    /// default.
+    ///
+    /// What the choice changes: with T_k = T_min every ACK is a sample `d_k / dt_k`, so ACKs
+    /// that come back-to-back from the bottleneck read the rate the path allows, the gap before
+    /// a burst is one outlying sample that eq. (5) sees as instability (tau_k = (1 + N) RTT,
+    /// little weight), and ABE * RTT_min can exceed cwnd on an idle path: fast probing then
+    /// raises ssthresh above cwnd and grows exponentially (the paper's Figs. 3b and 4b). With
+    /// eqs. (2)-(3) a window growing faster than the estimate (all of slow start, where the
+    /// estimate trails cwnd / RTT_min by at least the factor the window grew in one RTT) counts
+    /// as congestion, T_k stays near one RTT, each sample is the average rate of the last
+    /// round trip and ABE * RTT_min never exceeds cwnd: fast probing and NCD restarts then
+    /// only ever grow cwnd linearly.
     pub adaptive_sampling: bool,
 }
 
@@ -56,7 +70,7 @@ impl Default for AbeConfig {
             instability_gain: 0.6,
             tau_factor: 10.0,
             instability_window: 10,
-            adaptive_sampling: true,
+            adaptive_sampling: false,
         }
     }
 }
@@ -458,6 +472,14 @@ mod tests {
         t
     }
 
+    /// The estimator with T_k chosen by eqs. (2)-(3).
+    fn adaptive() -> AbeConfig {
+        AbeConfig {
+            adaptive_sampling: true,
+            ..AbeConfig::default()
+        }
+    }
+
     fn close(a: f64, b: f64, tolerance: f64) -> bool {
         (a - b).abs() <= tolerance * b.abs().max(1.0)
     }
@@ -602,7 +624,7 @@ mod tests {
     fn the_ack_stream_drives_u_k_tau_k_and_the_estimate_as_computed_by_hand() {
         // One ACK every 1 ms; cwin = 10 000 B stays below S^ * RTT_min, so T_k = dt_k = 1 ms
         // and s_k = d_k / 1 ms: the sample sequence of the test above.
-        let mut abe = Abe::new(AbeConfig::default());
+        let mut abe = Abe::new(adaptive());
         abe.on_ack(Instant::ZERO, &input(MSS, 10 * MSS));
         assert_eq!(abe.estimate(), None, "one ACK gives no sample");
         let bytes = [1000, 2000, 2000, 1000, 1000, 3000, 3000, 3000, 3000, 3000];
@@ -633,7 +655,7 @@ mod tests {
         // segments is below the 10 Mbit/s pipe (125 000 B = 83 segments of 1500 B) once the
         // estimate has risen: T_k = dt_k.
         let rate = 1_250_000.0;
-        let mut abe = Abe::new(AbeConfig::default());
+        let mut abe = Abe::new(adaptive());
         let cwnd = 50 * 1500;
         let t = stream(
             &mut abe,
@@ -663,7 +685,7 @@ mod tests {
         // Eq. (4) over a window that is not a whole number of ACK spacings overestimates by
         // at most one ACK's bytes over T_k; here that stays within 1 %.
         let rate = 1_250_000.0;
-        let mut abe = Abe::new(AbeConfig::default());
+        let mut abe = Abe::new(adaptive());
         let cwnd = 150 * 1500;
         let t = stream(
             &mut abe,
@@ -697,7 +719,7 @@ mod tests {
         // 1000 B every 1 ms, cwin = 200 000 B. The ACK at 1 ms gives the first sample over
         // dt_k (1e6 B/s); from then on S^ * RTT_min = 100 000 B < cwin, so T_k = 100 ms *
         // (200 000 - 100 000) / 200 000 = 50 ms (eq. (2)) and a sample closes every 50 ms.
-        let mut abe = Abe::new(AbeConfig::default());
+        let mut abe = Abe::new(adaptive());
         let cwnd = 200 * MSS;
         stream(
             &mut abe,
@@ -775,7 +797,7 @@ mod tests {
         // cwin = 600 000 B is far above what the path delivers (a congested path): T_k follows
         // eq. (2), up to 90 ms, and each sample spans one RTT. Weighting every ACK's sample by
         // the gap before it read about a sixth of the rate here.
-        let mut abe = Abe::new(AbeConfig::default());
+        let mut abe = Abe::new(adaptive());
         let cwnd = 600 * MSS;
         let burst = |abe: &mut Abe, rtt: u64| {
             let start = Instant::from_millis(100 * rtt);
@@ -806,7 +828,7 @@ mod tests {
         // spacings and reads the link rate.
         let rate = 12_500_000.0;
         let cwnd = 1_262_500;
-        let mut abe = Abe::new(AbeConfig::default());
+        let mut abe = Abe::new(adaptive());
         let spacing = Duration::from_micros(120);
         let t = stream(&mut abe, Instant::ZERO, 20_000, spacing, 1500, cwnd);
         for i in 1..=2_000 {
@@ -824,7 +846,7 @@ mod tests {
 
     #[test]
     fn acks_at_the_same_instant_form_one_arrival() {
-        let mut abe = Abe::new(AbeConfig::default());
+        let mut abe = Abe::new(adaptive());
         abe.on_ack(Instant::ZERO, &input(MSS, 10 * MSS));
         abe.on_ack(Instant::from_millis(1), &input(MSS, 10 * MSS));
         assert_eq!(abe.estimate(), Some(1e6));
@@ -834,7 +856,7 @@ mod tests {
         let t = abe.trace();
         assert_eq!((t.dt_k, t.sample), (Duration::from_millis(1), 2e6));
         // The same as one ACK of 2000 B at 2 ms.
-        let mut one = Abe::new(AbeConfig::default());
+        let mut one = Abe::new(adaptive());
         one.on_ack(Instant::ZERO, &input(MSS, 10 * MSS));
         one.on_ack(Instant::from_millis(1), &input(MSS, 10 * MSS));
         one.on_ack(Instant::from_millis(2), &input(2 * MSS, 10 * MSS));
@@ -846,7 +868,7 @@ mod tests {
 
     #[test]
     fn there_is_no_sample_before_the_rtt_is_known() {
-        let mut abe = Abe::new(AbeConfig::default());
+        let mut abe = Abe::new(adaptive());
         let unknown = AbeInput {
             rtt_min: None,
             ..input(MSS, 10 * MSS)
@@ -869,10 +891,8 @@ mod tests {
 
     #[test]
     fn fixed_sampling_takes_every_sample_over_the_ack_inter_arrival_time() {
-        let config = AbeConfig {
-            adaptive_sampling: false,
-            ..AbeConfig::default()
-        };
+        let config = AbeConfig::default();
+        assert!(!config.adaptive_sampling, "the paper's experiments fix T_k");
         let mut abe = Abe::new(config);
         stream(
             &mut abe,
@@ -883,5 +903,47 @@ mod tests {
             200 * MSS,
         );
         assert_eq!(abe.trace().t_k, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn by_default_an_ack_after_a_gap_is_one_sample_over_the_gap_even_when_cwnd_exceeds_the_estimate(
+    ) {
+        // The paper's experiments: T_k = dt_k. A 100-ACK burst of 1000 B every 1 ms gives
+        // S^ = 1e6 B/s (every sample equal: U = 0, tau = RTT). cwin = 200 000 B is twice
+        // S^ * RTT_min = 100 000 B, where eqs. (2)-(3) would take T_k = 50 ms.
+        let mut abe = Abe::new(AbeConfig::default());
+        let cwnd = 200 * MSS;
+        stream(
+            &mut abe,
+            Instant::ZERO,
+            100,
+            Duration::from_millis(1),
+            MSS,
+            cwnd,
+        );
+        assert_eq!(abe.estimate(), Some(1e6));
+        // One ACK of 1000 B after an idle 49 ms: s_k = 1000 B / 0.05 s = 20 000 B/s over
+        // dt_k = 50 ms. Eq. (5): U_k = 0.4 * 980 000 = 392 000 B/s, the largest of the last
+        // ten, so tau_k = 11 * 100 ms (eq. (6)) and alpha_k = (2200 - 50) / (2200 + 50).
+        abe.on_ack(Instant::from_millis(149), &input(MSS, cwnd));
+        let t = abe.trace();
+        assert_eq!(
+            (t.dt_k, t.t_k, t.span_k),
+            (
+                Duration::from_millis(50),
+                Duration::from_millis(50),
+                Duration::from_millis(50)
+            )
+        );
+        assert_eq!(t.sample, 20_000.0);
+        assert!(close(t.u_k, 392_000.0, 1e-12), "{}", t.u_k);
+        assert_eq!(t.tau_k, Duration::from_millis(1_100));
+        let alpha = 2150.0 / 2250.0;
+        assert!(close(t.alpha_k, alpha, 1e-15));
+        assert!(close(
+            t.estimate,
+            20_000.0 + alpha * (1e6 - 20_000.0),
+            1e-12
+        ));
     }
 }

@@ -42,6 +42,10 @@ pub struct MccpConfig {
     /// NCD ignores the first this many RTTs of each congestion-avoidance phase ("in congestion
     /// avoidance except for the initial 2 RTT"). Paper: 2.
     pub ncd_skip_rtts: u32,
+    /// Run non-congestion detection. `false` is the paper's "TCP (without NCD)" of Figs. 3a
+    /// and 4a: the same sender (ABE, the loss reaction, fast probing at start-up and after a
+    /// timeout) whose congestion avoidance never restarts fast probing. Default: `true`.
+    pub ncd: bool,
 }
 
 impl Default for MccpConfig {
@@ -51,6 +55,7 @@ impl Default for MccpConfig {
             ncd_beta: 0.6,
             expected_rate_lag: 1.5,
             ncd_skip_rtts: 2,
+            ncd: true,
         }
     }
 }
@@ -415,7 +420,7 @@ impl WindowController for Mccp {
         // Exponential below ssthresh, linear above: NewReno's slow start and congestion
         // avoidance.
         self.reno.on_ack(now, ack);
-        if !self.fast_probing {
+        if !self.fast_probing && self.config.ncd {
             let input = NcdInput {
                 in_congestion_avoidance: self.reno.cwnd() >= self.reno.ssthresh(),
                 abe: self.abe.estimate(),
@@ -492,6 +497,11 @@ mod tests {
         assert_eq!(c.abe.tau_factor, 10.0);
         assert_eq!(c.abe.instability_window, 10);
         assert_eq!((c.expected_rate_lag, c.ncd_skip_rtts), (1.5, 2));
+        assert!(c.ncd);
+        assert!(
+            !c.abe.adaptive_sampling,
+            "T_k = T_min, as in the paper's experiments"
+        );
         assert_eq!(c.validate(), Ok(()));
         let bad = |f: fn(&mut MccpConfig)| {
             let mut c = MccpConfig::default();
@@ -720,6 +730,38 @@ mod tests {
         m.on_ack(t, &ack(2 * MSS, false));
         assert!(m.ssthresh() > 40 * MSS);
         assert_eq!(Some(m.ssthresh()), m.ssthresh_from_abe());
+    }
+
+    #[test]
+    fn without_ncd_congestion_avoidance_never_counts_nor_restarts_fast_probing() {
+        let config = MccpConfig {
+            ncd: false,
+            ..MccpConfig::default()
+        };
+        let mut m = Mccp::new(MSS, 10 * MSS, u64::MAX, config).expect("valid");
+        let mut t = set_abe_to_one_megabyte_per_second(&mut m);
+        m.set_cwnd(60 * MSS);
+        m.on_congestion(t, CongestionKind::DupAcks, 60 * MSS);
+        assert_eq!((m.ssthresh(), m.cwnd()), (40 * MSS, 40 * MSS));
+        // The ACK stream that restarts fast probing with NCD (the test above) within 200 ms:
+        // 2000 B per ms for 1 s. Growth stays NewReno's congestion avoidance, 2000 B per ACK
+        // of 40 000 B of window: +1000 B per 20 ACKs (a little less as cwnd grows).
+        for _ in 0..1000 {
+            t += Duration::from_millis(1);
+            m.on_ack(t, &ack(2 * MSS, false));
+            let tr = m.trace();
+            assert!(!tr.fast_probing);
+            assert_eq!((tr.no_congestion_counter, tr.congestion_boundary), (0, 0.0));
+            assert_eq!(tr.ssthresh, 40 * MSS);
+        }
+        assert!(m.cwnd() > 40 * MSS && m.cwnd() < 100 * MSS, "{}", m.cwnd());
+        // A timeout still restarts fast probing, which raises ssthresh to ABE * RTT_min.
+        m.on_congestion(t, CongestionKind::Timeout, 10 * MSS);
+        assert!(m.fast_probing());
+        t += Duration::from_millis(1);
+        m.on_ack(t, &ack(2 * MSS, false));
+        assert_eq!(Some(m.ssthresh()), m.ssthresh_from_abe());
+        assert!(m.ssthresh() > 40 * MSS);
     }
 
     #[test]

@@ -202,7 +202,7 @@ fn unbounded_or_size(f: &Field<'_>) -> Result<Bytes, ScenarioError> {
 
 /// The keys of an `mccp = { ... }` table, one per [`MccpConfig`] field (the estimator's
 /// [`concord_cc::tcp::abe::AbeConfig`] fields flattened into it).
-const MCCP_KEYS: [&str; 7] = [
+const MCCP_KEYS: [&str; 8] = [
     "instability_gain",
     "tau_factor",
     "instability_window",
@@ -210,6 +210,7 @@ const MCCP_KEYS: [&str; 7] = [
     "ncd_beta",
     "expected_rate_lag",
     "ncd_skip_rtts",
+    "ncd",
 ];
 
 /// Applies an `mccp` table's parameters to `m`, each checked against its range (the ranges of
@@ -271,6 +272,9 @@ fn read_mccp(table: &Table<'_>, m: &mut MccpConfig) -> Result<(), ScenarioError>
     if let Some(f) = table.get("ncd_skip_rtts") {
         let n = f.integer(0, i64::from(u32::MAX))?;
         m.ncd_skip_rtts = u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    if let Some(f) = table.get("ncd") {
+        m.ncd = f.boolean()?;
     }
     Ok(())
 }
