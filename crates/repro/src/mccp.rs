@@ -8,7 +8,9 @@
 
 use crate::claim::{Check, Claim, Paper};
 use crate::plot::{Plot, Reference, Style};
-use crate::runner::{scenario_from, simulate, Ctx, Experiment, Figure, Outcome, ReproError};
+use crate::runner::{
+    scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome, ReproError,
+};
 use concord_sim::simulator::CwndSample;
 use concord_sim::Simulator;
 use std::fmt::Write as _;
@@ -69,26 +71,15 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-/// `text` with `from` replaced by `to`; an error (a defect of concord) if `from` is absent.
-fn edit(name: &str, text: &str, from: &str, to: &str) -> Result<String, ReproError> {
-    if !text.contains(from) {
-        return Err(ReproError::Scenario {
-            name: name.to_string(),
-            message: format!("the experiment expects the text `{from}` in it"),
-        });
-    }
-    Ok(text.replacen(from, to, 1))
-}
-
 /// `text` with the window controller set to `cc`.
 fn with_cc(name: &str, text: &str, cc: &str) -> Result<String, ReproError> {
-    edit(name, text, CC_LINE, &format!("cc = \"{cc}\""))
+    substitute(name, text, CC_LINE, &format!("cc = \"{cc}\""))
 }
 
 /// `text` with MCCP's non-congestion detection switched off: the paper's "TCP (without NCD)"
 /// of Figs. 3a and 4a, the same ABE-based sender with fast probing at start-up.
 fn without_ncd(name: &str, text: &str) -> Result<String, ReproError> {
-    edit(name, text, CC_LINE, "cc = \"mccp\"\nmccp = { ncd = false }")
+    substitute(name, text, CC_LINE, "cc = \"mccp\"\nmccp = { ncd = false }")
 }
 
 /// The scenario text for one of the runs a figure compares: `"mccp-no-ncd"` is MCCP without
@@ -171,7 +162,7 @@ fn startup(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let mut nr_pts = Vec::new();
         let mut mccp_pts = Vec::new();
         for &(rate, rtt, paper) in entries {
-            let text = edit(file, STARTUP, &original, &bottleneck(rate, rtt, ""))?;
+            let text = substitute(file, STARTUP, &original, &bottleneck(rate, rtt, ""))?;
             let mut util = [0.0; 2];
             let mut seed = 1;
             for (i, cc) in ["newreno", "mccp"].into_iter().enumerate() {
@@ -242,7 +233,7 @@ fn startup(ctx: &Ctx) -> Result<Outcome, ReproError> {
 fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let file = "scenarios/mccp/small-buffer.toml";
     let text = if ctx.quick {
-        edit(
+        substitute(
             file,
             SMALL_BUFFER,
             "duration = \"60s\"",
@@ -274,23 +265,13 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
         }
         let ss = |c: Option<&CwndSample>| c.map_or(0.0, |c| c.ssthresh as f64 / MSS);
         if cc == "mccp" {
-            out.claims.push(Claim::new(
-                Paper::Mccp,
-                "Fig. 2b: MCCP, pipe 36 + buffer 10 packets",
-                "ssthresh after the first loss (segments), within 25% of the pipe",
-                "close to the pipe size (36)",
-                ss(cuts.first()),
-                Check::Relative {
-                    target: pipe,
-                    rel: 0.25,
-                },
-                seed,
-                file,
-                ctx.quick,
-            ));
             // The loss the paper describes, "when the cwin exceeds 46 packets", is the one of
             // the steady cycle (NewReno's 23 = 46 / 2 holds only there; Fig. 2a is measured
-            // the same way): the last loss of the run.
+            // the same way): the last loss of the run. The first loss is not that one: it ends
+            // slow start's overshoot (cwnd 57 at the third duplicate ACK), when the link has
+            // been busy back to back for ~80 ms, under one RTT, and eq. (1) with tau_k >= RTT
+            // (eq. (6)) has moved only about two thirds of the way from the slow-start rate to
+            // the link rate (ssthresh 23 segments). Every cut is in mccp-fig2-reductions.csv.
             out.claims.push(Claim::new(
                 Paper::Mccp,
                 "Fig. 2b: MCCP, pipe 36 + buffer 10 packets",
@@ -371,62 +352,114 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
     Ok(out)
 }
 
-/// Fig. 3: one loss when cwnd / RTT_min reaches 2 Mbit/s; 15 s runs (cheap, so quick is full).
+/// The loss points Fig. 3 runs at, as (`drop_when` rate, how the report names it).
+///
+/// The text puts the loss "when cwin/RTT_min reaches 2 Mb s^-1". Read as 2 Mbit/s, the
+/// paper's own 30.3 Mbit/s without NCD is out of reach: the window after the loss is 17
+/// segments of 1000 B and congestion avoidance adds one segment per RTT at most, so 15 s give
+/// under 7 Mbit/s whatever the loss reaction (30.3 Mbit/s needs a mean window of ~380
+/// segments). Read as 2 MByte/s (16 Mbit/s), all three of the paper's statements hold
+/// together: 30.3 Mbit/s without NCD, 88.8 with it, and "more than 60 sec for cwnd to reach
+/// BDP" at one segment per RTT. concord checks the paper's numbers at the 2 MByte/s reading
+/// and, at the literal 2 Mbit/s, what does not depend on the unit: MCCP's throughput and
+/// NCD's gain over the same sender without it.
+const FIG3_LOSS_POINTS: [(&str, &str); 2] =
+    [("16Mbps", "2 MByte/s (16 Mbit/s)"), ("2Mbps", "2 Mbit/s")];
+
+/// Fig. 3: one loss when cwnd / RTT_min reaches the loss point; 15 s runs (cheap, so quick is
+/// full).
 fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let file = "scenarios/mccp/slow-start-loss.toml";
     let mut out = Outcome::default();
-    let mut plot = Plot::new(
-        "Fig. 3: cwnd after a random loss in slow start",
-        "time (s)",
-        "cwnd (segments)",
-    );
-    let mut raw = String::from("cc,throughput_mbps,injected_at_s\n");
-    for cc in ["newreno", "mccp-no-ncd", "mccp"] {
-        let sc = scenario_from(file, &with_variant(file, SLOW_START_LOSS, cc)?, None)?;
-        let (r, sim) = simulate(&sc)?;
-        let f = &r.flows[0];
-        let mbps = f.goodput_bps / 1e6;
-        let _ = writeln!(
-            raw,
-            "{cc},{mbps:.3},{}",
-            f.injected_at_s.unwrap_or(f64::NAN)
+    let mut raw = String::from("loss_at,cc,throughput_mbps,injected_at_s\n");
+    for (point, (rate, reading)) in FIG3_LOSS_POINTS.into_iter().enumerate() {
+        let text = substitute(
+            file,
+            SLOW_START_LOSS,
+            "drop_when = { rate = \"2Mbps\" }",
+            &format!("drop_when = {{ rate = \"{rate}\" }}"),
+        )?;
+        let mut plot = Plot::new(
+            &format!("Fig. 3: cwnd after a random loss in slow start at {reading}"),
+            "time (s)",
+            "cwnd (segments)",
         );
-        // The paper's Fig. 3a is "TCP (without NCD)", set against "MCCP (with NCD and fast
-        // probing)": the same sender without NCD, whose window after the loss "increases
-        // slowly, one packet every RTT". NewReno is drawn for reference, without a claim.
-        let claim = match cc {
-            "mccp" => Some((
-                "Fig. 3b: MCCP (with NCD and fast probing)",
-                "88.8",
-                Check::AtLeast { min: 75.0 },
-            )),
-            "mccp-no-ncd" => Some((
-                "Fig. 3a: TCP without NCD (MCCP with NCD off: ABE, loss reaction, fast probing)",
-                "30.3",
-                Check::Relative {
-                    target: 30.3,
-                    rel: 0.35,
-                },
-            )),
-            _ => None,
-        };
-        if let Some((figure_name, paper, check)) = claim {
-            out.claims.push(Claim::new(
-                Paper::Mccp,
-                figure_name,
-                "goodput over the 15 s run (Mbit/s), 100 Mbps, 100 ms, one loss at 2 Mbit/s",
-                paper,
-                mbps,
-                check,
-                sc.seed,
-                file,
-                ctx.quick,
-            ));
+        // Goodput without NCD, in Mbit/s.
+        let mut without_ncd = f64::NAN;
+        for cc in ["newreno", "mccp-no-ncd", "mccp"] {
+            let sc = scenario_from(file, &with_variant(file, &text, cc)?, None)?;
+            let (r, sim) = simulate(&sc)?;
+            let f = &r.flows[0];
+            let mbps = f.goodput_bps / 1e6;
+            let _ = writeln!(
+                raw,
+                "{rate},{cc},{mbps:.3},{}",
+                f.injected_at_s.unwrap_or(f64::NAN)
+            );
+            let metric = format!(
+                "goodput over the 15 s run (Mbit/s), 100 Mbps, 100 ms, one loss at {reading}"
+            );
+            // The paper's Fig. 3a is "TCP (without NCD)", set against "MCCP (with NCD and fast
+            // probing)": the same sender without NCD, whose window after the loss "increases
+            // slowly, one packet every RTT". NewReno is drawn for reference, without a claim.
+            match cc {
+                "mccp-no-ncd" => {
+                    without_ncd = mbps;
+                    if point == 0 {
+                        out.claims.push(Claim::new(
+                            Paper::Mccp,
+                            "Fig. 3a: TCP without NCD (MCCP with NCD off: ABE, loss reaction, fast probing)",
+                            &metric,
+                            "30.3",
+                            mbps,
+                            Check::Relative {
+                                target: 30.3,
+                                rel: 0.35,
+                            },
+                            sc.seed,
+                            file,
+                            ctx.quick,
+                        ));
+                    }
+                }
+                "mccp" => {
+                    out.claims.push(Claim::new(
+                        Paper::Mccp,
+                        "Fig. 3b: MCCP (with NCD and fast probing)",
+                        &metric,
+                        "88.8",
+                        mbps,
+                        Check::AtLeast { min: 75.0 },
+                        sc.seed,
+                        file,
+                        ctx.quick,
+                    ));
+                    if point == 1 {
+                        out.claims.push(Claim::new(
+                            Paper::Mccp,
+                            "Fig. 3: NCD's gain",
+                            &format!("goodput with NCD / without NCD, one loss at {reading}"),
+                            "88.8 / 30.3 = 2.93",
+                            mbps / without_ncd,
+                            Check::AtLeast { min: 88.8 / 30.3 },
+                            sc.seed,
+                            file,
+                            ctx.quick,
+                        ));
+                    }
+                }
+                _ => {}
+            }
+            plot = plot.series(label(cc), Style::Line, cwnd_series(&sim.cwnd_samples, 0));
         }
-        plot = plot.series(label(cc), Style::Line, cwnd_series(&sim.cwnd_samples, 0));
+        plot = plot.reference("BDP 1202", 100e6 * 0.1 / 8.0 / WIRE);
+        let id = if point == 0 {
+            "mccp-fig3"
+        } else {
+            "mccp-fig3-2mbit"
+        };
+        out.figures.push(figure(id, &plot));
     }
-    plot = plot.reference("BDP 1202", 100e6 * 0.1 / 8.0 / WIRE);
-    out.figures.push(figure("mccp-fig3", &plot));
     out.raw.push(("mccp-fig3.csv".into(), raw));
     Ok(out)
 }
@@ -543,7 +576,7 @@ fn bandwidth_freed(ctx: &Ctx) -> Result<Outcome, ReproError> {
 fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let file = "scenarios/mccp/friendliness.toml";
     let text = if ctx.quick {
-        edit(
+        substitute(
             file,
             FRIENDLINESS,
             "duration = \"120s\"",
@@ -593,7 +626,7 @@ fn random_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
         &[0.0001, 0.0003, 0.001, 0.003, 0.01, 0.02, 0.05]
     };
     let base = if ctx.quick {
-        edit(
+        substitute(
             file,
             RANDOM_LOSS,
             "duration = \"60s\"",
@@ -626,7 +659,7 @@ fn random_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
                         p
                     ),
                 );
-                let text = with_cc(file, &edit(file, &base, &original, &link)?, cc)?;
+                let text = with_cc(file, &substitute(file, &base, &original, &link)?, cc)?;
                 let sc = scenario_from(file, &text, None)?;
                 let (r, _) = simulate(&sc)?;
                 let mbps = r.flows[0].goodput_bps / 1e6;
