@@ -612,8 +612,9 @@ impl Simulator {
     }
 
     /// Delivery hook at a host: a probe is answered by the host's responder, a response is
-    /// taken by its CM, and a data packet of a CM flow with probe feedback is counted by the
-    /// receiving host's responder. Returns true if the packet was a probe or a response.
+    /// taken by its CM, the ACK of a `cmudp` packet by its sender (which tells its CM), and a
+    /// data packet of a CM flow with probe feedback is counted by the receiving host's
+    /// responder. Returns true if the packet was a probe, a response or an ACK.
     pub(super) fn cm_deliver(&mut self, pkt: &Packet) -> Result<bool, CaptureError> {
         let now = self.now;
         match pkt.transport {
