@@ -17,7 +17,8 @@ use concord_repro::{registry, run_experiments, Ctx, Paper};
 ///   run), so that feedback stops for an RTT or more just when the queue overflows; srtt, from
 ///   two samples per RTT, lags the queueing delay, so the rate `cwnd / srtt` stays high; and a
 ///   response covering packets sent before a halving halves again once srtt has passed.
-const KNOWN_FAILING: &[&str] = &["Fig. 4: 2 probes per RTT against per-ACK feedback (one CM sender)"];
+const KNOWN_FAILING: &[&str] =
+    &["Fig. 4: 2 probes per RTT against per-ACK feedback (one CM sender)"];
 
 #[test]
 fn every_cm_experiment_runs_and_every_claim_not_known_to_fail_passes() {
