@@ -16,7 +16,9 @@
 //!   `change_rate`, reports each packet with `notify`, and has no feedback of its own: the CM
 //!   probes its receiver.
 //! - A `cmudp` flow sends one packet per grant and keeps up to eight packets requested while
-//!   it has data: a bulk source scheduled entirely by the CM, with probe feedback.
+//!   it has data: a bulk source scheduled entirely by the CM, with probe feedback, or with
+//!   `feedback = "ack"` an ACK per packet that the sender passes to the CM as `update`
+//!   ([`AckFeedback`]; the per-ACK feedback of paper section 2.2.1).
 //! - A CM flow closes (`cm_close`) when it is done: a TCP/CM transfer once acknowledged, a
 //!   `cmudp` sender after its last byte, an application at its stop time.
 //! - Probes and responses are UDP packets between the hosts' CMs (the byte layout of
@@ -165,6 +167,58 @@ pub struct CmAppFlow {
     pub sent: u64,
     /// Datagrams received by the sink.
     pub received: u64,
+    /// The sender's account of the receiver's ACKs (`None`: feedback from probes).
+    pub acks: Option<AckFeedback>,
+}
+
+/// A `cmudp` sender with per-packet ACKs (`feedback = "ack"`): what its ACKs have told it so
+/// far. The receiver acknowledges every packet with the packet's sequence number and the
+/// number of the flow's packets it has received in all; with data and ACKs each in order (one
+/// FIFO path each way), every packet below the one acknowledged that the count leaves out is
+/// lost, and a lost ACK loses nothing, as the next one carries the count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckFeedback {
+    /// Packets whose fate is known: one above the highest sequence number acknowledged.
+    pub through: u64,
+    /// Packets the receiver had received, as of the newest ACK.
+    pub received: u64,
+    /// Packets known lost: `through - received` as of the newest ACK.
+    pub lost: u64,
+    /// ACKs taken.
+    pub acks: u64,
+}
+
+/// What one ACK adds to the sender's account: packets newly received and newly lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckNews {
+    /// Packets the receiver got since the previous ACK taken.
+    pub received: u64,
+    /// Packets found lost since the previous ACK taken.
+    pub lost: u64,
+}
+
+impl AckFeedback {
+    /// Takes an ACK of packet `seq` that says `received` packets have arrived in all. An ACK
+    /// older than one already taken (`seq` below `through`) tells nothing new: `None`.
+    pub fn on_ack(&mut self, seq: u64, received: u64) -> Option<AckNews> {
+        let through = seq.checked_add(1)?;
+        if through <= self.through {
+            return None;
+        }
+        // The receiver cannot have more packets than were sent up to the one it acknowledges;
+        // a count beyond that is capped, so that it reports no delivery that did not happen.
+        let received = received.clamp(self.received, through);
+        let lost = through - received;
+        let news = AckNews {
+            received: received - self.received,
+            lost: lost.saturating_sub(self.lost),
+        };
+        self.through = through;
+        self.received = received;
+        self.lost = self.lost.max(lost);
+        self.acks += 1;
+        Some(news)
+    }
 }
 
 /// Every CM part of a run.
@@ -267,6 +321,70 @@ mod tests {
         );
         assert_eq!(pick_representation(&reps, None, second), Some(16_000));
         assert_eq!(pick_representation(&[], None, second), None);
+    }
+
+    #[test]
+    fn an_ack_reports_the_packets_received_and_lost_since_the_one_before() {
+        let mut k = AckFeedback::default();
+        // Packets 0..=3 all arrived.
+        assert_eq!(
+            k.on_ack(3, 4),
+            Some(AckNews {
+                received: 4,
+                lost: 0
+            })
+        );
+        // Packets 4 and 5 lost, 6 arrived: the ACK of 6 counts 5 received of 7 sent.
+        assert_eq!(
+            k.on_ack(6, 5),
+            Some(AckNews {
+                received: 1,
+                lost: 2
+            })
+        );
+        // The ACKs of 7 and 8 lost, the one of 9 arrives: 3 more received, nothing lost.
+        assert_eq!(
+            k.on_ack(9, 8),
+            Some(AckNews {
+                received: 3,
+                lost: 0
+            })
+        );
+        assert_eq!(
+            k,
+            AckFeedback {
+                through: 10,
+                received: 8,
+                lost: 2,
+                acks: 3
+            }
+        );
+        // An ACK older than the newest taken changes nothing.
+        assert_eq!(k.on_ack(8, 7), None);
+        assert_eq!(k.on_ack(9, 8), None);
+        assert_eq!(k.acks, 3);
+    }
+
+    #[test]
+    fn an_ack_that_claims_more_than_was_sent_reports_no_more_than_was_sent() {
+        let mut k = AckFeedback::default();
+        assert_eq!(
+            k.on_ack(1, 50),
+            Some(AckNews {
+                received: 2,
+                lost: 0
+            })
+        );
+        // A count below one already taken neither takes deliveries back nor invents losses
+        // beyond the packets the ACK covers.
+        assert_eq!(
+            k.on_ack(2, 1),
+            Some(AckNews {
+                received: 0,
+                lost: 1
+            })
+        );
+        assert_eq!(k.on_ack(u64::MAX, 0), None);
     }
 
     #[test]

@@ -68,6 +68,16 @@ pub enum Transport {
     /// A CM probe response, receiver to sender: a handle into the simulator's table of
     /// responses (a response carries per-flow counts and is not `Copy`).
     CmResponse(u32),
+    /// The ACK of a CM bulk sender's packet (a `cmudp` flow with `feedback = "ack"`),
+    /// receiver to sender, over UDP.
+    CmAck {
+        /// The sequence number of the packet acknowledged.
+        seq: u64,
+        /// The flow's packets the receiver has received in all, this one included.
+        received: u64,
+        /// When the packet acknowledged was sent (echoed for the RTT sample).
+        echo: Instant,
+    },
     /// A GCCP message from a router to its upstream neighbour (GCCA section 3.1); control
     /// traffic carried straight in a link-layer frame, not in IP.
     Gccp(GccpMessage),
@@ -109,6 +119,7 @@ impl Packet {
                 | Transport::CpControl
                 | Transport::CmProbe(_)
                 | Transport::CmResponse(_)
+                | Transport::CmAck { .. }
                 | Transport::Gccp(_)
         )
     }

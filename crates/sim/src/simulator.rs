@@ -311,10 +311,17 @@ impl Simulator {
                 } => cm::cm_app_agent(
                     crate::cm::CmApp::Audio(crate::cm::AudioState::new(encodings.clone())),
                     *packet_size,
+                    false,
                 ),
-                FlowKind::CmUdp { packet_size, bytes } => {
-                    cm::cm_app_agent(crate::cm::CmApp::Bulk { remaining: *bytes }, *packet_size)
-                }
+                FlowKind::CmUdp {
+                    packet_size,
+                    bytes,
+                    feedback,
+                } => cm::cm_app_agent(
+                    crate::cm::CmApp::Bulk { remaining: *bytes },
+                    *packet_size,
+                    *feedback == crate::scenario::CmUdpFeedback::Ack,
+                ),
             };
             flows.push(Flow {
                 name: f.name.clone(),
@@ -637,16 +644,25 @@ impl Simulator {
                 }
                 self.pump_sender(f)?;
             }
-            (Transport::Udp { len, .. }, agent @ (Agent::Udp(_) | Agent::CmApp(_))) => {
-                match agent {
-                    Agent::Udp(u) => u.received += 1,
-                    Agent::CmApp(a) => a.received += 1,
-                    _ => {}
-                }
+            (Transport::Udp { seq, len }, agent @ (Agent::Udp(_) | Agent::CmApp(_))) => {
+                let received = match agent {
+                    Agent::Udp(u) => {
+                        u.received += 1;
+                        None
+                    }
+                    Agent::CmApp(a) => {
+                        a.received += 1;
+                        Some(a.received)
+                    }
+                    _ => None,
+                };
                 flow.delivered += len as u64;
                 flow.goodput.add(now, len as u64);
                 if after_warmup {
                     flow.record_delay(now.saturating_since(pkt.created));
+                }
+                if let Some(received) = received {
+                    self.cm_ack_packet(f as FlowId, seq, received, pkt.created)?;
                 }
             }
             _ => {}

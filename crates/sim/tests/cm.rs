@@ -8,7 +8,7 @@ mod common;
 
 use common::{load, reject, run};
 use concord_cc::units::Rate;
-use concord_sim::cm::{AudioState, CmApp, HostCm};
+use concord_sim::cm::{AckFeedback, AudioState, CmApp, HostCm};
 use concord_sim::flow::Agent;
 use concord_sim::scenario::{parse_str, ErrorKind};
 use concord_sim::trace::capture::CM_PROBE_PORT;
@@ -315,6 +315,77 @@ cm = { weight = 3 }
     assert!((ratio - 3.0).abs() < 0.01, "{last_a:?} {last_b:?}");
 }
 
+/// A `cmudp` flow of 300 packets with per-packet ACKs over a path that loses 2% of the data
+/// packets at random on the wire (its queue never overflows); ACKs are never lost.
+fn acked_transfer(seed: u64) -> String {
+    format!(
+        r#"duration = "8s"
+seed = {seed}
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = {{ rate = "1Mbps", delay = "50ms", queue = "1000pkt", loss = "2%", loss_applies_to = "data", reverse = {{ loss = "0" }} }}
+access = {{ rate = "100Mbps", delay = "5ms" }}
+[[flow]]
+kind = "cmudp"
+from = "s1"
+to = "d1"
+bytes = "300KB"
+feedback = "ack"
+"#
+    )
+}
+
+/// The ACK account of `cmudp` flow `f` with `feedback = "ack"`.
+fn ack_account(sim: &Simulator, f: usize) -> (AckFeedback, u64, u64) {
+    match &sim.flows[f].agent {
+        Agent::CmApp(a) => (a.acks.expect("the flow takes ACKs"), a.sent, a.received),
+        _ => panic!("flow {f} is not a CM application"),
+    }
+}
+
+#[test]
+fn a_cmudp_flow_with_acks_accounts_for_every_packet_and_sends_no_probe() {
+    let sim = run(&load(&acked_transfer(3)));
+    let (k, sent, received) = ack_account(&sim, 0);
+    let wire = sim.channels[sim.bottleneck() as usize].stats.wire_losses;
+    // Every packet went out well before the end (the CM's rate grew on the ACKs' feedback:
+    // without it, aging would hold the flow to one packet per second), and every ACK came back.
+    assert_eq!(sent, 300);
+    assert!(wire > 0, "the path lost nothing");
+    assert_eq!(received, sent - wire);
+    assert_eq!(k.acks, received);
+    assert_eq!(k.received, received);
+    // Each loss below the newest packet acknowledged is known; only those after it are not.
+    assert_eq!(k.lost, k.through - k.received);
+    assert_eq!(k.lost + (sent - k.through), wire);
+    // No probe protocol: no probe left s1, and d1 runs no responder.
+    let stats = host_cm(&sim, 0).cm.stats();
+    assert_eq!(stats.probes_sent, 0);
+    assert_eq!(stats.responses_accepted, 0);
+    assert!(sim.cm.responders[sim.flows[0].dst as usize].is_none());
+    assert!(stats.grants >= 300, "{stats:?}");
+    // The same seed gives the same account.
+    let again = run(&load(&acked_transfer(3)));
+    assert_eq!(ack_account(&again, 0), (k, sent, received));
+}
+
+#[test]
+fn without_its_acks_a_cmudp_flow_ages_to_a_trickle() {
+    // The same transfer over probe feedback with every probe and response lost (nearly: below
+    // 1): the CM hears nothing, ages its rate down, and sends far fewer packets in 8 s than
+    // the ACK-fed flow sends in all.
+    let text = acked_transfer(3)
+        .replace("feedback = \"ack\"\n", "")
+        .replace("seed = 3\n", "seed = 3\n[cm]\nprobe_loss = 0.999\n");
+    let sim = run(&load(&text));
+    let sent = match &sim.flows[0].agent {
+        Agent::CmApp(a) => a.sent,
+        _ => panic!("flow 0 is not a CM application"),
+    };
+    assert!(sent < 100, "{sent}");
+}
+
 /// A CM scenario whose outcome depends on the seed: jittered starts and random probe loss.
 fn seeded(seed: u64) -> String {
     let flows = r#"
@@ -374,7 +445,23 @@ fn bad_cm_keys_are_refused_at_their_line_with_a_fix() {
     assert!(parse_str(BASE, None).is_ok());
     let tcp = "[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\n";
     // (tail, kind, line, in the message, in the fix)
-    let cases: [(String, ErrorKind, usize, &str, &str); 12] = [
+    let cases: [(String, ErrorKind, usize, &str, &str); 14] = [
+        (
+            "[[flow]]\nkind = \"cmudp\"\nfrom = \"s1\"\nto = \"d1\"\nfeedback = \"acks\"\n"
+                .to_string(),
+            ErrorKind::BadValue,
+            11,
+            "unknown feedback `acks`",
+            "did you mean `ack`?",
+        ),
+        (
+            "[[flow]]\nkind = \"audio\"\nfrom = \"s1\"\nto = \"d1\"\nfeedback = \"ack\"\n"
+                .to_string(),
+            ErrorKind::UnknownKey,
+            11,
+            "`feedback` does not apply to a audio flow",
+            "`feedback` is for cmudp flows",
+        ),
         (
             format!("{tcp}bytes = \"1MB\"\ncm = {{ representations = [\"1KB\", \"2KB\"] }}\n"),
             ErrorKind::Inconsistent,

@@ -3,7 +3,7 @@
 //! keys of the `audio` and `cmudp` flow kinds.
 
 use super::error::{ErrorKind, ScenarioError};
-use super::model::{CmFlowSpec, CmSpec};
+use super::model::{CmFlowSpec, CmSpec, CmUdpFeedback};
 use super::suggest;
 use super::table::Table;
 use super::value::Field;
@@ -156,4 +156,25 @@ pub(crate) fn read_encodings(table: &Table<'_>) -> Result<Vec<Rate>, ScenarioErr
         rates.push(r);
     }
     Ok(rates)
+}
+
+/// A `cmudp` flow's `feedback`: `"probes"` (default) or `"ack"`.
+pub(crate) fn read_cmudp_feedback(table: &Table<'_>) -> Result<CmUdpFeedback, ScenarioError> {
+    let Some(f) = table.get("feedback") else {
+        return Ok(CmUdpFeedback::default());
+    };
+    match f.str()? {
+        "probes" => Ok(CmUdpFeedback::Probes),
+        "ack" => Ok(CmUdpFeedback::Ack),
+        other => Err(f.error(
+            ErrorKind::BadValue,
+            format!("unknown feedback `{other}`"),
+            suggest::did_you_mean(
+                other,
+                ["probes", "ack"],
+                "write \"probes\" (the CM's probe protocol) or \"ack\" (the receiver \
+                 acknowledges every packet, each ACK a cm_update)",
+            ),
+        )),
+    }
 }

@@ -43,7 +43,7 @@ const KINDS: [(&str, &[&str]); 7] = [
     ("tfrc", &["packet_size"]),
     ("cudp", &["app", "packet_size"]),
     ("audio", &["encodings", "packet_size"]),
-    ("cmudp", &["bytes", "packet_size"]),
+    ("cmudp", &["bytes", "packet_size", "feedback"]),
 ];
 /// The smallest UDP packet: a 20-byte IP header and an 8-byte UDP header.
 const MIN_PACKET: Bytes = 28;
@@ -229,6 +229,7 @@ fn read_section<'a>(table: Table<'a>, cx: &FlowContext<'_>) -> Result<Section<'a
                 Some(f) => Some(f.size_in(1, u64::MAX)?),
                 None => None,
             },
+            feedback: super::cm::read_cmudp_feedback(&table)?,
         },
         _ => read_udp_flow(&table, kind == "onoff")?,
     };

@@ -267,13 +267,27 @@ pub enum FlowKind {
         packet_size: Bytes,
     },
     /// A bulk UDP sender scheduled by the CM (request, `app_notify`, notify): one packet per
-    /// grant, feedback from the CM's probes.
+    /// grant, feedback from the CM's probes or from an ACK per packet.
     CmUdp {
         /// Packet size on the wire, in bytes.
         packet_size: Bytes,
         /// Bytes to send; `None`: an infinite source.
         bytes: Option<Bytes>,
+        /// Where the sender's CM gets its feedback from.
+        feedback: CmUdpFeedback,
     },
+}
+
+/// The feedback of a `cmudp` flow (CM paper section 2.2: explicit feedback from the probe
+/// protocol, or implicit feedback from the application's own acknowledgments).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CmUdpFeedback {
+    /// The CM probes the receiving host, `[cm] probes_per_rtt` times per RTT (section 2.2.2).
+    #[default]
+    Probes,
+    /// The receiver acknowledges every packet and the sender passes each ACK to its CM as
+    /// `cm_update` (section 2.2.1's per-ACK feedback; RFC 3124 section 4.2).
+    Ack,
 }
 
 /// One direction of a link, as named in `record` (`"r1->r2"`).

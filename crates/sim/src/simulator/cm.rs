@@ -3,7 +3,9 @@
 //! probe protocol between hosts. The state and the model are in [`crate::cm`].
 
 use super::{Event, Simulator, UDP_IP_HEADER};
-use crate::cm::{pick_representation, CmApp, CmAppFlow, CmState, CmTimer, HostCm, CM_CONTROL_FLOW};
+use crate::cm::{
+    pick_representation, AckFeedback, CmApp, CmAppFlow, CmState, CmTimer, HostCm, CM_CONTROL_FLOW,
+};
 use crate::flow::Agent;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::scenario::Scenario;
@@ -14,6 +16,7 @@ use concord_cc::cm::{
 };
 use concord_cc::rng::Rng;
 use concord_cc::tcp::sender::{AckOutcome, SendGate};
+use concord_cc::time::Instant;
 use concord_cc::wire::Ecn;
 
 /// The random stream of the injected probe losses.
@@ -22,16 +25,27 @@ const PROBE_LOSS_STREAM: u64 = 0xC3_0000;
 const NONCE_STREAM: u64 = 0xC4_0000;
 /// Packets a CM flow keeps requested from its CM while it has data.
 const BULK_BACKLOG: u32 = 8;
+/// The payload of a `cmudp` ACK, in bytes: the packet's sequence number (8), the count of
+/// packets received (8) and the echoed send time (4, as TCP's TSecr).
+const CM_ACK_PAYLOAD: u32 = 20;
 
-/// The agent of an `audio` or `cmudp` flow: its application and packet size.
-pub(super) fn cm_app_agent(app: CmApp, packet_size: u64) -> Agent {
+/// The agent of an `audio` or `cmudp` flow: its application and packet size, and for a
+/// `cmudp` flow with `feedback = "ack"` (`acks`) the account of its receiver's ACKs.
+pub(super) fn cm_app_agent(app: CmApp, packet_size: u64, acks: bool) -> Agent {
     Agent::CmApp(Box::new(CmAppFlow {
         app,
         // The loader keeps packet sizes within an IP packet.
         packet_size: u32::try_from(packet_size).unwrap_or(u32::MAX),
         sent: 0,
         received: 0,
+        acks: acks.then(AckFeedback::default),
     }))
+}
+
+/// True if `agent` is a CM application flow whose feedback comes from the probe protocol (an
+/// `audio` flow, a `cmudp` flow without per-packet ACKs).
+fn probe_fed(agent: &Agent) -> bool {
+    matches!(agent, Agent::CmApp(a) if a.acks.is_none())
 }
 
 impl Simulator {
@@ -104,7 +118,7 @@ impl Simulator {
                         t.sender.set_app_limit(0);
                     }
                 }
-                Agent::CmApp(_) => {
+                Agent::CmApp(a) if a.acks.is_none() => {
                     let dst = spec.to;
                     if state.responders[dst].is_none() {
                         state.responders[dst] =
@@ -141,7 +155,7 @@ impl Simulator {
         let Some((weight, hint)) = self.cm.weights.get(f as usize).copied().flatten() else {
             return Ok(());
         };
-        let explicit = matches!(flow.agent, Agent::CmApp(_));
+        let explicit = probe_fed(&flow.agent);
         let Some(Some(host)) = self.cm.hosts.get_mut(src as usize) else {
             return Ok(());
         };
@@ -598,8 +612,9 @@ impl Simulator {
     }
 
     /// Delivery hook at a host: a probe is answered by the host's responder, a response is
-    /// taken by its CM, and a data packet of a CM flow with probe feedback is counted by the
-    /// receiving host's responder. Returns true if the packet was a probe or a response.
+    /// taken by its CM, the ACK of a `cmudp` packet by its sender (which tells its CM), and a
+    /// data packet of a CM flow with probe feedback is counted by the receiving host's
+    /// responder. Returns true if the packet was a probe, a response or an ACK.
     pub(super) fn cm_deliver(&mut self, pkt: &Packet) -> Result<bool, CaptureError> {
         let now = self.now;
         match pkt.transport {
@@ -648,11 +663,22 @@ impl Simulator {
                 self.cm_drain(pkt.dst)?;
                 Ok(true)
             }
+            Transport::CmAck {
+                seq,
+                received,
+                echo,
+            } => {
+                self.cm_on_udp_ack(pkt.flow, seq, received, echo);
+                if let Some((src, _)) = self.cm_handle(pkt.flow) {
+                    self.cm_drain(src)?;
+                }
+                Ok(true)
+            }
             Transport::Udp { .. } => {
                 let explicit = self
                     .flows
                     .get(pkt.flow as usize)
-                    .is_some_and(|fl| matches!(fl.agent, Agent::CmApp(_)));
+                    .is_some_and(|fl| probe_fed(&fl.agent));
                 if explicit {
                     let (src_port, dst_port) = flow_ports(pkt.flow);
                     let tag = FlowTag {
@@ -673,6 +699,75 @@ impl Simulator {
                 Ok(false)
             }
             _ => Ok(false),
+        }
+    }
+
+    /// Receiver hook after packet `seq` of CM application flow `f` arrived, the flow's
+    /// `received`-th: a `cmudp` flow with per-packet ACKs acknowledges it at once, echoing the
+    /// time `sent` it was sent (CM paper section 2.2.1: feedback on every packet).
+    pub(super) fn cm_ack_packet(
+        &mut self,
+        f: FlowId,
+        seq: u64,
+        received: u64,
+        sent: Instant,
+    ) -> Result<(), CaptureError> {
+        let Some(flow) = self.flows.get(f as usize) else {
+            return Ok(());
+        };
+        if !matches!(&flow.agent, Agent::CmApp(a) if a.acks.is_some()) {
+            return Ok(());
+        }
+        let (src, dst) = (flow.src, flow.dst);
+        let ack = Packet {
+            src: dst,
+            dst: src,
+            flow: f,
+            size: UDP_IP_HEADER + CM_ACK_PAYLOAD,
+            ecn: Ecn::NotEct,
+            created: self.now,
+            transport: Transport::CmAck {
+                seq,
+                received,
+                echo: sent,
+            },
+            cp: None,
+            eca: Default::default(),
+        };
+        self.forward(dst, ack)
+    }
+
+    /// Sender hook on the ACK of packet `seq` of `cmudp` flow `f`, which says `received` of
+    /// its packets have arrived and echoes the packet's send time `echo`: the flow passes it to
+    /// its CM as `cm_update` (RFC 3124 section 4.2), in bytes on the wire: `nrecd` the packets
+    /// newly received, `nlost` the packets newly found lost, a transient loss if any were (the
+    /// CM halves at most once per RTT), and the RTT sample `now - echo`. An ACK older than one
+    /// taken already is ignored; the ACKs that arrive after the flow closed are counted only.
+    fn cm_on_udp_ack(&mut self, f: FlowId, seq: u64, received: u64, echo: Instant) {
+        let now = self.now;
+        let Some(Agent::CmApp(a)) = self.flows.get_mut(f as usize).map(|fl| &mut fl.agent) else {
+            return;
+        };
+        let size = u64::from(a.packet_size);
+        let Some(news) = a.acks.as_mut().and_then(|k| k.on_ack(seq, received)) else {
+            return;
+        };
+        // The account is kept to the end; a flow closed already has no CM to tell.
+        let Some((src, id)) = self.cm_handle(f) else {
+            return;
+        };
+        let update = CmUpdate {
+            nrecd: news.received.saturating_mul(size),
+            nlost: news.lost.saturating_mul(size),
+            loss_mode: if news.lost > 0 {
+                LossMode::Transient
+            } else {
+                LossMode::NoCongestion
+            },
+            rtt: Some(now.saturating_since(echo)),
+        };
+        if let Some(host) = self.host_cm(src) {
+            let _ = host.cm.update(now, id, &update);
         }
     }
 

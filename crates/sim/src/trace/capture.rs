@@ -210,7 +210,7 @@ impl Capture {
                 len as usize,
                 17,
             ),
-            Transport::TfrcFeedback { .. } => (
+            Transport::TfrcFeedback { .. } | Transport::CmAck { .. } => (
                 WireTransport::Udp(UdpHeader {
                     src_port: dport,
                     dst_port: sport,
