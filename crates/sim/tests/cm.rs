@@ -247,8 +247,10 @@ fn injected_probe_loss_takes_its_fraction_of_probes_and_responses() {
         (response_fraction - 0.3).abs() < 0.08,
         "{response_fraction}"
     );
-    // What is not lost gets through: probes lost + answered + in flight = sent.
-    assert!(stats.probes_sent - probes_lost - answered <= 2, "{stats:?}");
+    // What is not lost gets through: probes lost + answered + in flight = sent. A probe takes
+    // at most 60 ms of propagation plus a full 20-packet queue (160 ms at 1 Mbit/s) forward,
+    // and probes leave every srtt / 2 >= 60 ms: at most 4 are in flight at the end.
+    assert!(stats.probes_sent - probes_lost - answered <= 4, "{stats:?}");
     assert_eq!(stats.responses_accepted, sim.cm.responses_delivered);
     assert!(
         answered - responses_lost - stats.responses_accepted <= 2,

@@ -652,7 +652,8 @@ fn probes(events: &[CmEvent]) -> Vec<Probe> {
 }
 
 #[test]
-fn a_response_that_covers_no_data_still_stops_aging_and_folds_it_into_the_window() -> TestResult {
+fn a_response_after_a_lost_one_stops_aging_folds_it_and_credits_the_lost_ones_interval(
+) -> TestResult {
     let mut cm = manager(CmConfig::default());
     let mut rx = ProbeResponder::default();
     let f = cm.open(ms(0), key(DST, 1000))?;
@@ -692,17 +693,19 @@ fn a_response_that_covers_no_data_still_stops_aging_and_folds_it_into_the_window
     let r3 = rx
         .on_probe(ms(200), SRC, &p3)
         .ok_or("probe 3 not answered")?;
-    assert_eq!((r3.lastprobe, r3.flows.len()), (2, 0), "an empty interval");
+    // Cumulative counts: 2 packets of the flow so far.
+    assert_eq!((r3.lastprobe, r3.flows[0].packets), (2, 2));
     // Aging triggered at 100 + 100 + 4 x 50 = 400 ms and halved again at 500 ms.
     let m = cm.macroflow(mf).ok_or("no macroflow")?;
     assert_eq!(m.aging().halvings_at(ms(510), &m.aimd().rtt_summary()), 2);
-    // The response to probe 3 arrives at 510 ms: feedback, though it measured none of the
-    // macroflow's data. The two halvings fold into the window, 4500 / 4 = 1125, at least one
-    // MTU; the RTT sample is 510 - 150 = 360 ms, srtt 7/8 x 100 + 1/8 x 360 = 132.5 ms.
+    // The response to probe 3 arrives at 510 ms and covers probes 2 and 3. The two halvings
+    // fold into the window, 4500 / 4 = 1125, at least one MTU; then slow start adds the MTU
+    // delivered in probe 2's interval, which the lost response would have taken with it: 3000
+    // bytes. The RTT sample is 510 - 150 = 360 ms, srtt 7/8 x 100 + 1/8 x 360 = 132.5 ms.
     cm.on_response(ms(510), DST, &r3)?;
     let m = cm.macroflow(mf).ok_or("no macroflow")?;
     assert_eq!(m.aging().halvings(), 0);
-    assert_eq!(m.aimd().cwnd(), MTU);
+    assert_eq!(m.aimd().cwnd(), 2 * MTU);
     assert_eq!(m.aimd().srtt(), Some(Duration::from_micros(132_500)));
     assert_eq!(cm.stats().responses_accepted, 2);
     Ok(())

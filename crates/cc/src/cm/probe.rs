@@ -3,9 +3,16 @@
 //!
 //! The sender CM sends a probe with an incrementing sequence number about twice per RTT; the
 //! receiver CM answers with the probe it answers (`thisprobe`), the probe it answered before
-//! (`lastprobe`) and, for each flow, what arrived between the two. concord adds a nonce: every
-//! probe carries a random 64-bit value the response must echo, so that a receiver cannot report
-//! on a probe it never saw.
+//! (`lastprobe`) and, for each flow, what arrived. concord adds a nonce: every probe carries a
+//! random 64-bit value the response must echo, so that a receiver cannot report on a probe it
+//! never saw.
+//!
+//! Where Fig. 5's `nrecd` counts what arrived between `lastprobe` and `thisprobe`, concord's
+//! counts are cumulative (version 2): what arrived for the flow since the receiver first saw it.
+//! The sender sets a response against the last one it accepted, so a response covers
+//! everything since then, the intervals of lost responses included; with per-interval counts a
+//! lost response took its arrivals with it while the packets sent in it could still be counted
+//! in a neighbouring interval (see [`super::prober`]).
 //!
 //! # Byte layout
 //!
@@ -13,7 +20,7 @@
 //!
 //! | offset | size | field | meaning |
 //! |---|---|---|---|
-//! | 0 | 1 | version | [`VERSION`] (1) |
+//! | 0 | 1 | version | [`VERSION`] (2) |
 //! | 1 | 1 | type | 1 probe, 2 response |
 //! | 2 | 2 | length | the whole message in bytes, header included |
 //!
@@ -24,7 +31,7 @@
 //! | 4 | 4 | seq | probe sequence number, from 1 |
 //! | 8 | 8 | nonce | random, echoed by the response |
 //!
-//! A response (type 2) is [`RESPONSE_FIXED_LEN`] = 24 bytes plus [`FLOW_ENTRY_LEN`] = 24 per
+//! A response (type 2) is [`RESPONSE_FIXED_LEN`] = 24 bytes plus [`FLOW_ENTRY_LEN`] = 32 per
 //! flow, at most [`MAX_FLOWS`] flows:
 //!
 //! | offset | size | field | meaning |
@@ -33,18 +40,20 @@
 //! | 8 | 4 | lastprobe | the probe answered before it; 0 if none |
 //! | 12 | 8 | nonce | thisprobe's nonce |
 //! | 20 | 4 | nflows | the number of flow entries |
-//! | 24 | 24 x nflows | entries | one per flow, below |
+//! | 24 | 32 x nflows | entries | one per flow, below |
 //!
-//! A flow entry counts what arrived for the flow after lastprobe and before thisprobe:
+//! A flow entry counts what arrived for the flow before thisprobe since the receiver began to
+//! track it; the receiver lists every flow it tracks, and stops tracking a flow (its next entry,
+//! if any, counts from zero) after a long idle time:
 //!
 //! | offset | size | field | meaning |
 //! |---|---|---|---|
 //! | 0 | 2 | src_port | the sender's port |
 //! | 2 | 2 | dst_port | the receiver's port |
 //! | 4 | 4 | flow_id | the flow identifier of [`super::FlowKey`] (0 if unused) |
-//! | 8 | 4 | packets | packets received |
-//! | 12 | 4 | ce_packets | of these, packets marked Congestion Experienced |
-//! | 16 | 8 | bytes | bytes received |
+//! | 8 | 8 | packets | packets received |
+//! | 16 | 8 | ce_packets | of these, packets marked Congestion Experienced |
+//! | 24 | 8 | bytes | bytes received |
 //!
 //! A decoder refuses, with a [`ProbeError`]: fewer bytes than the header or the fixed part
 //! needs, another version, another type, a length field that disagrees with the type and the
@@ -53,7 +62,7 @@
 use std::fmt;
 
 /// The protocol version this codec speaks.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// The type byte of a probe.
 pub const TYPE_PROBE: u8 = 1;
 /// The type byte of a response.
@@ -65,7 +74,7 @@ pub const PROBE_LEN: usize = 16;
 /// A response's length without flow entries, in bytes.
 pub const RESPONSE_FIXED_LEN: usize = 24;
 /// One flow entry of a response, in bytes.
-pub const FLOW_ENTRY_LEN: usize = 24;
+pub const FLOW_ENTRY_LEN: usize = 32;
 /// The most flow entries a response can carry: its length must fit the 16-bit length field.
 pub const MAX_FLOWS: usize = (u16::MAX as usize - RESPONSE_FIXED_LEN) / FLOW_ENTRY_LEN;
 
@@ -97,15 +106,16 @@ pub struct Probe {
     pub nonce: u64,
 }
 
-/// What arrived for one flow between two probes.
+/// What arrived for one flow since the receiver began to track it: cumulative counts, each
+/// wrapping at 2^64.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FlowCount {
     /// The flow.
     pub tag: FlowTag,
     /// Packets received.
-    pub packets: u32,
+    pub packets: u64,
     /// Of these, packets marked Congestion Experienced (RFC 3168).
-    pub ce_packets: u32,
+    pub ce_packets: u64,
     /// Bytes received.
     pub bytes: u64,
 }
@@ -119,8 +129,8 @@ pub struct Response {
     pub lastprobe: u32,
     /// The nonce of `thisprobe`, echoed.
     pub nonce: u64,
-    /// Per-flow arrivals after `lastprobe` and before `thisprobe`; flows with no arrival may be
-    /// left out. [`ProbeMessage::encode`] writes at most [`MAX_FLOWS`] entries.
+    /// Per flow, the cumulative arrivals before `thisprobe`; every flow the receiver tracks.
+    /// [`ProbeMessage::encode`] writes at most [`MAX_FLOWS`] entries.
     pub flows: Vec<FlowCount>,
 }
 
@@ -196,7 +206,7 @@ impl ProbeMessage {
         };
         out.push(VERSION);
         out.push(ty);
-        // encoded_len() is at most 24 + 24 * MAX_FLOWS <= u16::MAX.
+        // encoded_len() is at most 24 + 32 * MAX_FLOWS <= u16::MAX.
         out.extend_from_slice(&u16::try_from(len).unwrap_or(u16::MAX).to_be_bytes());
         match self {
             ProbeMessage::Probe(p) => {
@@ -264,8 +274,8 @@ impl ProbeMessage {
                         dst_port: u16::from_be_bytes(r.take()?),
                         flow_id: u32::from_be_bytes(r.take()?),
                     },
-                    packets: u32::from_be_bytes(r.take()?),
-                    ce_packets: u32::from_be_bytes(r.take()?),
+                    packets: u64::from_be_bytes(r.take()?),
+                    ce_packets: u64::from_be_bytes(r.take()?),
                     bytes: u64::from_be_bytes(r.take()?),
                 });
             }
@@ -340,7 +350,7 @@ mod tests {
                     dst_port: 80,
                     flow_id: 9,
                 },
-                packets: 100,
+                packets: (1 << 32) + 100,
                 ce_packets: 2,
                 bytes: 150_000,
             }],
@@ -356,7 +366,7 @@ mod tests {
         assert_eq!(
             enc(&p),
             [
-                1, 1, 0, 16, // version, type, length
+                2, 1, 0, 16, // version, type, length
                 1, 2, 3, 4, // seq
                 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, // nonce
             ]
@@ -367,15 +377,15 @@ mod tests {
     fn a_response_encodes_to_its_documented_bytes() {
         let bytes = enc(&sample_response().into());
         let expected: Vec<u8> = [
-            &[1u8, 2, 0, 48][..],            // version, type, length 24 + 24
+            &[2u8, 2, 0, 56][..],            // version, type, length 24 + 32
             &[0, 0, 0, 7],                   // thisprobe
             &[0, 0, 0, 5],                   // lastprobe
             &[1, 2, 3, 4, 5, 6, 7, 8],       // nonce
             &[0, 0, 0, 1],                   // nflows
             &[0x12, 0x34, 0, 80],            // src_port, dst_port
             &[0, 0, 0, 9],                   // flow_id
-            &[0, 0, 0, 100],                 // packets
-            &[0, 0, 0, 2],                   // ce_packets
+            &[0, 0, 0, 1, 0, 0, 0, 100],     // packets = 2^32 + 100
+            &[0, 0, 0, 0, 0, 0, 0, 2],       // ce_packets
             &[0, 0, 0, 0, 0, 2, 0x49, 0xf0], // bytes = 150 000
         ]
         .concat();
@@ -394,8 +404,8 @@ mod tests {
             Err(ProbeError::Truncated { need: 4, got: 3 })
         );
         let mut v = good.clone();
-        v[0] = 2;
-        assert_eq!(ProbeMessage::decode(&v), Err(ProbeError::BadVersion(2)));
+        v[0] = 1;
+        assert_eq!(ProbeMessage::decode(&v), Err(ProbeError::BadVersion(1)));
         let mut v = good.clone();
         v[1] = 3;
         assert_eq!(ProbeMessage::decode(&v), Err(ProbeError::BadType(3)));
@@ -405,31 +415,31 @@ mod tests {
         );
         assert_eq!(
             ProbeMessage::decode(&good[..40]),
-            Err(ProbeError::Truncated { need: 48, got: 40 })
+            Err(ProbeError::Truncated { need: 56, got: 40 })
         );
         let mut v = good.clone();
-        v[3] = 72;
+        v[3] = 88;
         assert_eq!(
             ProbeMessage::decode(&v),
             Err(ProbeError::LengthMismatch {
-                field: 72,
-                expected: 48
+                field: 88,
+                expected: 56
             })
         );
         let mut v = good.clone();
-        v[23] = 200; // 200 flows claimed in 48 bytes
+        v[23] = 200; // 200 flows claimed in 56 bytes
         assert_eq!(
             ProbeMessage::decode(&v),
             Err(ProbeError::LengthMismatch {
-                field: 48,
-                expected: 24 + 24 * 200
+                field: 56,
+                expected: 24 + 32 * 200
             })
         );
         let mut v = good;
         v.push(0);
         assert_eq!(ProbeMessage::decode(&v), Err(ProbeError::TrailingBytes(1)));
         assert_eq!(
-            ProbeMessage::decode(&[1, 1, 0, 17, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]),
+            ProbeMessage::decode(&[2, 1, 0, 17, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0]),
             Err(ProbeError::LengthMismatch {
                 field: 17,
                 expected: 16
@@ -443,7 +453,7 @@ mod tests {
         v[20..24].copy_from_slice(&u32::MAX.to_be_bytes());
         assert!(matches!(
             ProbeMessage::decode(&v),
-            Err(ProbeError::LengthMismatch { field: 48, .. })
+            Err(ProbeError::LengthMismatch { field: 56, .. })
         ));
     }
 
@@ -466,8 +476,8 @@ mod tests {
                         dst_port: rng.next_u64() as u16,
                         flow_id: rng.next_u64() as u32,
                     },
-                    packets: rng.next_u64() as u32,
-                    ce_packets: rng.next_u64() as u32,
+                    packets: rng.next_u64(),
+                    ce_packets: rng.next_u64(),
                     bytes: rng.next_u64(),
                 })
                 .collect(),

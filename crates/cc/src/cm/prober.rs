@@ -2,33 +2,36 @@
 //! "Sender action on receiving a response"), one prober per receiving host.
 //!
 //! The prober counts, per flow, the packets and bytes sent since the last probe; a probe
-//! records them with its sequence number, its send time and its nonce. A response
-//! `<thisprobe, lastprobe, nrecd>` covers the probes `lastprobe + 1 ..= thisprobe`: the sender
-//! sums what it sent in those intervals and sets it against what the receiver counted, which is
-//! exact as long as data and probes travel the same path in order (a packet sent before probe i
-//! arrives before it). Lost probes merge intervals (the next response has an older
-//! `lastprobe`); a lost response drops its intervals from the measurement, sent and received
-//! alike, so neither biases the loss estimate. Entries up to `thisprobe` are then deleted, as in
-//! Fig. 5.
+//! records them with its sequence number, its send time and its nonce. The receiver's counts are
+//! cumulative (see [`super::probe`]), so an accepted response to `thisprobe` covers every probe
+//! after the last accepted response, `latest + 1 ..= thisprobe`, whatever its `lastprobe`: the
+//! sender sums what it sent in those intervals and sets it against the difference between the
+//! response's counts and those of the last accepted response. That is exact as long as data and
+//! probes travel the same path in order (a packet sent before probe i arrives before it). A lost
+//! probe merges its interval into the next one, as in Fig. 5; a lost response merges its
+//! intervals into the next accepted one, sent and received alike, where Fig. 5's per-interval
+//! `nrecd` would lose its arrivals and so could count the packets sent in it as lost. Entries up
+//! to `thisprobe` are then deleted, as in Fig. 5. A response older than the last accepted one is
+//! refused ([`ResponseError::Stale`]). A flow's counts lower than the last accepted ones (the
+//! receiver forgot the flow and began again; 2^64 packets or bytes never wrap in practice) count
+//! from zero; so do the counts of a flow the last accepted response did not list.
 //!
 //! The two sides may put a packet on different sides of a probe boundary: a host counts a
 //! packet as sent when the application's `notify` arrives, after the packet has left, so a
-//! packet sent just before probe i and notified just after it is received in interval i and
-//! sent in interval i + 1. Interval i then shows more received than sent and interval i + 1 a
-//! loss. The prober carries such a surplus, per flow, from one measured interval into the next
-//! measured one, so that the packet counts once, as delivered. The carry is bounded twice: when
-//! it is made, by the packets the flow sent after the answered probe (not yet accounted), and
-//! when it is used, by the packets the flow sent in the intervals it is credited to. It is used
-//! only by the response that covers the interval right after the one that made it; a lost
-//! response between the two drops it, as it drops the lost response's intervals. A receiver
-//! that overstates can thus hide at most a loss it could hide anyway by claiming what was sent,
-//! and never reports a delivery beyond the packets sent.
+//! packet sent just before probe i and notified just after it is received before probe i and
+//! sent after it. Response i then shows more received than sent and the next accepted response
+//! a loss. The prober carries such a surplus, per flow, into the next accepted response, so that
+//! the packet counts once, as delivered. The carry is bounded twice: when it is made, by the
+//! packets the flow sent after the answered probe (not yet accounted), and when it is used, by
+//! the packets the flow sent in the intervals it is credited to. A receiver that overstates can
+//! thus hide at most a loss it could hide anyway by claiming what was sent, and never reports a
+//! delivery beyond the packets sent.
 //!
 //! The paper's Fig. 5 divides received packets by sent bytes, and calls that ratio the loss
 //! probability; concord counts both packets and bytes on both sides and reports loss as lost
 //! packets over sent packets.
 
-use super::probe::{FlowTag, Probe, Response};
+use super::probe::{FlowCount, FlowTag, Probe, Response};
 use crate::rng::Rng;
 use crate::tcp::rtt::{RttConfig, RttEstimator};
 use crate::time::{Duration, Instant};
@@ -41,8 +44,9 @@ pub struct ProberConfig {
     /// Probes per smoothed RTT: the paper's section 2.2.1 finds that feedback "should be
     /// obtained at least twice every round-trip period".
     pub probes_per_rtt: u32,
-    /// Probes remembered while awaiting a response; older ones are forgotten and a response
-    /// that needs them is refused.
+    /// Probes remembered while awaiting a response; older ones are forgotten (a response to
+    /// one is refused) and what was sent in their intervals is credited to the next accepted
+    /// response.
     pub max_history: usize,
 }
 
@@ -86,14 +90,15 @@ pub struct FlowMeasurement {
     pub sent_packets: u64,
     /// Bytes sent in the covered intervals.
     pub sent_bytes: Bytes,
-    /// Packets the receiver counted.
+    /// Packets the receiver counted in the covered intervals: its cumulative count less that of
+    /// the last accepted response.
     pub recd_packets: u64,
-    /// Bytes the receiver counted.
+    /// Bytes the receiver counted in the covered intervals.
     pub recd_bytes: Bytes,
-    /// Packets the receiver saw marked Congestion Experienced.
+    /// Packets the receiver saw marked Congestion Experienced in the covered intervals.
     pub ce_packets: u64,
-    /// Packets the receiver counted in the previous measured interval beyond what was sent
-    /// there (sent before that probe, counted as sent after it), credited here; at most
+    /// Packets the receiver counted by the last accepted response beyond what was sent by then
+    /// (sent before that probe, counted as sent after it), credited here; at most
     /// `sent_packets`.
     pub carried_packets: u64,
     /// Bytes of the carried packets; at most `sent_bytes`.
@@ -142,7 +147,8 @@ impl FlowMeasurement {
 pub struct Measurement {
     /// The RTT sample: from sending `thisprobe` to receiving its response.
     pub rtt: Duration,
-    /// The probe intervals covered: `lastprobe + 1 ..= thisprobe`.
+    /// The probe intervals covered: from the one after the last accepted response to
+    /// `thisprobe`.
     pub probes: (u32, u32),
     /// Per flow, in tag order: every flow that sent in the covered intervals or that the
     /// receiver reported.
@@ -189,25 +195,16 @@ pub enum ResponseError {
         /// The probe answered before, as claimed.
         lastprobe: u32,
     },
-    /// `lastprobe` is older than a probe already answered: the response would count intervals a
-    /// previous response covered.
-    #[error("response overlaps: lastprobe {lastprobe} is before probe {latest}, already answered")]
-    Overlap {
-        /// The probe answered before, as claimed.
-        lastprobe: u32,
-        /// The newest probe answered so far.
-        latest: u32,
-    },
     /// The nonce is not the one probe `thisprobe` carried: the receiver never saw it.
     #[error("wrong nonce for probe {thisprobe}")]
     NonceMismatch {
         /// The probe answered.
         thisprobe: u32,
     },
-    /// A probe the response covers is no longer remembered.
+    /// The probe answered is no longer remembered.
     #[error("probe {seq} is no longer remembered")]
     Forgotten {
-        /// The oldest probe needed.
+        /// The probe answered.
         seq: u32,
     },
 }
@@ -231,8 +228,13 @@ pub struct Prober {
     last_probe_at: Option<Instant>,
     /// The newest probe answered; 0 before the first response.
     latest_answered: u32,
-    /// Per flow, the surplus of the last measured interval, for the interval right after
-    /// `latest_answered`; never more than the flow sent after that probe.
+    /// Per flow, what was sent in the intervals of probes forgotten unanswered (dropped from
+    /// `history`), for the next accepted response.
+    forgotten: BTreeMap<FlowTag, SentCount>,
+    /// Per flow, the receiver's cumulative counts in the last accepted response.
+    recd_base: BTreeMap<FlowTag, FlowCount>,
+    /// Per flow, the surplus of the last accepted response, for the next one; never more than
+    /// the flow sent after that probe.
     carry: BTreeMap<FlowTag, SentCount>,
     /// RTT samples from responses, for the probe interval.
     rtt: RttEstimator,
@@ -254,6 +256,8 @@ impl Prober {
             first_unprobed: None,
             last_probe_at: None,
             latest_answered: 0,
+            forgotten: BTreeMap::new(),
+            recd_base: BTreeMap::new(),
             carry: BTreeMap::new(),
             rtt: RttEstimator::new(RttConfig::default()),
         }
@@ -321,7 +325,9 @@ impl Prober {
             sent: std::mem::take(&mut self.unprobed),
         });
         while self.history.len() > self.config.max_history {
-            self.history.pop_front();
+            if let Some(old) = self.history.pop_front() {
+                add_sent(&mut self.forgotten, &old.sent);
+            }
         }
         self.next_seq += 1;
         self.last_probe_at = Some(now);
@@ -370,18 +376,12 @@ impl Prober {
                 lastprobe: last,
             });
         }
-        if last < self.latest_answered {
-            return Err(ResponseError::Overlap {
-                lastprobe: last,
-                latest: self.latest_answered,
-            });
-        }
-        // The history holds consecutive sequence numbers; find the covered range in it.
+        // The history holds consecutive sequence numbers after `latest_answered`; find
+        // `thisprobe` in it.
         let oldest = self.history.front().map_or(self.next_seq, |p| p.seq);
-        if oldest > last + 1 {
-            return Err(ResponseError::Forgotten { seq: last + 1 });
+        if this < oldest {
+            return Err(ResponseError::Forgotten { seq: this });
         }
-        let first = (last + 1 - oldest) as usize;
         let end = (this - oldest) as usize;
         let Some(answered) = self.history.get(end) else {
             return Err(ResponseError::Forgotten { seq: this });
@@ -391,47 +391,50 @@ impl Prober {
         }
         let rtt = now.saturating_since(answered.sent_at);
 
-        let mut flows: BTreeMap<FlowTag, FlowMeasurement> = BTreeMap::new();
-        for record in self.history.range(first..=end) {
-            for (tag, s) in &record.sent {
-                let m = flows.entry(*tag).or_insert(FlowMeasurement {
-                    tag: *tag,
-                    ..FlowMeasurement::default()
-                });
-                m.sent_packets = m.sent_packets.saturating_add(s.packets);
-                m.sent_bytes = m.sent_bytes.saturating_add(s.bytes);
-            }
+        // Sent: every interval after the last accepted response up to `thisprobe`, the
+        // forgotten probes' included.
+        let mut sent = std::mem::take(&mut self.forgotten);
+        for record in self.history.range(..=end) {
+            add_sent(&mut sent, &record.sent);
         }
+        let mut flows: BTreeMap<FlowTag, FlowMeasurement> = sent
+            .into_iter()
+            .map(|(tag, s)| {
+                let m = FlowMeasurement {
+                    tag,
+                    sent_packets: s.packets,
+                    sent_bytes: s.bytes,
+                    ..FlowMeasurement::default()
+                };
+                (tag, m)
+            })
+            .collect();
+        // Received: the response's cumulative counts less the last accepted ones.
+        let mut base = BTreeMap::new();
         for c in &r.flows {
+            let d = counted_since(self.recd_base.get(&c.tag), c);
             let m = flows.entry(c.tag).or_insert(FlowMeasurement {
                 tag: c.tag,
                 ..FlowMeasurement::default()
             });
-            m.recd_packets = m.recd_packets.saturating_add(u64::from(c.packets));
-            m.recd_bytes = m.recd_bytes.saturating_add(c.bytes);
-            m.ce_packets = m.ce_packets.saturating_add(u64::from(c.ce_packets));
+            m.recd_packets = m.recd_packets.saturating_add(d.packets);
+            m.recd_bytes = m.recd_bytes.saturating_add(d.bytes);
+            m.ce_packets = m.ce_packets.saturating_add(d.ce_packets);
+            base.insert(c.tag, *c);
         }
 
-        // The carry belongs to the interval right after the last answered probe: a response
-        // that covers it (lost probes merge it with later ones) takes it, one that does not (a
-        // response was lost in between) drops it with the lost response's intervals.
-        let carry = std::mem::take(&mut self.carry);
-        if last == self.latest_answered {
-            for (tag, c) in carry {
-                if let Some(m) = flows.get_mut(&tag) {
-                    m.carried_packets = c.packets.min(m.sent_packets);
-                    m.carried_bytes = c.bytes.min(m.sent_bytes);
-                }
+        // The carry belongs to the interval right after the last accepted response, which
+        // this response covers.
+        for (tag, c) in std::mem::take(&mut self.carry) {
+            if let Some(m) = flows.get_mut(&tag) {
+                m.carried_packets = c.packets.min(m.sent_packets);
+                m.carried_bytes = c.bytes.min(m.sent_bytes);
             }
         }
         // What each flow sent after `thisprobe`, not accounted yet: the new carry's bound.
         let mut unaccounted: BTreeMap<FlowTag, SentCount> = self.unprobed.clone();
         for record in self.history.range(end + 1..) {
-            for (tag, s) in &record.sent {
-                let u = unaccounted.entry(*tag).or_default();
-                u.packets = u.packets.saturating_add(s.packets);
-                u.bytes = u.bytes.saturating_add(s.bytes);
-            }
+            add_sent(&mut unaccounted, &record.sent);
         }
         for m in flows.values() {
             let (surplus, bound) = (m.surplus(), unaccounted.get(&m.tag).copied());
@@ -446,13 +449,45 @@ impl Prober {
 
         // "Delete all entries in probe less than thisprobe"; thisprobe itself is covered too.
         self.history.drain(..=end);
+        let first = self.latest_answered + 1;
         self.latest_answered = this;
+        self.recd_base = base;
         self.rtt.on_sample(rtt);
         Ok(Measurement {
             rtt,
-            probes: (last + 1, this),
+            probes: (first, this),
             flows: flows.into_values().collect(),
         })
+    }
+}
+
+/// Adds each flow's counts in `more` to `into`.
+fn add_sent(into: &mut BTreeMap<FlowTag, SentCount>, more: &BTreeMap<FlowTag, SentCount>) {
+    for (tag, s) in more {
+        let c = into.entry(*tag).or_default();
+        c.packets = c.packets.saturating_add(s.packets);
+        c.bytes = c.bytes.saturating_add(s.bytes);
+    }
+}
+
+/// What the receiver counted for a flow since `base`, its counts in the last accepted response:
+/// the difference, or all of `now` if there is no base or a count went down (the receiver
+/// forgot the flow and counts from zero again; a 64-bit count does not wrap in practice).
+fn counted_since(base: Option<&FlowCount>, now: &FlowCount) -> FlowCount {
+    match base {
+        Some(b)
+            if now.packets >= b.packets
+                && now.ce_packets >= b.ce_packets
+                && now.bytes >= b.bytes =>
+        {
+            FlowCount {
+                tag: now.tag,
+                packets: now.packets - b.packets,
+                ce_packets: now.ce_packets - b.ce_packets,
+                bytes: now.bytes - b.bytes,
+            }
+        }
+        _ => *now,
     }
 }
 
@@ -528,16 +563,18 @@ mod tests {
         assert_eq!(flow(&m, B), (0, 0));
         assert_eq!(m.probes, (2, 3));
 
-        // Interval 4's response is lost: interval 5 alone is measured.
+        // Interval 4's response is lost: the response to probe 5 covers intervals 4 and 5.
         send(&mut s, &mut r, t(2000), A, 4, 4);
         let p4 = s.poll_probe(t(2000), &mut rng).ok_or("no probe due")?;
         let _lost = r.on_probe(t(2050), HOST, &p4).ok_or("probe not answered")?;
         send(&mut s, &mut r, t(2100), A, 8, 2);
         let p5 = s.poll_probe(t(2500), &mut rng).ok_or("no probe due")?;
         let resp5 = r.on_probe(t(2550), HOST, &p5).ok_or("probe not answered")?;
+        assert_eq!((resp5.thisprobe, resp5.lastprobe), (5, 4));
         let m = s.on_response(t(2600), &resp5)?;
-        assert_eq!(flow(&m, A), (8, 6));
-        assert_eq!(m.totals(), (8, 2));
+        assert_eq!(m.probes, (4, 5));
+        assert_eq!(flow(&m, A), (12, 6));
+        assert_eq!(m.totals(), (12, 6));
 
         // Replays are refused and change nothing.
         assert_eq!(
@@ -590,18 +627,19 @@ mod tests {
         );
         assert!(s.on_response(t(700), &resp(1, 0, p1.nonce)).is_ok());
         assert_eq!(
-            s.on_response(t(700), &resp(2, 0, p2.nonce)),
-            Err(ResponseError::Overlap {
-                lastprobe: 0,
-                latest: 1
-            })
+            s.on_response(t(700), &resp(1, 0, p1.nonce)),
+            Err(ResponseError::Duplicate { thisprobe: 1 })
         );
-        assert!(s.on_response(t(700), &resp(2, 1, p2.nonce)).is_ok());
+        // A `lastprobe` older than the last accepted response (the receiver lost its state)
+        // is no overlap with cumulative counts: the response covers probe 2 only.
+        let m = s.on_response(t(700), &resp(2, 0, p2.nonce))?;
+        assert_eq!(m.probes, (2, 2));
         Ok(())
     }
 
     #[test]
-    fn a_response_that_needs_a_forgotten_probe_is_refused() -> TestResult {
+    fn a_response_to_a_forgotten_probe_is_refused_and_its_sends_go_to_the_next_response(
+    ) -> TestResult {
         let mut rng = Rng::new(3);
         let config = ProberConfig {
             max_history: 2,
@@ -618,17 +656,24 @@ mod tests {
             );
         }
         let r = Response {
-            thisprobe: 3,
+            thisprobe: 1,
             lastprobe: 0,
-            nonce: nonces[2],
+            nonce: nonces[0],
             flows: vec![],
         };
         assert_eq!(
             s.on_response(t(3000), &r),
             Err(ResponseError::Forgotten { seq: 1 })
         );
-        let r = Response { lastprobe: 1, ..r };
-        assert!(s.on_response(t(3000), &r).is_ok());
+        // Probe 1 is forgotten, the packet of its interval is not: probe 3's response covers
+        // all three.
+        let r = Response {
+            thisprobe: 3,
+            nonce: nonces[2],
+            ..r
+        };
+        let m = s.on_response(t(3000), &r)?;
+        assert_eq!((m.probes, m.totals()), ((1, 3), (3, 3)));
         Ok(())
     }
 
@@ -669,9 +714,9 @@ mod tests {
         Ok(())
     }
 
-    /// A response to `p` covering the probes after `lastprobe`, with `flows` as (tag, packets)
-    /// of 1000 bytes each.
-    fn answer(p: &Probe, lastprobe: u32, flows: &[(FlowTag, u32)]) -> Response {
+    /// A response to `p` with `lastprobe`, with `flows` as (tag, cumulative packets) of 1000
+    /// bytes each.
+    fn answer(p: &Probe, lastprobe: u32, flows: &[(FlowTag, u64)]) -> Response {
         Response {
             thisprobe: p.seq,
             lastprobe,
@@ -682,7 +727,7 @@ mod tests {
                     tag,
                     packets,
                     ce_packets: 0,
-                    bytes: u64::from(packets) * 1000,
+                    bytes: packets * 1000,
                 })
                 .collect(),
         }
@@ -732,7 +777,7 @@ mod tests {
         );
         // Interval 2: the sender counts 5, the receiver the 4 sent after the probe.
         let p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
-        let m = s.on_response(t(700), &answer(&p2, 1, &[(A, 4)]))?;
+        let m = s.on_response(t(700), &answer(&p2, 1, &[(A, 15)]))?;
         assert_eq!(counts(&m, A), (5, 4, 1, 0));
         assert_eq!(
             (m.flows[0].delivered_packets(), m.flows[0].delivered_bytes()),
@@ -753,14 +798,15 @@ mod tests {
         s.on_response(t(100), &answer(&p1, 0, &[(A, 4)]))?;
         // Interval 2: 6 sent, 1 of them counted in interval 1, 2 lost, 3 received.
         let p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
-        let m = s.on_response(t(700), &answer(&p2, 1, &[(A, 3)]))?;
+        let m = s.on_response(t(700), &answer(&p2, 1, &[(A, 7)]))?;
         assert_eq!(counts(&m, A), (6, 3, 1, 2));
         assert_eq!(m.totals(), (6, 2));
         Ok(())
     }
 
     #[test]
-    fn a_lost_response_drops_the_carry_with_its_intervals() -> TestResult {
+    fn a_lost_response_keeps_the_carry_for_the_next_response_which_covers_its_intervals(
+    ) -> TestResult {
         let mut rng = Rng::new(8);
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         sent(&mut s, t(0), A, 3);
@@ -768,13 +814,55 @@ mod tests {
         sent(&mut s, t(1), A, 3);
         s.on_response(t(100), &answer(&p1, 0, &[(A, 4)]))?;
         assert_eq!(s.carried(A).packets, 1);
-        // Probe 2's response is lost: interval 2, which the carry belonged to, is not measured.
+        // Probe 2's response (A at 6: the 2 others sent after probe 1) is lost; after probe 2,
+        // A sends 5 and 1 of them is lost.
         let _p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
         sent(&mut s, t(601), A, 5);
         let p3 = s.poll_probe(t(1200), &mut rng).ok_or("no probe due")?;
-        let m = s.on_response(t(1300), &answer(&p3, 2, &[(A, 4)]))?;
-        assert_eq!(counts(&m, A), (5, 4, 0, 1));
+        let m = s.on_response(t(1300), &answer(&p3, 2, &[(A, 10)]))?;
+        assert_eq!(m.probes, (2, 3));
+        // Sent 3 + 5, counted 10 - 4 = 6, carried 1: the one loss.
+        assert_eq!(counts(&m, A), (8, 6, 1, 1));
         assert_eq!(s.carried(A), SentCount::default());
+        Ok(())
+    }
+
+    #[test]
+    fn a_packet_notified_after_a_probe_whose_response_is_lost_is_not_a_loss() -> TestResult {
+        let mut rng = Rng::new(12);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        // 10 packets, probe 1, then the 11th packet's late notify and 4 more: the receiver
+        // counted 11 by probe 1 and 15 by probe 2.
+        sent(&mut s, t(0), A, 10);
+        let _p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        sent(&mut s, t(1), A, 5);
+        let p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
+        // Probe 1's response is lost; probe 2's covers both intervals: nothing lost.
+        let m = s.on_response(t(700), &answer(&p2, 1, &[(A, 15)]))?;
+        assert_eq!(m.probes, (1, 2));
+        assert_eq!(counts(&m, A), (15, 15, 0, 0));
+        assert_eq!(m.flows[0].delivered_bytes(), 15_000);
+        Ok(())
+    }
+
+    #[test]
+    fn counts_below_the_last_accepted_ones_count_from_zero() -> TestResult {
+        let mut rng = Rng::new(13);
+        let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
+        sent(&mut s, t(0), A, 8);
+        sent(&mut s, t(0), B, 2);
+        let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+        s.on_response(t(100), &answer(&p1, 0, &[(A, 8), (B, 2)]))?;
+        // The receiver lost its state (A restarts at 3 of the 4 sent) and B is no longer
+        // listed; B comes back at 2 of 2: both count from zero.
+        sent(&mut s, t(200), A, 4);
+        let p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
+        let m = s.on_response(t(700), &answer(&p2, 0, &[(A, 3)]))?;
+        assert_eq!(counts(&m, A), (4, 3, 0, 1));
+        sent(&mut s, t(800), B, 2);
+        let p3 = s.poll_probe(t(1200), &mut rng).ok_or("no probe due")?;
+        let m = s.on_response(t(1300), &answer(&p3, 2, &[(A, 3), (B, 2)]))?;
+        assert_eq!((counts(&m, A), counts(&m, B)), ((0, 0, 0, 0), (2, 2, 0, 0)));
         Ok(())
     }
 
@@ -790,7 +878,7 @@ mod tests {
         let _p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
         sent(&mut s, t(601), A, 2);
         let p3 = s.poll_probe(t(1200), &mut rng).ok_or("no probe due")?;
-        let m = s.on_response(t(1300), &answer(&p3, 1, &[(A, 3)]))?;
+        let m = s.on_response(t(1300), &answer(&p3, 1, &[(A, 7)]))?;
         assert_eq!(counts(&m, A), (4, 3, 1, 0));
         Ok(())
     }
@@ -817,7 +905,7 @@ mod tests {
         // The next interval: A's 3 packets all lost, the receiver counts nothing. The carry
         // covers them (a receiver that overstates could claim them anyway), and nothing beyond.
         let p2 = s.poll_probe(t(600), &mut rng).ok_or("no probe due")?;
-        let m = s.on_response(t(700), &answer(&p2, 1, &[]))?;
+        let m = s.on_response(t(700), &answer(&p2, 1, &[(A, 100), (B, 100)]))?;
         assert_eq!(counts(&m, A), (3, 0, 3, 0));
         assert_eq!(m.flows[0].delivered_bytes(), 3000);
         assert_eq!(m.totals(), (3, 0));

@@ -3,12 +3,17 @@
 //!
 //! The receiver counts, per sending host and per flow, the packets, the CE-marked packets and the
 //! bytes that arrive; a probe is answered with `<response, thisprobe, lastprobe, nrecd>`, after
-//! which `lastprobe = thisprobe` and the counts restart. A probe not newer than the last one
-//! answered (a duplicate, a reordered or a replayed probe) is ignored and counted, so that it
-//! cannot reset the counts.
+//! which `lastprobe = thisprobe`. Unlike Fig. 5, the counts do not restart at a probe: `nrecd`
+//! is, per flow, everything counted since the responder began to track the flow (wrapping at
+//! 2^64), and every tracked flow is listed, so that the sender can diff any response against the
+//! last one it accepted whatever was lost in between (see [`super::prober`]). A flow with no
+//! arrival for [`ResponderConfig::flow_idle`] is forgotten when the next probe is answered, so
+//! that responses stay bounded; if it comes back its counts start from zero. A probe not newer
+//! than the last one answered (a duplicate, a reordered or a replayed probe) is ignored and
+//! counted.
 
 use super::probe::{FlowCount, FlowTag, Probe, ProbeError, ProbeMessage, Response, MAX_FLOWS};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::units::Bytes;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -21,6 +26,10 @@ pub struct ResponderConfig {
     /// Flows tracked per sending host; arrivals of further flows are counted as untracked.
     /// At most [`MAX_FLOWS`], what one response can carry.
     pub max_flows_per_peer: usize,
+    /// A flow with no arrival for this long is forgotten. Far longer than any run of lost
+    /// probes or responses the sender rides out, so that the sender's last accepted response
+    /// still holds the flow's counts when it is forgotten.
+    pub flow_idle: Duration,
 }
 
 impl Default for ResponderConfig {
@@ -28,6 +37,7 @@ impl Default for ResponderConfig {
         ResponderConfig {
             max_peers: 1024,
             max_flows_per_peer: 1024,
+            flow_idle: Duration::from_secs(30),
         }
     }
 }
@@ -45,6 +55,17 @@ pub struct ResponderStats {
     pub untracked_packets: u64,
     /// Sending hosts whose state was dropped to make room for a new one.
     pub peers_evicted: u64,
+    /// Flows forgotten after [`ResponderConfig::flow_idle`] without an arrival.
+    pub flows_forgotten: u64,
+}
+
+/// One tracked flow: its cumulative counts and its last arrival.
+#[derive(Clone, Copy, Debug)]
+struct Tracked {
+    /// Arrivals since the flow was first seen, wrapping at 2^64.
+    count: FlowCount,
+    /// The last arrival.
+    last_arrival: Instant,
 }
 
 /// The receiver's state for one sending host.
@@ -52,8 +73,8 @@ pub struct ResponderStats {
 struct Peer {
     /// The last probe answered; 0 before the first.
     lastprobe: u32,
-    /// Arrivals since `lastprobe`, per flow.
-    counts: BTreeMap<FlowTag, FlowCount>,
+    /// Cumulative arrivals per tracked flow.
+    counts: BTreeMap<FlowTag, Tracked>,
     /// The last time a packet or probe arrived from this host.
     last_active: Instant,
 }
@@ -76,6 +97,7 @@ impl ProbeResponder {
             config: ResponderConfig {
                 max_peers: config.max_peers.max(1),
                 max_flows_per_peer: config.max_flows_per_peer.clamp(1, MAX_FLOWS),
+                flow_idle: config.flow_idle,
             },
             peers: BTreeMap::new(),
             stats: ResponderStats::default(),
@@ -114,31 +136,43 @@ impl ProbeResponder {
             self.stats.untracked_packets += 1;
             return;
         }
-        let c = peer.counts.entry(tag).or_insert(FlowCount {
-            tag,
-            ..FlowCount::default()
+        let t = peer.counts.entry(tag).or_insert(Tracked {
+            count: FlowCount {
+                tag,
+                ..FlowCount::default()
+            },
+            last_arrival: now,
         });
-        c.packets = c.packets.saturating_add(1);
-        c.ce_packets = c.ce_packets.saturating_add(u32::from(ce));
-        c.bytes = c.bytes.saturating_add(bytes);
+        t.last_arrival = now;
+        let c = &mut t.count;
+        c.packets = c.packets.wrapping_add(1);
+        c.ce_packets = c.ce_packets.wrapping_add(u64::from(ce));
+        c.bytes = c.bytes.wrapping_add(bytes);
     }
 
     /// A probe from `from` arrived at `now`: the response to send back, or `None` for a probe
-    /// not newer than the last one answered (counted in [`ResponderStats::probes_stale`]).
+    /// not newer than the last one answered (counted in [`ResponderStats::probes_stale`]). The
+    /// response lists every tracked flow with its cumulative counts, after forgetting the flows
+    /// idle for [`ResponderConfig::flow_idle`].
     pub fn on_probe(&mut self, now: Instant, from: Ipv4Addr, probe: &Probe) -> Option<Response> {
+        let idle = self.config.flow_idle;
         let peer = self.peer(now, from);
         if probe.seq <= peer.lastprobe {
             self.stats.probes_stale += 1;
             return None;
         }
-        let counts = std::mem::take(&mut peer.counts);
+        let before = peer.counts.len();
+        peer.counts
+            .retain(|_, t| now.saturating_since(t.last_arrival) < idle);
+        let forgotten = (before - peer.counts.len()) as u64;
         let response = Response {
             thisprobe: probe.seq,
             lastprobe: peer.lastprobe,
             nonce: probe.nonce,
-            flows: counts.into_values().collect(),
+            flows: peer.counts.values().map(|t| t.count).collect(),
         };
         peer.lastprobe = probe.seq;
+        self.stats.flows_forgotten += forgotten;
         self.stats.probes_answered += 1;
         Some(response)
     }
@@ -195,7 +229,7 @@ mod tests {
     }
 
     #[test]
-    fn a_probe_is_answered_with_the_counts_since_the_last_probe_answered() {
+    fn a_probe_is_answered_with_every_tracked_flows_cumulative_counts() {
         let mut r = ProbeResponder::default();
         for _ in 0..3 {
             r.on_data(t(0), HOST, A, 1000, false);
@@ -225,11 +259,29 @@ mod tests {
             })
         );
         r.on_data(t(3), HOST, A, 1000, false);
-        // Probe 2 was lost: probe 3 reports since probe 1.
+        // Probe 2 was lost: probe 3 is answered with lastprobe 1, the counts since the start,
+        // B's included although nothing of it arrived since.
         let resp = r.on_probe(t(4), HOST, &Probe { seq: 3, nonce: 7 });
         assert_eq!(
-            resp.map(|x| (x.thisprobe, x.lastprobe, x.flows.len())),
-            Some((3, 1, 1))
+            resp.map(|x| (x.thisprobe, x.lastprobe, x.flows)),
+            Some((
+                3,
+                1,
+                vec![
+                    FlowCount {
+                        tag: A,
+                        packets: 4,
+                        ce_packets: 0,
+                        bytes: 4000
+                    },
+                    FlowCount {
+                        tag: B,
+                        packets: 1,
+                        ce_packets: 1,
+                        bytes: 500
+                    },
+                ]
+            ))
         );
     }
 
@@ -249,7 +301,7 @@ mod tests {
             .is_none());
         assert_eq!(r.stats().probes_stale, 2);
         let resp = r.on_probe(t(4), HOST, &Probe { seq: 6, nonce: 1 });
-        assert_eq!(resp.map(|x| x.flows[0].packets), Some(1), "counts kept");
+        assert_eq!(resp.map(|x| x.flows[0].packets), Some(2), "counts kept");
     }
 
     #[test]
@@ -268,6 +320,7 @@ mod tests {
         let mut r = ProbeResponder::new(ResponderConfig {
             max_peers: 2,
             max_flows_per_peer: 1,
+            ..ResponderConfig::default()
         });
         r.on_data(t(0), HOST, A, 1, false);
         r.on_data(t(1), HOST, B, 1, false);
@@ -278,6 +331,29 @@ mod tests {
         // HOST was the least recently active and is gone: its next probe reports nothing.
         let resp = r.on_probe(t(4), HOST, &Probe { seq: 1, nonce: 0 });
         assert_eq!(resp.map(|x| x.flows.len()), Some(0));
+    }
+
+    #[test]
+    fn a_flow_idle_for_flow_idle_is_forgotten_and_counts_from_zero_when_it_returns() {
+        let mut r = ProbeResponder::default();
+        r.on_data(t(0), HOST, A, 1000, false);
+        r.on_data(t(10_000), HOST, B, 1000, false);
+        // At 30 s, A has been idle for 30 s (flow_idle), B for 20 s.
+        let resp = r.on_probe(t(30_000), HOST, &Probe { seq: 1, nonce: 0 });
+        let tags = resp.map(|x| x.flows.iter().map(|c| c.tag).collect::<Vec<_>>());
+        assert_eq!(tags, Some(vec![B]));
+        assert_eq!(r.stats().flows_forgotten, 1);
+        r.on_data(t(30_001), HOST, A, 700, false);
+        let resp = r.on_probe(t(30_002), HOST, &Probe { seq: 2, nonce: 0 });
+        assert_eq!(
+            resp.map(|x| x.flows[0]),
+            Some(FlowCount {
+                tag: A,
+                packets: 1,
+                ce_packets: 0,
+                bytes: 700
+            })
+        );
     }
 
     #[test]
