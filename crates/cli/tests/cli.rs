@@ -1,20 +1,13 @@
 //! The `concord` command as a user meets it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn concord(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_concord"))
-        .args(args)
-        .output()
-        .expect("concord runs")
-}
+mod common;
 
+/// A fresh scratch directory for this suite.
 fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("concord-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    common::temp("cli", name)
 }
 
 fn repo(rel: &str) -> String {
@@ -45,7 +38,7 @@ stop = "4s"
 fn run_text(dir: &Path, text: &str) -> (Option<i32>, String) {
     let file = dir.join("bad.toml");
     std::fs::write(&file, text).expect("write");
-    let out = concord(&[
+    let out = common::concord(&[
         "run",
         &file.display().to_string(),
         "--out",
@@ -117,7 +110,7 @@ fn run_writes_its_tables_and_a_pcap_that_tshark_reads() {
     )
     .expect("write");
     let out_dir = dir.join("out");
-    let out = concord(&[
+    let out = common::concord(&[
         "run",
         &file.display().to_string(),
         "--out",
@@ -206,7 +199,7 @@ fn find_tshark() -> Option<&'static str> {
 fn seed_override_changes_the_results_and_is_reported() {
     let dir = temp("seed");
     let s = repo("scenarios/basic/dumbbell-4-droptail.toml");
-    let a = concord(&[
+    let a = common::concord(&[
         "run",
         &s,
         "--seed",
@@ -215,7 +208,7 @@ fn seed_override_changes_the_results_and_is_reported() {
         "--out",
         &dir.join("a").display().to_string(),
     ]);
-    let b = concord(&[
+    let b = common::concord(&[
         "run",
         &s,
         "--seed",
@@ -234,7 +227,7 @@ fn seed_override_changes_the_results_and_is_reported() {
 
 #[test]
 fn bench_reports_speed_beside_the_figures_ns3_users_compare() {
-    let out = concord(&[
+    let out = common::concord(&[
         "bench",
         "--flows",
         "8",
@@ -269,7 +262,7 @@ fn bench_reports_speed_beside_the_figures_ns3_users_compare() {
 
 #[test]
 fn help_explains_the_commands() {
-    let out = concord(&["--help"]);
+    let out = common::concord(&["--help"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for word in ["run", "bench", "scenario", "Examples"] {

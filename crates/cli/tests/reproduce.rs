@@ -5,18 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-fn concord(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_concord"))
-        .args(args)
-        .output()
-        .expect("concord runs")
-}
+mod common;
 
+/// A fresh scratch directory for this suite.
 fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("concord-cli-repro-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    common::temp("cli-repro", name)
 }
 
 /// Every file under `dir` with its bytes, sorted by path.
@@ -39,7 +32,7 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 fn reproduce_baseline(out: &Path) -> Output {
     let out = out.display().to_string();
-    concord(&["reproduce", "--quick", "--paper", "baseline", "--out", &out])
+    common::concord(&["reproduce", "--quick", "--paper", "baseline", "--out", &out])
 }
 
 #[test]
@@ -115,7 +108,7 @@ fn report_readme_writes_the_results_section_and_its_figures() {
         a
     };
     let a = args(&["--figure", "baseline-padhye"]);
-    let out = concord(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = common::concord(&a.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = std::fs::read_to_string(&readme).expect("readme");
     assert!(text.starts_with("# x\n\n## Results\n\n<!-- results:begin -->\n\n"));
@@ -132,7 +125,7 @@ fn report_readme_writes_the_results_section_and_its_figures() {
     // A figure the report does not have, or a README without markers, is refused and the
     // README is left as it was.
     let a = args(&["--figure", "no-such-figure"]);
-    let out = concord(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = common::concord(&a.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("baseline-padhye"));
     assert_eq!(
@@ -140,7 +133,7 @@ fn report_readme_writes_the_results_section_and_its_figures() {
         Some(text.as_str())
     );
     std::fs::write(&readme, "# no markers\n").expect("readme");
-    let out = concord(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    let out = common::concord(&args(&[]).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("results:begin"));
     assert_eq!(
