@@ -295,12 +295,12 @@ fn measured(point: Point, sim: &Simulator) -> Measured {
             if let Some(slot) = horizontal.get_mut(n.wrapping_sub(1)) {
                 *slot = goodput(f);
             }
-            h_delay.merge(&f.delay);
+            h_delay.merge(&f.network.delay);
         } else if let Some(n) = weight {
             if let Some(slot) = vertical.get_mut(n.wrapping_sub(1)) {
                 *slot += goodput(f) / HOPS as f64;
             }
-            v_delay.merge(&f.delay);
+            v_delay.merge(&f.network.delay);
         }
         // A flow that delivered nothing in the window has no rate to vary: it is left out
         // rather than counted as perfectly smooth.

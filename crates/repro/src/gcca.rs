@@ -4,33 +4,37 @@
 //!
 //! The paper's three parameter groups are not published; concord's are in the scenario files
 //! `scenarios/gcca/testbed-{1,2,3}-{e2e,gcca}.toml`. In each group E2E and GCCA use the same RED
-//! parameters on both routers; GCCA adds its bucket and message settings. The paper's Table 1
-//! ("end-to-end delay", in seconds, 54-66 s) can only be the time the whole transfer took;
-//! concord reports it as such, and checks the per-packet one-way delay separately.
+//! parameters on both routers; GCCA adds its bucket and message settings.
 //!
-//! Not reproduced: the per-packet one-way delay. With one window-limited TCP flow, GCCA keeps
-//! the window's excess queued in the network instead of dropping it: Router 2 holds about
-//! `min_th` packets while it pushes back, Router 1 holds what its throttled bucket cannot send,
-//! and the host's window is halved only once Router 1's own average passes its `min_th`. Under
-//! E2E every RED drop halves the window and drains Router 2 below `min_th`. The backlog, and so
-//! each packet's wait, is therefore larger under GCCA in all three groups (about 1.5 times),
-//! while the transfer time, the throughput, the jitter and the losses favour GCCA as the paper
-//! says. The claim stays in the report, failing.
+//! **What "end-to-end delay" is.** The paper's Table 1 ("Comparison of the End-to-End Delay",
+//! 54-66 s) can only be the time the whole transfer took, and its one statement about delay
+//! ("Table 1 shows the end-to-end delays in the experiments. The GCCA produces shorter delay
+//! than E2E") is about that table. concord checks it as such (the Table 1 claim). The jitter of
+//! Fig. 5 is measured as the paper's tool, DBS, measures at the application: each segment's
+//! delay runs from its first transmission to its in-order delivery to the receiving application
+//! ([`concord_sim::flow::Flow::application`]), so a retransmission and the wait of the segments
+//! behind it show up, as E2E's "unpredictable jitters from time to time" do in Fig. 5.
 //!
-//! The mechanisms were checked against the paper, and this is how the design behaves rather
-//! than a departure from it. Section 2 says as much: "Upstream nodes buffer more packets when
-//! they slow down their sending rates"; only "lasting congestion may be referred back to the
-//! host as a last resort". The edge router's messages do reach Host A and cut its window
+//! **Measured, not claimed: the mean per-packet delay.** The paper gives no per-packet figure,
+//! and concord's is higher under GCCA: 1.40 times E2E's at the application and 1.52 times across
+//! the network (summed over the groups; `gcca-testbed.csv`, figure `gcca-testbed-delay`). With
+//! one window-limited TCP flow, Little's law ties the mean delay to the mean window, and GCCA
+//! cuts the window later: Router 2 holds about `min_th` packets while it pushes back, Router 1
+//! holds what its throttled bucket cannot send, and the host's window is halved only once
+//! Router 1's own average passes its `min_th`. Under E2E every RED drop halves the window and
+//! drains Router 2 below `min_th`. Section 2 says as much: "Upstream nodes buffer more packets
+//! when they slow down their sending rates"; only "lasting congestion may be referred back to
+//! the host as a last resort". The edge router's messages do reach Host A and cut its window
 //! (group 1: Router 2 sends 115 CONGESTION and 13 NORMAL to Router 1, Router 1 sends 18
 //! CONGESTION to Host A, which halves cwnd and ssthresh 15 times, the other 3 arriving within
-//! one smoothed RTT of the previous cut). Fig. 3 sends CONGESTION only where RED would drop, so
-//! Router 2 sits between `min_th` and `max_th` while it pushes back, where E2E's drops bring it
-//! below. The paper gives no leaky-bucket step; a larger one shortens the wait but not enough:
-//! with Router 1's bucket falling by 50% or 100% (to its 5% floor) per CONGESTION instead of
-//! 10%, the mean one-way delay is 206 / 191 ms against E2E's 168 ms in group 1, 188 / 174
-//! against 153 in group 2, 296 / 266 against 249 in group 3, and the transfers get slower. The
-//! paper's own "GCCA produces shorter delay than E2E" follows "Table 1 shows the end-to-end
-//! delays", the transfer times, which concord reproduces (the Table 1 claim).
+//! one smoothed RTT of the previous cut).
+//!
+//! Faster push-back was measured and does not change the picture (application-level delay,
+//! GCCA against E2E's 184 / 169 / 268 ms in groups 1 / 2 / 3): a bucket step of 50% gives
+//! 206 / 188 / 296 ms; 100% (to the 5% floor) with Router 1 signalling the host on every packet
+//! above `min_th` (max_p 1) gives 183 / 167 / 266 ms, a tie bought with slower transfers (55.4 s
+//! against 54.3 s in group 2, which breaks Table 1); steps of 2 or 3 Mbit/s, a ramped restore,
+//! and lower RED thresholds on Router 2 for both schemes leave GCCA higher still.
 
 use crate::claim::{Check, Claim, Paper};
 use crate::plot::{Bars, Plot, Style};
@@ -139,10 +143,15 @@ struct Transfer {
     time_s: f64,
     /// Bytes over that time, in bit/s (Table 2).
     throughput_bps: f64,
-    /// Mean one-way delay of delivered data packets, in ms.
+    /// Mean one-way delay of data packets from first transmission to in-order delivery to the
+    /// application, in ms.
     delay_ms: f64,
-    /// 99th percentile of the jitter, in ms (Fig. 5).
+    /// Mean one-way delay of data packets across the network (transmission to arrival), in ms.
+    network_delay_ms: f64,
+    /// 99th percentile of the application-level jitter, in ms (Fig. 5).
     jitter_p99_ms: f64,
+    /// 99th percentile of the network jitter, in ms.
+    network_jitter_p99_ms: f64,
     /// Packets dropped in the routers.
     drops: u64,
 }
@@ -154,17 +163,20 @@ fn transfer(r: &RunResults, sim: &Simulator) -> Transfer {
     Transfer {
         time_s,
         throughput_bps: f.delivered_bytes_total as f64 * 8.0 / time_s.max(1e-9),
-        delay_ms: flow.delay.mean().as_secs_f64() * 1e3,
-        jitter_p99_ms: flow.jitter.quantile(0.99).as_secs_f64() * 1e3,
+        delay_ms: flow.application.delay.mean().as_secs_f64() * 1e3,
+        network_delay_ms: flow.network.delay.mean().as_secs_f64() * 1e3,
+        jitter_p99_ms: flow.application.jitter.quantile(0.99).as_secs_f64() * 1e3,
+        network_jitter_p99_ms: flow.network.jitter.quantile(0.99).as_secs_f64() * 1e3,
         drops: router_drops(sim),
     }
 }
 
 /// The cumulative distribution of a flow's jitter, in ms.
 fn jitter_cdf(flow: &Flow) -> Vec<(f64, f64)> {
-    let total = flow.jitter.count().max(1) as f64;
+    let total = flow.application.jitter.count().max(1) as f64;
     let mut seen = 0u64;
-    flow.jitter
+    flow.application
+        .jitter
         .buckets()
         .map(|(lo, width, n)| {
             seen += n;
@@ -189,7 +201,8 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let mut out = Outcome::default();
     let mut rows = Vec::new();
     let mut csv = String::from(
-        "group,scheme,transfer_time_s,throughput_mbps,delay_mean_ms,jitter_p99_ms,router_drops\n",
+        "group,scheme,transfer_time_s,throughput_mbps,delay_mean_ms,jitter_p99_ms,\
+         network_delay_mean_ms,network_jitter_p99_ms,router_drops\n",
     );
     let mut fig5 = Plot::new(
         "Fig. 5 analogue: jitter (|delay difference of successive packets|), group 1",
@@ -213,11 +226,13 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
             let t = transfer(&r, &sim);
             pair[k] = t;
             csv.push_str(&format!(
-                "{group},{scheme},{:.3},{:.4},{:.1},{:.1},{}\n",
+                "{group},{scheme},{:.3},{:.4},{:.1},{:.1},{:.1},{:.1},{}\n",
                 t.time_s,
                 t.throughput_bps / 1e6,
                 t.delay_ms,
                 t.jitter_p99_ms,
+                t.network_delay_ms,
+                t.network_jitter_p99_ms,
                 t.drops
             ));
             if group == 1 {
@@ -277,19 +292,9 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     ));
     out.claims.push(Claim::new(
         Paper::Gcca,
-        "Fig. 4 test bed, groups 1-3",
-        "mean one-way delay of data packets GCCA / E2E, summed over groups",
-        "< 1 (section 4: GCCA produces shorter delay than E2E)",
-        ratio(&|t| t.delay_ms),
-        Check::AtMost { max: 1.0 },
-        seed,
-        files,
-        ctx.quick,
-    ));
-    out.claims.push(Claim::new(
-        Paper::Gcca,
         "Fig. 4 test bed, groups 1-3 (Fig. 5)",
-        "99th percentile of the jitter GCCA / E2E, summed over groups",
+        "99th percentile of the jitter (DBS-style: first transmission to delivery to the \
+         application) GCCA / E2E, summed over groups",
         "< 1 (Fig. 5: GCCA's jitter stays within a small bound)",
         ratio(&|t| t.jitter_p99_ms),
         Check::AtMost { max: 1.0 },
@@ -318,12 +323,27 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "transfer time (s)",
         &|t| t.time_s,
     );
-    let d = bars("Mean one-way delay of data packets", "delay (ms)", &|t| {
-        t.delay_ms
-    });
-    let j = bars("99th percentile of the jitter", "jitter (ms)", &|t| {
-        t.jitter_p99_ms
-    });
+    // Measured and drawn, not a claim: the paper quantifies only the transfer's delay (Table 1).
+    let mut d = bars(
+        "Mean one-way delay of data packets (not claimed by the paper; see the module notes)",
+        "delay (ms)",
+        &|t| t.delay_ms,
+    );
+    d.series[0].0 = "E2E, to the application".into();
+    d.series[1].0 = "GCCA, to the application".into();
+    d.series.push((
+        "E2E, across the network".into(),
+        rows.iter().map(|(_, e, _)| e.network_delay_ms).collect(),
+    ));
+    d.series.push((
+        "GCCA, across the network".into(),
+        rows.iter().map(|(_, _, g)| g.network_delay_ms).collect(),
+    ));
+    let j = bars(
+        "99th percentile of the jitter (to the application)",
+        "jitter (ms)",
+        &|t| t.jitter_p99_ms,
+    );
     out.figures.push(Figure::new(
         "gcca-table2-throughput",
         &t2.title,

@@ -7,6 +7,7 @@ use concord_cc::rng::Rng;
 use concord_cc::tcp::{TcpReceiver, TcpSender};
 use concord_cc::time::{Duration, Instant};
 use concord_cc::units::{Bytes, Rate};
+use std::collections::VecDeque;
 
 /// A TCP connection: both halves live here, the sender at the flow's source host and the
 /// receiver at its destination.
@@ -46,6 +47,9 @@ pub struct TcpFlow {
     pub injected_losses: u64,
     /// When the injected loss happened.
     pub injected_at: Option<Instant>,
+    /// (end sequence number, first transmission) of every new data segment not yet delivered
+    /// in order, oldest first (for [`Flow::application`]).
+    pub first_sent: VecDeque<(u64, Instant)>,
 }
 
 /// A UDP source of constant rate, possibly switched on and off.
@@ -105,35 +109,48 @@ pub struct Flow {
     pub delivered: Bytes,
     /// `delivered` at the end of the warm-up.
     pub delivered_at_warmup: Bytes,
-    /// One-way delay of every data packet that reached the destination (after the warm-up).
-    pub delay: Histogram,
+    /// One-way delay of every data packet that reached the destination, from its
+    /// transmission to its arrival (after the warm-up), and the jitter between successive ones.
+    pub network: OneWay,
+    /// TCP only: one-way delay of every data segment from its first transmission to its
+    /// in-order delivery to the receiving application (after the warm-up), and its jitter.
+    /// A retransmitted segment counts once, from its first transmission; a segment held behind
+    /// a hole counts the wait. This is what an application-level tool such as GCCA's DBS sees.
+    pub application: OneWay,
     /// Trace cwnd and ssthresh of this flow.
     pub trace_cwnd: bool,
     /// Trace the window and the bandwidth estimator of this flow on every ACK.
     pub trace_estimator: bool,
-    /// Jitter: |difference of the one-way delays of successive data packets| that reached the
-    /// destination (after the warm-up), as GCCA's Fig. 5 defines it.
-    pub jitter: Histogram,
-    /// The one-way delay of the previous data packet that reached the destination.
-    pub last_delay: Option<Duration>,
     /// Data packets of this flow that a queue dropped (wire losses are not counted).
     pub queue_drops: u64,
     /// `queue_drops` at the end of the warm-up.
     pub queue_drops_at_warmup: u64,
 }
 
-impl Flow {
-    /// Records the one-way delay `d` of a data packet that reached the destination, and the
-    /// jitter against the previous one.
-    pub fn record_delay(&mut self, d: Duration) {
+/// One-way delays of a flow's packets in arrival order, and their jitter.
+#[derive(Debug, Default)]
+pub struct OneWay {
+    /// Every delay.
+    pub delay: Histogram,
+    /// Jitter: |difference of the delays of successive packets|, as GCCA's Fig. 5 defines it.
+    pub jitter: Histogram,
+    /// The previous delay.
+    last: Option<Duration>,
+}
+
+impl OneWay {
+    /// Records the one-way delay `d` of the next packet, and the jitter against the previous one.
+    pub fn record(&mut self, d: Duration) {
         self.delay.record(d);
-        if let Some(prev) = self.last_delay {
+        if let Some(prev) = self.last {
             let jitter = if d > prev { d - prev } else { prev - d };
             self.jitter.record(jitter);
         }
-        self.last_delay = Some(d);
+        self.last = Some(d);
     }
+}
 
+impl Flow {
     /// The flow's kind as a word for tables.
     pub fn kind(&self) -> &'static str {
         match &self.agent {

@@ -171,10 +171,10 @@ impl RunResults {
                     completion_s: None,
                     datagrams_sent: 0,
                     datagrams_received: 0,
-                    delay_mean_ms: ms(f.delay.mean()),
-                    delay_p50_ms: ms(f.delay.quantile(0.5)),
-                    delay_p90_ms: ms(f.delay.quantile(0.9)),
-                    delay_p99_ms: ms(f.delay.quantile(0.99)),
+                    delay_mean_ms: ms(f.network.delay.mean()),
+                    delay_p50_ms: ms(f.network.delay.quantile(0.5)),
+                    delay_p90_ms: ms(f.network.delay.quantile(0.9)),
+                    delay_p99_ms: ms(f.network.delay.quantile(0.99)),
                 };
                 match &f.agent {
                     Agent::Tcp(t) => {
@@ -392,7 +392,7 @@ fn queues_csv(sim: &Simulator) -> String {
 fn delay_csv(sim: &Simulator) -> String {
     let mut s = String::from("flow,lower_us,upper_us,count\n");
     for f in &sim.flows {
-        for (lo, hi, n) in f.delay.buckets() {
+        for (lo, hi, n) in f.network.delay.buckets() {
             let _ = writeln!(
                 s,
                 "{},{:.3},{:.3},{}",

@@ -6,7 +6,7 @@ use crate::eca::{EcaState, EcaTimer};
 use crate::event::EventQueue;
 use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
 use crate::gcca::{GccaState, GccaTimer};
-use crate::metrics::{Histogram, Series};
+use crate::metrics::Series;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::routing::{shortest_paths, NO_ROUTE};
 use crate::scenario::DropWhen;
@@ -273,6 +273,7 @@ impl Simulator {
                         new_segments: 0,
                         injected_losses: 0,
                         injected_at: None,
+                        first_sent: Default::default(),
                     }))
                 }
                 FlowKind::Cbr { rate, packet_size } => Agent::Udp(Box::new(UdpFlow {
@@ -333,11 +334,10 @@ impl Simulator {
                 goodput: Series::new(bin),
                 delivered: 0,
                 delivered_at_warmup: 0,
-                delay: Histogram::new(),
+                network: Default::default(),
+                application: Default::default(),
                 trace_cwnd: sc.record.cwnd.contains(&i),
                 trace_estimator: sc.record.estimator.contains(&i),
-                jitter: Histogram::new(),
-                last_delay: None,
                 queue_drops: 0,
                 queue_drops_at_warmup: 0,
             });
@@ -614,9 +614,19 @@ impl Simulator {
                     t.ts_recent = ts_val;
                     flow.delivered += newly;
                     flow.goodput.add(now, newly);
+                    let delivered = t.receiver.delivered();
+                    while let Some(&(end, sent)) = t.first_sent.front() {
+                        if end > delivered {
+                            break;
+                        }
+                        t.first_sent.pop_front();
+                        if after_warmup {
+                            flow.application.record(now.saturating_since(sent));
+                        }
+                    }
                 }
                 if after_warmup {
-                    flow.record_delay(now.saturating_since(pkt.created));
+                    flow.network.record(now.saturating_since(pkt.created));
                 }
                 self.pump_receiver(f)?;
             }
@@ -659,7 +669,7 @@ impl Simulator {
                 flow.delivered += len as u64;
                 flow.goodput.add(now, len as u64);
                 if after_warmup {
-                    flow.record_delay(now.saturating_since(pkt.created));
+                    flow.network.record(now.saturating_since(pkt.created));
                 }
                 if let Some(received) = received {
                     self.cm_ack_packet(f as FlowId, seq, received, pkt.created)?;
@@ -706,6 +716,7 @@ impl Simulator {
         while let Some(seg) = t.sender.poll_transmit(now) {
             if !seg.retransmission {
                 t.new_segments += 1;
+                t.first_sent.push_back((seg.seq + seg.len as u64, now));
             }
             if let Some(when) = t.drop_when {
                 if injection_fires(when, now, t, &seg) {

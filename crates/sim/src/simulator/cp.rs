@@ -318,7 +318,7 @@ impl Simulator {
             flow.delivered += u64::from(len);
             flow.goodput.add(now, u64::from(len));
             if after_warmup {
-                flow.record_delay(now.saturating_since(pkt.created));
+                flow.network.record(now.saturating_since(pkt.created));
             }
         }
     }

@@ -260,7 +260,7 @@ impl Simulator {
                     flow.delivered += len as u64;
                     flow.goodput.add(now, len as u64);
                     if after_warmup {
-                        flow.record_delay(now.saturating_since(pkt.created));
+                        flow.network.record(now.saturating_since(pkt.created));
                     }
                 }
                 self.pump_tfrc_receiver(f)
