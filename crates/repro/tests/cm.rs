@@ -5,21 +5,8 @@
 
 use concord_repro::{registry, run_experiments, Ctx, Paper};
 
-/// Figures of the claims concord does not meet yet.
-///
-/// - Fig. 4, 2 probes per RTT against per-ACK feedback: one CM bulk sender loses about twice as
-///   many packets with probes twice per RTT (3.6%) as with an ACK per packet, each a
-///   `cm_update` (1.8%; TCP/CM in the same place also 1.8%; `raw/cm-feedback.csv`). The loss
-///   falls steadily with the probe rate (4.4% at 1 per RTT, 2.1% at 16) and is within 20% of
-///   per-ACK feedback only at 16 probes per RTT, about as many updates as per-ACK feedback
-///   gives here. In the overflowing drop-tail queue the probes, sent at arbitrary instants
-///   between paced data packets, are lost more often than the data (6% against 3.5% over a
-///   run), so that feedback stops for an RTT or more just when the queue overflows; and srtt,
-///   one sample per response against one per packet with ACKs, lags the queueing delay by
-///   about four RTTs at 2 probes per RTT, so the rate `cwnd / srtt` stays high while the queue
-///   fills (mean srtt 153 ms against 186 ms with ACKs).
-const KNOWN_FAILING: &[&str] =
-    &["Fig. 4: 2 probes per RTT against per-ACK feedback (one CM sender)"];
+/// Figures of the claims concord does not meet yet (none today).
+const KNOWN_FAILING: &[&str] = &[];
 
 #[test]
 fn every_cm_experiment_runs_and_every_claim_not_known_to_fail_passes() {

@@ -165,6 +165,8 @@ pub struct CmAppFlow {
     pub packet_size: u32,
     /// Datagrams sent.
     pub sent: u64,
+    /// `sent` at the end of the warm-up.
+    pub sent_at_warmup: u64,
     /// Datagrams received by the sink.
     pub received: u64,
     /// The sender's account of the receiver's ACKs (`None`: feedback from probes).

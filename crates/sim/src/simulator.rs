@@ -926,8 +926,10 @@ impl Simulator {
         for f in &mut self.flows {
             f.delivered_at_warmup = f.delivered;
             f.queue_drops_at_warmup = f.queue_drops;
-            if let Agent::Tcp(t) = &mut f.agent {
-                t.stats_at_warmup = t.sender.stats();
+            match &mut f.agent {
+                Agent::Tcp(t) => t.stats_at_warmup = t.sender.stats(),
+                Agent::CmApp(a) => a.sent_at_warmup = a.sent,
+                _ => {}
             }
         }
     }

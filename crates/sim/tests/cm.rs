@@ -447,7 +447,7 @@ fn bad_cm_keys_are_refused_at_their_line_with_a_fix() {
     assert!(parse_str(BASE, None).is_ok());
     let tcp = "[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\n";
     // (tail, kind, line, in the message, in the fix)
-    let cases: [(String, ErrorKind, usize, &str, &str); 14] = [
+    let cases: [(String, ErrorKind, usize, &str, &str); 15] = [
         (
             "[[flow]]\nkind = \"cmudp\"\nfrom = \"s1\"\nto = \"d1\"\nfeedback = \"acks\"\n"
                 .to_string(),
@@ -527,7 +527,14 @@ fn bad_cm_keys_are_refused_at_their_line_with_a_fix() {
             ErrorKind::BadValue,
             8,
             "`probes_per_rtt` = 0 is too small",
-            "from 1 to 1000",
+            "from 0.001 to 1000",
+        ),
+        (
+            "[cm]\nprobes_per_rtt = \"2\"\n".to_string(),
+            ErrorKind::WrongType,
+            8,
+            "`probes_per_rtt`",
+            "0.1",
         ),
         (
             "[cm]\naging = \"off\"\nprobe_per_rtt = 4\n".to_string(),

@@ -106,6 +106,15 @@ impl Aimd {
         self.mtu
     }
 
+    /// An RTT sample from a report that covers `packets` delivered packets (a probe response):
+    /// srtt and rttvar move as if each packet had been acknowledged with that sample, as
+    /// per-ACK feedback would have moved them ([`RttEstimator::on_samples`]). With one sample per
+    /// response, srtt at 2 probes per RTT would follow a queue that fills within a round trip
+    /// over about 4 round trips, and `cwnd / srtt` would stay too high meanwhile (Fig. 4).
+    pub fn on_rtt_sample_covering(&mut self, rtt: Duration, packets: u64) {
+        self.rtt.on_samples(rtt, packets);
+    }
+
     /// The smoothed RTT (RFC 6298), or `None` before the first sample.
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
@@ -404,6 +413,18 @@ mod tests {
         assert_eq!(a.cwnd(), 10 * MTU);
         a.on_delivered(ms(1100), 10 * MTU);
         assert_eq!(a.cwnd(), 11 * MTU);
+    }
+
+    #[test]
+    fn a_report_covering_packets_moves_srtt_as_that_many_acks_would() {
+        let mut a = aimd(10 * MTU, Bytes::MAX);
+        a.on_rtt_sample(ms(0), Duration::from_millis(100));
+        // Three packets covered at 200 ms: srtt 112.5, then 123.4375, then 7/8 of that + 25 ms
+        // = 133.0078125 ms; the rate follows srtt at once.
+        a.on_rtt_sample_covering(Duration::from_millis(200), 3);
+        assert_eq!(a.srtt(), Some(Duration::from_nanos(133_007_812)));
+        let bps = (10 * MTU) as u128 * 8 * 1_000_000_000 / 133_007_812;
+        assert_eq!(a.rate(), Rate::from_bps(bps as u64));
     }
 
     #[test]

@@ -75,8 +75,8 @@ pub enum CmConfigError {
     /// The grant lifetime is zero.
     #[error("grant_lifetime must be longer than zero")]
     ZeroGrantLifetime,
-    /// Fewer than one probe per RTT.
-    #[error("probes_per_rtt must be at least 1")]
+    /// No probes (zero, negative or not a number of probes per RTT).
+    #[error("probes_per_rtt must be a finite number above zero")]
     ZeroProbesPerRtt,
     /// The probe history holds no probe.
     #[error("max_history must be at least 1 probe")]
@@ -104,7 +104,7 @@ impl CmConfig {
         if self.grant_lifetime.is_zero() {
             return Err(CmConfigError::ZeroGrantLifetime);
         }
-        if self.prober.probes_per_rtt == 0 {
+        if !(self.prober.probes_per_rtt > 0.0 && self.prober.probes_per_rtt.is_finite()) {
             return Err(CmConfigError::ZeroProbesPerRtt);
         }
         if self.prober.max_history == 0 {
@@ -150,5 +150,13 @@ mod tests {
         let mut bad = CmConfig::default();
         bad.thresh.rate_downthresh = 2.0;
         assert!(matches!(bad.validate(), Err(CmConfigError::Thresh(_))));
+        for p in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let mut bad = CmConfig::default();
+            bad.prober.probes_per_rtt = p;
+            assert_eq!(bad.validate(), Err(CmConfigError::ZeroProbesPerRtt), "{p}");
+        }
+        let mut half = CmConfig::default();
+        half.prober.probes_per_rtt = 0.5;
+        assert_eq!(half.validate(), Ok(()));
     }
 }

@@ -713,7 +713,8 @@ impl CongestionManager {
         for (mf, t) in per_macroflow {
             if let Some(m) = self.macroflows.get_mut(&mf) {
                 m.on_feedback(now);
-                m.aimd.on_rtt_sample(now, measurement.rtt);
+                m.aimd
+                    .on_rtt_sample_covering(measurement.rtt, t.sent.saturating_sub(t.lost));
                 if t.ce > 0 {
                     m.aimd.on_congestion(now, CongestionSignal::Ecn);
                 } else if t.lost > 0 {

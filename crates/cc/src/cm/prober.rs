@@ -39,11 +39,12 @@ use crate::units::Bytes;
 use std::collections::{BTreeMap, VecDeque};
 
 /// The prober's parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ProberConfig {
-    /// Probes per smoothed RTT: the paper's section 2.2.1 finds that feedback "should be
-    /// obtained at least twice every round-trip period".
-    pub probes_per_rtt: u32,
+    /// Probes per smoothed RTT, above zero (0.5: one probe every two RTTs): the paper's
+    /// section 2.2.1 finds that feedback "should be obtained at least twice every round-trip
+    /// period".
+    pub probes_per_rtt: f64,
     /// Probes remembered while awaiting a response; older ones are forgotten (a response to
     /// one is refused) and what was sent in their intervals is credited to the next accepted
     /// response.
@@ -53,7 +54,7 @@ pub struct ProberConfig {
 impl Default for ProberConfig {
     fn default() -> Self {
         ProberConfig {
-            probes_per_rtt: 2,
+            probes_per_rtt: 2.0,
             max_history: 64,
         }
     }
@@ -246,7 +247,12 @@ impl Prober {
     pub fn new(config: ProberConfig, initial_rtt: Duration) -> Prober {
         Prober {
             config: ProberConfig {
-                probes_per_rtt: config.probes_per_rtt.max(1),
+                probes_per_rtt: if config.probes_per_rtt > 0.0 && config.probes_per_rtt.is_finite()
+                {
+                    config.probes_per_rtt
+                } else {
+                    ProberConfig::default().probes_per_rtt
+                },
                 max_history: config.max_history.max(1),
             },
             initial_rtt,
@@ -273,7 +279,8 @@ impl Prober {
 
     /// The time between probes: srtt / probes_per_rtt (the initial RTT before any sample).
     pub fn interval(&self) -> Duration {
-        self.rtt.srtt().unwrap_or(self.initial_rtt) / u64::from(self.config.probes_per_rtt)
+        let rtt = self.rtt.srtt().unwrap_or(self.initial_rtt).as_nanos() as f64;
+        Duration::from_nanos(((rtt / self.config.probes_per_rtt).round() as u64).max(1))
     }
 
     /// True while a probe that asked about data has had no response: one in the history with
@@ -933,6 +940,26 @@ mod tests {
         let m = s.on_response(t(100), &answer(&p1, 0, &[(A, 2)]))?;
         assert_eq!(counts(&m, A), (2, 2, 0, 0));
         assert_eq!(s.carried(A), SentCount::default());
+        Ok(())
+    }
+
+    #[test]
+    fn a_fractional_rate_spaces_probes_by_srtt_over_it() -> TestResult {
+        let mut rng = Rng::new(5);
+        for (per_rtt, interval) in [(0.5, 400_000_000), (0.25, 800_000_000), (3.0, 66_666_667)] {
+            let config = ProberConfig {
+                probes_per_rtt: per_rtt,
+                ..ProberConfig::default()
+            };
+            let mut s = Prober::new(config, Duration::from_secs(1));
+            // Before any response: the initial RTT over the rate.
+            let before = (1e9 / per_rtt).round() as u64;
+            assert_eq!(s.interval(), Duration::from_nanos(before), "{per_rtt}");
+            s.on_sent(t(0), A, 1000);
+            let p = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
+            s.on_response(t(200), &answer(&p, 0, &[]))?;
+            assert_eq!(s.interval(), Duration::from_nanos(interval), "{per_rtt}");
+        }
         Ok(())
     }
 

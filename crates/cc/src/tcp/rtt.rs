@@ -86,6 +86,17 @@ impl RttEstimator {
         self.backoffs = 0;
     }
 
+    /// One measurement `r` that stands for `n` samples, as when one report covers what `n`
+    /// ACKs would have: SRTT and RTTVAR move as if `r` had been sampled `n` times (at most 64;
+    /// 7/8 to the 64th is 2e-4), so their time constant in round trips does not depend on how
+    /// often the measurements come. RFC 7323 appendix G scales the gain down for more samples
+    /// per RTT; this is the same rule for fewer. `n` of 0 counts as 1.
+    pub fn on_samples(&mut self, r: Duration, n: u64) {
+        for _ in 0..n.clamp(1, 64) {
+            self.on_sample(r);
+        }
+    }
+
     /// The timer expired: double the RTO (RFC 6298 5.5), up to max_rto.
     pub fn back_off(&mut self) {
         self.backoffs = self.backoffs.saturating_add(1);
@@ -166,6 +177,34 @@ mod tests {
         assert_eq!(e.rttvar(), Duration::from_micros(62_500));
         assert_eq!(e.srtt(), Some(Duration::from_micros(112_500)));
         assert_eq!(e.rto(), Duration::from_micros(362_500));
+    }
+
+    #[test]
+    fn one_measurement_standing_for_n_samples_moves_as_n_samples_would() {
+        let mut e = est();
+        e.on_sample(Duration::from_millis(100));
+        e.on_samples(Duration::from_millis(200), 2);
+        // First: RTTVAR 62.5 ms, SRTT 112.5 ms (as above). Second: RTTVAR = 3/4 * 62.5 +
+        // 1/4 * |112.5 - 200| = 68.75 ms; SRTT = 7/8 * 112.5 + 1/8 * 200 = 123.4375 ms.
+        assert_eq!(e.rttvar(), Duration::from_nanos(68_750_000));
+        assert_eq!(e.srtt(), Some(Duration::from_nanos(123_437_500)));
+        assert_eq!(e.latest(), Duration::from_millis(200));
+        // None counts as one; more than 64 count as 64.
+        let (mut zero, mut one) = (est(), est());
+        zero.on_samples(Duration::from_millis(80), 0);
+        one.on_sample(Duration::from_millis(80));
+        assert_eq!((zero.srtt(), zero.rttvar()), (one.srtt(), one.rttvar()));
+        let (mut many, mut capped) = (est(), est());
+        many.on_sample(Duration::from_millis(100));
+        capped.on_sample(Duration::from_millis(100));
+        many.on_samples(Duration::from_millis(300), 1_000_000);
+        for _ in 0..64 {
+            capped.on_sample(Duration::from_millis(300));
+        }
+        assert_eq!(
+            (many.srtt(), many.rttvar()),
+            (capped.srtt(), capped.rttvar())
+        );
     }
 
     #[test]

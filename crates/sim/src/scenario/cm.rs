@@ -48,7 +48,17 @@ pub(crate) fn read_cm(field: Option<&Field<'_>>) -> Result<CmSpec, ScenarioError
         };
     }
     if let Some(f) = table.get("probes_per_rtt") {
-        spec.probes_per_rtt = u32::try_from(f.integer(1, 1000)?).unwrap_or(2);
+        let p = f.number()?;
+        if !(1e-3..=1000.0).contains(&p) {
+            let what = if p < 1e-3 { "too small" } else { "too large" };
+            return Err(f.error(
+                ErrorKind::BadValue,
+                format!("{} = {p} is {what}", f.label()),
+                "give from 0.001 to 1000 probes per RTT, e.g. `probes_per_rtt = 2` or 0.5 (one \
+                 probe every two RTTs)",
+            ));
+        }
+        spec.probes_per_rtt = p;
     }
     if let Some(f) = table.get("probe_loss") {
         spec.probe_loss = f.fraction()?;

@@ -46,7 +46,7 @@ pub struct CmSpec {
     /// The half-life of exponential aging (CM paper section 2.2.3).
     pub aging: concord_cc::cm::AgingPolicy,
     /// Probes per smoothed RTT for flows with probe feedback (paper section 2.2.1).
-    pub probes_per_rtt: u32,
+    pub probes_per_rtt: f64,
     /// The fraction of probes and of responses the network loses, drawn at random from the
     /// scenario seed on top of any queue or wire loss (to test the probe protocol's
     /// robustness, paper section 2.2.2).
@@ -60,7 +60,7 @@ impl Default for CmSpec {
     fn default() -> Self {
         CmSpec {
             aging: concord_cc::cm::AgingPolicy::MinRtt,
-            probes_per_rtt: 2,
+            probes_per_rtt: 2.0,
             probe_loss: 0.0,
             segregation: false,
         }

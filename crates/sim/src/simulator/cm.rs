@@ -37,6 +37,7 @@ pub(super) fn cm_app_agent(app: CmApp, packet_size: u64, acks: bool) -> Agent {
         // The loader keeps packet sizes within an IP packet.
         packet_size: u32::try_from(packet_size).unwrap_or(u32::MAX),
         sent: 0,
+        sent_at_warmup: 0,
         received: 0,
         acks: acks.then(AckFeedback::default),
     }))
