@@ -712,30 +712,45 @@ fn a_response_after_a_lost_one_stops_aging_folds_it_and_credits_the_lost_ones_in
 }
 
 #[test]
-fn a_response_covering_three_packets_counts_as_three_rtt_samples() -> TestResult {
+fn a_response_covering_three_packets_moves_srtt_as_three_acks_would() -> TestResult {
     let mut cm = manager(CmConfig::default());
     let mut rx = ProbeResponder::default();
     let f = cm.open(ms(0), key(DST, 1000))?;
     cm.set_feedback(f, FeedbackMode::Explicit)?;
     let tag = key(DST, 1000).tag();
-    for _ in 0..3 {
-        cm.notify(ms(0), f, MTU)?;
-    }
+    // Probe 1 covers one packet, answered after 100 ms: srtt 100 ms, rttvar 50 ms.
+    cm.notify(ms(0), f, MTU)?;
     cm.on_timeout(ms(0));
     let p1 = probes(&drain(&mut cm))
         .first()
         .copied()
         .ok_or("no probe sent")?;
-    for _ in 0..3 {
-        rx.on_data(ms(50), SRC, tag, MTU, false);
-    }
-    let r1 = rx.on_probe(ms(50), SRC, &p1).ok_or("probe not answered")?;
+    rx.on_data(ms(50), SRC, tag, MTU, false);
+    let r1 = rx
+        .on_probe(ms(50), SRC, &p1)
+        .ok_or("probe 1 not answered")?;
     cm.on_response(ms(100), DST, &r1)?;
-    // Three samples of 100 ms, as three ACKs would give: srtt 100 ms; rttvar 50 ms, then
-    // 3/4 of it twice (the samples equal srtt): 28.125 ms.
+    // Probe 2 covers three packets and is answered 200 ms after it left.
+    for _ in 0..3 {
+        cm.notify(ms(100), f, MTU)?;
+    }
+    cm.on_timeout(ms(150));
+    let p2 = probes(&drain(&mut cm))
+        .first()
+        .copied()
+        .ok_or("no probe sent")?;
+    for _ in 0..3 {
+        rx.on_data(ms(200), SRC, tag, MTU, false);
+    }
+    let r2 = rx
+        .on_probe(ms(250), SRC, &p2)
+        .ok_or("probe 2 not answered")?;
+    cm.on_response(ms(350), DST, &r2)?;
+    // srtt takes the 200 ms sample three times: 112.5, 123.4375, 133.0078125 ms; rttvar once:
+    // 3/4 * 50 + 1/4 * 100 = 62.5 ms.
     let q = cm.query(f)?;
-    assert_eq!(q.srtt, Some(Duration::from_millis(100)));
-    assert_eq!(q.rttdev, Some(Duration::from_micros(28_125)));
+    assert_eq!(q.srtt, Some(Duration::from_nanos(133_007_812)));
+    assert_eq!(q.rttdev, Some(Duration::from_micros(62_500)));
     Ok(())
 }
 

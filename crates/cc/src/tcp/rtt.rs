@@ -79,21 +79,35 @@ impl RttEstimator {
                 ));
             }
         }
-        // RTO <- SRTT + max(G, K * RTTVAR), K = 4, then clamped (2.4, 2.5).
-        let srtt = self.srtt.unwrap_or(r);
+        self.on_srtt_changed();
+    }
+
+    /// RTO <- SRTT + max(G, K * RTTVAR), K = 4, then clamped (2.4, 2.5); a sample ends the
+    /// backoff, as [`RttEstimator::on_sample`] says.
+    fn on_srtt_changed(&mut self) {
+        let srtt = self.srtt.unwrap_or(self.latest);
         let rto = srtt + self.config.granularity.max(self.rttvar * 4);
         self.base_rto = rto.max(self.config.min_rto).min(self.config.max_rto);
         self.backoffs = 0;
     }
 
     /// One measurement `r` that stands for `n` samples, as when one report covers what `n`
-    /// ACKs would have: SRTT and RTTVAR move as if `r` had been sampled `n` times (at most 64;
-    /// 7/8 to the 64th is 2e-4), so their time constant in round trips does not depend on how
-    /// often the measurements come. RFC 7323 appendix G scales the gain down for more samples
-    /// per RTT; this is the same rule for fewer. `n` of 0 counts as 1.
+    /// ACKs would have. SRTT moves as if `r` had been sampled `n` times (at most 64; 7/8 to
+    /// the 64th is 2e-4), so its time constant in round trips does not depend on how often
+    /// the measurements come: RFC 7323 appendix G scales the gain down for more samples per
+    /// RTT, and this is the same rule for fewer. RTTVAR takes the measurement once: it sizes
+    /// the timer against the spread of the measurements that actually arrive, and `n` equal
+    /// samples would shrink it toward zero. `n` of 0 counts as 1.
     pub fn on_samples(&mut self, r: Duration, n: u64) {
-        for _ in 0..n.clamp(1, 64) {
-            self.on_sample(r);
+        let before = self.srtt;
+        self.on_sample(r);
+        if let Some(mut srtt) = before.and(self.srtt) {
+            for _ in 1..n.clamp(1, 64) {
+                // 2.3's SRTT step again, RTTVAR left as the first step set it.
+                srtt = Duration::from_nanos((7 * srtt.as_nanos() + r.as_nanos()) / 8);
+            }
+            self.srtt = Some(srtt);
+            self.on_srtt_changed();
         }
     }
 
@@ -184,10 +198,12 @@ mod tests {
         let mut e = est();
         e.on_sample(Duration::from_millis(100));
         e.on_samples(Duration::from_millis(200), 2);
-        // First: RTTVAR 62.5 ms, SRTT 112.5 ms (as above). Second: RTTVAR = 3/4 * 62.5 +
-        // 1/4 * |112.5 - 200| = 68.75 ms; SRTT = 7/8 * 112.5 + 1/8 * 200 = 123.4375 ms.
-        assert_eq!(e.rttvar(), Duration::from_nanos(68_750_000));
+        // SRTT twice: 7/8 * 100 + 1/8 * 200 = 112.5 ms, then 7/8 * 112.5 + 1/8 * 200 =
+        // 123.4375 ms. RTTVAR once, against the SRTT before: 3/4 * 50 + 1/4 * 100 = 62.5 ms.
+        assert_eq!(e.rttvar(), Duration::from_micros(62_500));
         assert_eq!(e.srtt(), Some(Duration::from_nanos(123_437_500)));
+        // RTO = 123.4375 + 4 * 62.5 ms.
+        assert_eq!(e.rto(), Duration::from_nanos(373_437_500));
         assert_eq!(e.latest(), Duration::from_millis(200));
         // None counts as one; more than 64 count as 64.
         let (mut zero, mut one) = (est(), est());
@@ -198,13 +214,21 @@ mod tests {
         many.on_sample(Duration::from_millis(100));
         capped.on_sample(Duration::from_millis(100));
         many.on_samples(Duration::from_millis(300), 1_000_000);
-        for _ in 0..64 {
-            capped.on_sample(Duration::from_millis(300));
-        }
+        capped.on_samples(Duration::from_millis(300), 64);
         assert_eq!(
             (many.srtt(), many.rttvar()),
             (capped.srtt(), capped.rttvar())
         );
+        // 64 steps of 7/8 leave 2e-4 of the 200 ms gap; RTTVAR moved once: 3/4 * 50 + 1/4 *
+        // 200 = 87.5 ms.
+        let srtt = many.srtt().unwrap_or_default().as_nanos();
+        assert!((299_950_000..300_000_000).contains(&srtt), "{srtt}");
+        assert_eq!(many.rttvar(), Duration::from_micros(87_500));
+        // The first measurement sets SRTT and RTTVAR as one sample does, however many it covers.
+        let mut first = est();
+        first.on_samples(Duration::from_millis(80), 5);
+        assert_eq!(first.srtt(), Some(Duration::from_millis(80)));
+        assert_eq!(first.rttvar(), Duration::from_millis(40));
     }
 
     #[test]
