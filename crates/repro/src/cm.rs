@@ -22,6 +22,8 @@ const SCHEDULER: &str = include_str!("../../../scenarios/cm/scheduler.toml");
 const SCHEDULER_FILE: &str = "scenarios/cm/scheduler.toml";
 const FRIENDLY: &str = include_str!("../../../scenarios/cm/friendliness.toml");
 const FRIENDLY_FILE: &str = "scenarios/cm/friendliness.toml";
+const FRIENDLY_BW: &str = include_str!("../../../scenarios/cm/friendliness-bandwidth.toml");
+const FRIENDLY_BW_FILE: &str = "scenarios/cm/friendliness-bandwidth.toml";
 const WEBSERVER: &str = include_str!("../../../scenarios/cm/webserver.toml");
 const WEBSERVER_FILE: &str = "scenarios/cm/webserver.toml";
 const PROBES: &str = include_str!("../../../scenarios/cm/probes.toml");
@@ -485,24 +487,168 @@ pub fn linear_fit(points: &[(f64, f64)]) -> (f64, f64, f64) {
     (slope, my - slope * mx, sxy * sxy / (sxx * syy))
 }
 
-/// The drop rates of the Fig. 3 sweep, in percent.
+/// The drop rates of the Fig. 3 drop-rate sweep, in percent.
 const DROP_RATES: [&str; 5] = ["0.5", "1", "2", "3", "5"];
 
-/// Fig. 3: for each drop rate, n_r packets received and n_d dropped; n_r^2 against n_r / n_d
-/// fitted with a line for NewReno and for TCP/CM.
-fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
-    let cm_text = substitute(FRIENDLY_FILE, FRIENDLY, CM_MARKER, "cm = {}")?;
-    let mut out = Outcome::default();
+/// The bottleneck rates of the Fig. 3 bandwidth sweep, in Mbit/s.
+const BANDWIDTHS_MBPS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
+
+/// Seeds of the bandwidth sweep, whose points are fitted together (RED's drops are random, and
+/// one seed's slope ratio moves by about 0.1).
+const BANDWIDTH_SEEDS: [u64; 3] = [1, 2, 3];
+
+/// What decides n_d in a Fig. 3 run.
+#[derive(Clone, Copy)]
+enum Drops {
+    /// The bottleneck's random drops (drop-rate sweep).
+    Wire,
+    /// The transfer's packets the queue dropped (bandwidth sweep).
+    Queue,
+}
+
+/// (n_r, n_d) of the transfer in one Fig. 3 run: packets received and dropped after the
+/// warm-up.
+fn received_and_dropped(
+    file: &str,
+    text: &str,
+    seed: Option<u64>,
+    drops: Drops,
+) -> Result<(f64, f64), ReproError> {
+    let sc = scenario_from(file, text, seed)?;
+    let (r, sim) = simulate(&sc)?;
+    let mss = match &sc.flows[0].kind {
+        concord_sim::scenario::FlowKind::Tcp { tcp, .. } => tcp.mss as f64,
+        _ => 1.0,
+    };
+    let n_r = r.flows[0].delivered_bytes as f64 / mss;
+    let n_d = match drops {
+        Drops::Wire => r.channels[sim.bottleneck() as usize].wire_losses as f64,
+        Drops::Queue => r.flows[0].queue_drops as f64,
+    };
+    Ok((n_r, n_d))
+}
+
+/// One Fig. 3 sweep's points and fitted lines, NewReno first, then TCP/CM.
+struct Sweep {
+    /// (n_r / n_d, n_r^2) of every run.
+    points: [Vec<(f64, f64)>; 2],
+    /// (slope, intercept, r^2).
+    fits: [(f64, f64, f64); 2],
+}
+
+/// The Fig. 3 claims of one sweep, called `what`, and its figure.
+fn fig3_outcome(out: &mut Outcome, sweep: &Sweep, what: &str, id: &str, file: &str, ctx: &Ctx) {
     let mut plot = Plot::new(
-        "Fig. 3: n_r^2 against n_r / n_d",
+        &format!("Fig. 3: n_r^2 against n_r / n_d, {what}"),
         "n_r / n_d",
         "n_r^2 (millions)",
     );
-    let mut fits = Vec::new();
-    let mut seed = 0;
-    let mut rows = vec!["transport,drop_percent,n_r,n_d".to_string()];
-    for (label, text) in [("NewReno", FRIENDLY), ("TCP/CM", cm_text.as_str())] {
-        let mut points = Vec::new();
+    for (k, label) in ["NewReno", "TCP/CM"].into_iter().enumerate() {
+        let (slope, intercept, r2) = sweep.fits[k];
+        out.claims.push(Claim::new(
+            Paper::Cm,
+            &format!("Fig. 3: {label}, {what}"),
+            "r^2 of the line n_r^2 = K^2 n_r / n_d + K^2",
+            "linear: consistent with lambda = K / sqrt(p)",
+            r2,
+            Check::AtLeast { min: 0.9 },
+            1,
+            file,
+            ctx.quick,
+        ));
+        let x1 = sweep.points[k].iter().map(|p| p.0).fold(0.0, f64::max);
+        plot = plot
+            .series(
+                &format!("{label} runs"),
+                Style::Points,
+                sweep.points[k].iter().map(|(x, y)| (*x, y / 1e6)).collect(),
+            )
+            .series(
+                &format!("{label} fit"),
+                Style::Line,
+                vec![(0.0, intercept / 1e6), (x1, (intercept + slope * x1) / 1e6)],
+            );
+    }
+    out.claims.push(Claim::new(
+        Paper::Cm,
+        &format!("Fig. 3: slopes of the fits, TCP/CM against NewReno, {what}"),
+        "slope of TCP/CM's line / slope of NewReno's",
+        "similar slopes (same packet size and RTT)",
+        sweep.fits[1].0 / sweep.fits[0].0,
+        Check::Between { lo: 0.7, hi: 1.3 },
+        1,
+        file,
+        ctx.quick,
+    ));
+    out.figures
+        .push(Figure::new(id, &plot.title, plot.to_svg()));
+}
+
+/// Fig. 3, twice. Over a range of bottleneck bandwidths, as the paper ran it: each protocol
+/// alone on a RED bottleneck of 0.5 to 8 Mbps (`friendliness-bandwidth.toml`), three seeds
+/// fitted together. And over a range of random drop rates at a 10 Mbps bottleneck the flow does
+/// not fill (`friendliness.toml`), where both protocols see the same loss process by
+/// construction. In each run n_r packets are received and n_d dropped; n_r^2 against
+/// n_r / n_d is fitted with a line for NewReno and for TCP/CM.
+fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let mut out = Outcome::default();
+    let mut rows = vec!["sweep,transport,seed,setting,n_r,n_d".to_string()];
+    let duration = if ctx.quick { "200s" } else { "400s" };
+    let bw_base = substitute(
+        FRIENDLY_BW_FILE,
+        FRIENDLY_BW,
+        "duration = \"400s\"",
+        &format!("duration = \"{duration}\""),
+    )?;
+    let mut bw = Sweep {
+        points: [Vec::new(), Vec::new()],
+        fits: [(0.0, 0.0, 0.0); 2],
+    };
+    for (k, label) in ["NewReno", "TCP/CM"].into_iter().enumerate() {
+        let text = if k == 0 {
+            bw_base.clone()
+        } else {
+            substitute(FRIENDLY_BW_FILE, &bw_base, CM_MARKER, "cm = {}")?
+        };
+        for mbps in BANDWIDTHS_MBPS {
+            // One BDP of queue in bytes: rate * 120 ms.
+            let bdp = (mbps * 1e6 * 0.120 / 8.0).round() as u64;
+            let swept = substitute(
+                FRIENDLY_BW_FILE,
+                &text,
+                "rate = \"1Mbps\", delay = \"58ms\", queue = { kind = \"red\", limit = \"15000B\"",
+                &format!(
+                    "rate = \"{mbps}Mbps\", delay = \"58ms\", queue = {{ kind = \"red\", limit = \"{bdp}B\""
+                ),
+            )?;
+            for seed in BANDWIDTH_SEEDS {
+                let (n_r, n_d) =
+                    received_and_dropped(FRIENDLY_BW_FILE, &swept, Some(seed), Drops::Queue)?;
+                rows.push(format!(
+                    "bandwidth,{label},{seed},{mbps}Mbps,{n_r:.0},{n_d}"
+                ));
+                bw.points[k].push((n_r / n_d, n_r * n_r));
+            }
+        }
+        bw.fits[k] = linear_fit(&bw.points[k]);
+    }
+    fig3_outcome(
+        &mut out,
+        &bw,
+        "0.5-8 Mbps RED bottleneck, 120 ms RTT",
+        "cm-fig3-friendliness-bandwidth",
+        FRIENDLY_BW_FILE,
+        ctx,
+    );
+    let mut drops = Sweep {
+        points: [Vec::new(), Vec::new()],
+        fits: [(0.0, 0.0, 0.0); 2],
+    };
+    let cm_text = substitute(FRIENDLY_FILE, FRIENDLY, CM_MARKER, "cm = {}")?;
+    for (k, (label, text)) in [("NewReno", FRIENDLY), ("TCP/CM", cm_text.as_str())]
+        .into_iter()
+        .enumerate()
+    {
         for p in DROP_RATES {
             let swept = substitute(
                 FRIENDLY_FILE,
@@ -510,61 +656,20 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 "loss = \"1%\"",
                 &format!("loss = \"{p}%\""),
             )?;
-            let sc = scenario_from(FRIENDLY_FILE, &swept, None)?;
-            seed = sc.seed;
-            let (r, sim) = simulate(&sc)?;
-            let mss = match &sc.flows[0].kind {
-                concord_sim::scenario::FlowKind::Tcp { tcp, .. } => tcp.mss as f64,
-                _ => 1.0,
-            };
-            let n_r = r.flows[0].delivered_bytes as f64 / mss;
-            let b = sim.bottleneck() as usize;
-            let n_d = r.channels[b].wire_losses as f64;
-            rows.push(format!("{label},{p},{n_r:.0},{n_d}"));
-            points.push((n_r / n_d, n_r * n_r));
+            let (n_r, n_d) = received_and_dropped(FRIENDLY_FILE, &swept, None, Drops::Wire)?;
+            rows.push(format!("drop rate,{label},1,{p}%,{n_r:.0},{n_d}"));
+            drops.points[k].push((n_r / n_d, n_r * n_r));
         }
-        let (slope, intercept, r2) = linear_fit(&points);
-        out.claims.push(Claim::new(
-            Paper::Cm,
-            &format!("Fig. 3: {label}, 10 Mbps, 120 ms RTT, 0.5-5% drops"),
-            "r^2 of the line n_r^2 = K^2 n_r / n_d + K^2",
-            "linear: consistent with lambda = K / sqrt(p)",
-            r2,
-            Check::AtLeast { min: 0.9 },
-            seed,
-            FRIENDLY_FILE,
-            ctx.quick,
-        ));
-        let x1 = points.iter().map(|p| p.0).fold(0.0, f64::max);
-        plot = plot
-            .series(
-                &format!("{label} runs"),
-                Style::Points,
-                points.iter().map(|(x, y)| (*x, y / 1e6)).collect(),
-            )
-            .series(
-                &format!("{label} fit"),
-                Style::Line,
-                vec![(0.0, intercept / 1e6), (x1, (intercept + slope * x1) / 1e6)],
-            );
-        fits.push(slope);
+        drops.fits[k] = linear_fit(&drops.points[k]);
     }
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Fig. 3: slopes of the fits, TCP/CM against NewReno",
-        "slope of TCP/CM's line / slope of NewReno's",
-        "similar slopes (same packet size and RTT)",
-        fits[1] / fits[0],
-        Check::Between { lo: 0.7, hi: 1.3 },
-        seed,
-        FRIENDLY_FILE,
-        ctx.quick,
-    ));
-    out.figures.push(Figure::new(
+    fig3_outcome(
+        &mut out,
+        &drops,
+        "10 Mbps, 120 ms RTT, 0.5-5% drops",
         "cm-fig3-friendliness",
-        &plot.title,
-        plot.to_svg(),
-    ));
+        FRIENDLY_FILE,
+        ctx,
+    );
     out.raw
         .push(("cm-friendliness.csv".into(), rows.join("\n")));
     Ok(out)
