@@ -830,12 +830,12 @@ const FIG4_PROBES_PER_RTT: [f64; 7] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
 /// RTT and with per-ACK feedback (its receiver acknowledges every packet, each ACK a
 /// `cm_update`: about 15 updates per RTT at 1 Mbps, 120 ms and 1000-byte packets). TCP/CM in
 /// the same place, which has per-ACK feedback too but also TCP's self-clocking and loss
-/// recovery, is drawn beside them for reference.
+/// recovery, is measured beside them for reference (`cm-feedback.csv`).
 ///
 /// The runs have exponential aging off: Fig. 4 (section 2.2.1) shows "the problems with
 /// infrequent feedback", which aging (section 2.2.3) was then designed to mitigate. The same
-/// sweep with aging on the minimum RTT is drawn as well: below one probe per RTT aging holds the
-/// loss down by giving up throughput (both are in `cm-feedback.csv`).
+/// sweep with aging on the minimum RTT is drawn as well ("probes + aging"): below one probe per
+/// RTT aging holds the loss down by giving up throughput (both are in `cm-feedback.csv`).
 fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let seeds = seeds(ctx);
     let aging_off = substitute(BULK_FILE, BULK, "aging = \"min_rtt\"", "aging = \"off\"")?;
@@ -942,18 +942,9 @@ fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "probes per RTT, log2 (-2: one every 4 RTTs, 1: twice per RTT, 4: 16 per RTT)",
         "packets lost (%)",
     )
-    .series(
-        "CM bulk sender, probe feedback",
-        Style::LinePoints,
-        log2(&losses),
-    )
-    .series(
-        "the same with exponential aging (min RTT)",
-        Style::LinePoints,
-        log2(&aged),
-    )
-    .reference("CM bulk sender, per-ACK feedback", per_ack * 100.0)
-    .reference("TCP/CM, per-ACK feedback", tcp_cm * 100.0);
+    .series("probe feedback", Style::LinePoints, log2(&losses))
+    .series("probes + aging", Style::LinePoints, log2(&aged))
+    .reference("per-ACK feedback", per_ack * 100.0);
     out.figures
         .push(Figure::new("cm-fig4-feedback", &plot.title, plot.to_svg()));
     out.raw.push((

@@ -325,18 +325,18 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     );
     // Measured and drawn, not a claim: the paper quantifies only the transfer's delay (Table 1).
     let mut d = bars(
-        "Mean one-way delay of data packets (not claimed by the paper; see the module notes)",
+        "Mean one-way delay per packet (measured; the paper claims none)",
         "delay (ms)",
         &|t| t.delay_ms,
     );
-    d.series[0].0 = "E2E, to the application".into();
-    d.series[1].0 = "GCCA, to the application".into();
+    d.series[0].0 = "E2E, application".into();
+    d.series[1].0 = "GCCA, application".into();
     d.series.push((
-        "E2E, across the network".into(),
+        "E2E, network".into(),
         rows.iter().map(|(_, e, _)| e.network_delay_ms).collect(),
     ));
     d.series.push((
-        "GCCA, across the network".into(),
+        "GCCA, network".into(),
         rows.iter().map(|(_, _, g)| g.network_delay_ms).collect(),
     ));
     let j = bars(
