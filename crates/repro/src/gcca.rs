@@ -201,7 +201,7 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let mut out = Outcome::default();
     let mut rows = Vec::new();
     let mut csv = String::from(
-        "group,scheme,transfer_time_s,throughput_mbps,delay_mean_ms,jitter_p99_ms,\
+        "group,scheme,transfer_time_s,throughput_mbps,app_delay_mean_ms,app_jitter_p99_ms,\
          network_delay_mean_ms,network_jitter_p99_ms,router_drops\n",
     );
     let mut fig5 = Plot::new(

@@ -250,6 +250,10 @@ pub struct CmState {
     pub probes_lost: u64,
     /// Responses lost at random.
     pub responses_lost: u64,
+    /// Probes a full or early-dropping queue dropped.
+    pub probes_dropped: u64,
+    /// Responses a full or early-dropping queue dropped.
+    pub responses_dropped: u64,
     /// Responses the receiving CM took.
     pub responses_delivered: u64,
     /// A host's CM events are being handled: hooks called meanwhile leave them to that loop.

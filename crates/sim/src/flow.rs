@@ -47,9 +47,11 @@ pub struct TcpFlow {
     pub injected_losses: u64,
     /// When the injected loss happened.
     pub injected_at: Option<Instant>,
-    /// (end sequence number, first transmission) of every new data segment not yet delivered
-    /// in order, oldest first (for [`Flow::application`]).
+    /// (end sequence number, first transmission) of every data segment that carried new bytes
+    /// and is not yet delivered in order, oldest first (for [`Flow::application`]).
     pub first_sent: VecDeque<(u64, Instant)>,
+    /// The highest end sequence number recorded in `first_sent` so far.
+    pub first_sent_through: u64,
 }
 
 /// A UDP source of constant rate, possibly switched on and off.

@@ -274,6 +274,7 @@ impl Simulator {
                         injected_losses: 0,
                         injected_at: None,
                         first_sent: Default::default(),
+                        first_sent_through: 0,
                     }))
                 }
                 FlowKind::Cbr { rate, packet_size } => Agent::Udp(Box::new(UdpFlow {
@@ -716,7 +717,12 @@ impl Simulator {
         while let Some(seg) = t.sender.poll_transmit(now) {
             if !seg.retransmission {
                 t.new_segments += 1;
-                t.first_sent.push_back((seg.seq + seg.len as u64, now));
+            }
+            // Any segment that reaches beyond what was sent before carries new bytes.
+            let end = seg.seq + seg.len as u64;
+            if end > t.first_sent_through {
+                t.first_sent.push_back((end, now));
+                t.first_sent_through = end;
             }
             if let Some(when) = t.drop_when {
                 if injection_fires(when, now, t, &seg) {

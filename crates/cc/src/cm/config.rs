@@ -75,9 +75,9 @@ pub enum CmConfigError {
     /// The grant lifetime is zero.
     #[error("grant_lifetime must be longer than zero")]
     ZeroGrantLifetime,
-    /// No probes (zero, negative or not a number of probes per RTT).
+    /// No usable probe rate: zero, negative, infinite or not a number.
     #[error("probes_per_rtt must be a finite number above zero")]
-    ZeroProbesPerRtt,
+    BadProbesPerRtt,
     /// The probe history holds no probe.
     #[error("max_history must be at least 1 probe")]
     ZeroProbeHistory,
@@ -105,7 +105,7 @@ impl CmConfig {
             return Err(CmConfigError::ZeroGrantLifetime);
         }
         if !(self.prober.probes_per_rtt > 0.0 && self.prober.probes_per_rtt.is_finite()) {
-            return Err(CmConfigError::ZeroProbesPerRtt);
+            return Err(CmConfigError::BadProbesPerRtt);
         }
         if self.prober.max_history == 0 {
             return Err(CmConfigError::ZeroProbeHistory);
@@ -153,7 +153,7 @@ mod tests {
         for p in [0.0, -1.0, f64::NAN, f64::INFINITY] {
             let mut bad = CmConfig::default();
             bad.prober.probes_per_rtt = p;
-            assert_eq!(bad.validate(), Err(CmConfigError::ZeroProbesPerRtt), "{p}");
+            assert_eq!(bad.validate(), Err(CmConfigError::BadProbesPerRtt), "{p}");
         }
         let mut half = CmConfig::default();
         half.prober.probes_per_rtt = 0.5;

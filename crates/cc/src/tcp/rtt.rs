@@ -94,8 +94,9 @@ impl RttEstimator {
     /// One measurement `r` that stands for `n` samples, as when one report covers what `n`
     /// ACKs would have. SRTT moves as if `r` had been sampled `n` times (at most 64; 7/8 to
     /// the 64th is 2e-4), so its time constant in round trips does not depend on how often
-    /// the measurements come: RFC 7323 appendix G scales the gain down for more samples per
-    /// RTT, and this is the same rule for fewer. RTTVAR takes the measurement once: it sizes
+    /// the measurements come, in the spirit of RFC 7323 appendix G, which scales both gains
+    /// down for more samples per RTT (here the gain is 1 - (7/8)^n). RTTVAR departs from that
+    /// rule on purpose and takes the measurement once: it sizes
     /// the timer against the spread of the measurements that actually arrive, and `n` equal
     /// samples would shrink it toward zero. `n` of 0 counts as 1.
     pub fn on_samples(&mut self, r: Duration, n: u64) {

@@ -774,8 +774,13 @@ impl Simulator {
 
     /// Queue-drop hook: a dropped response frees its slot.
     pub(super) fn cm_dropped(&mut self, pkt: &Packet) {
-        if let Transport::CmResponse(handle) = pkt.transport {
-            self.cm.responses.remove(handle);
+        match pkt.transport {
+            Transport::CmProbe(_) => self.cm.probes_dropped += 1,
+            Transport::CmResponse(handle) => {
+                self.cm.responses.remove(handle);
+                self.cm.responses_dropped += 1;
+            }
+            _ => {}
         }
     }
 }
