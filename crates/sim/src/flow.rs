@@ -114,11 +114,14 @@ pub struct Flow {
     /// One-way delay of every data packet that reached the destination, from its
     /// transmission to its arrival (after the warm-up), and the jitter between successive ones.
     pub network: OneWay,
-    /// TCP only: one-way delay of every data segment from its first transmission to its
-    /// in-order delivery to the receiving application (after the warm-up), and its jitter.
-    /// A retransmitted segment counts once, from its first transmission; a segment held behind
-    /// a hole counts the wait. This is what an application-level tool such as GCCA's DBS sees.
+    /// TCP flows named in `[record] application_delay` only: one-way delay of every data
+    /// segment from its first transmission to its in-order delivery to the receiving
+    /// application (after the warm-up), and its jitter. A retransmitted segment counts once,
+    /// from its first transmission; a segment held behind a hole counts the wait. This is what
+    /// an application-level tool such as GCCA's DBS sees.
     pub application: OneWay,
+    /// Measure [`Flow::application`].
+    pub record_application: bool,
     /// Trace cwnd and ssthresh of this flow.
     pub trace_cwnd: bool,
     /// Trace the window and the bandwidth estimator of this flow on every ACK.

@@ -337,6 +337,7 @@ impl Simulator {
                 delivered_at_warmup: 0,
                 network: Default::default(),
                 application: Default::default(),
+                record_application: sc.record.application_delay.contains(&i),
                 trace_cwnd: sc.record.cwnd.contains(&i),
                 trace_estimator: sc.record.estimator.contains(&i),
                 queue_drops: 0,
@@ -720,7 +721,7 @@ impl Simulator {
             }
             // Any segment that reaches beyond what was sent before carries new bytes.
             let end = seg.seq + seg.len as u64;
-            if end > t.first_sent_through {
+            if flow.record_application && end > t.first_sent_through {
                 t.first_sent.push_back((end, now));
                 t.first_sent_through = end;
             }

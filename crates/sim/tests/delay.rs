@@ -7,7 +7,8 @@ use common::{load, run};
 use concord_sim::flow::Agent;
 
 /// One 2 MB transfer of 1000-byte segments over a 10 Mbps, 100 ms path whose buffer holds the
-/// whole window (no queue loss); `extra` is spliced into the flow.
+/// whole window (no queue loss), measured at the application too; `extra` is spliced into the
+/// flow.
 fn transfer(extra: &str) -> String {
     format!(
         r#"duration = "10s"
@@ -24,8 +25,23 @@ to = "d1"
 bytes = "2MB"
 tcp = {{ cc = "newreno", mss = 1000, header_bytes = 40, delayed_ack = false }}
 {extra}
+[record]
+application_delay = ["f"]
 "#
     )
+}
+
+#[test]
+fn only_the_flows_named_in_record_are_measured_at_the_application() {
+    let text = transfer("").replace("application_delay = [\"f\"]", "");
+    let sim = run(&load(&text));
+    let f = &sim.flows[0];
+    assert_eq!(f.network.delay.count(), 2000);
+    assert_eq!(f.application.delay.count(), 0);
+    match &f.agent {
+        Agent::Tcp(t) => assert_eq!(t.first_sent_through, 0, "nothing tracked"),
+        _ => panic!("not tcp"),
+    }
 }
 
 #[test]

@@ -315,6 +315,9 @@ pub struct RecordSpec {
     /// Flows whose window and bandwidth estimator (MCCP's ABE and NCD, Westwood+'s BWE) are
     /// traced on every ACK.
     pub estimator: Vec<FlowIdx>,
+    /// TCP flows whose per-segment delay to the receiving application (first transmission to
+    /// in-order delivery) is measured beside the network delay.
+    pub application_delay: Vec<FlowIdx>,
     /// Channels to write a pcap trace of (packets as they enter the channel).
     pub pcap: Vec<ChannelRef>,
     /// Bytes of each packet kept in a pcap trace (headers only by default: 128).
@@ -333,6 +336,7 @@ impl Default for RecordSpec {
             queue_interval: Duration::from_millis(100),
             cwnd: Vec::new(),
             estimator: Vec::new(),
+            application_delay: Vec::new(),
             pcap: Vec::new(),
             pcap_snaplen: 128,
             bottleneck: None,

@@ -11,13 +11,14 @@ use concord_cc::time::Duration;
 use std::collections::{HashMap, HashSet};
 
 /// The keys of `[record]`.
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "bin",
     "warmup",
     "queues",
     "queue_interval",
     "cwnd",
     "estimator",
+    "application_delay",
     "pcap",
     "pcap_snaplen",
     "bottleneck",
@@ -61,6 +62,9 @@ pub(crate) fn read_record(
     }
     if let Some(f) = table.get("estimator") {
         r.estimator = tcp_flows(&f, flows)?;
+    }
+    if let Some(f) = table.get("application_delay") {
+        r.application_delay = tcp_flows(&f, flows)?;
     }
     if let Some(f) = table.get("pcap") {
         r.pcap = channels(&f, net)?;
