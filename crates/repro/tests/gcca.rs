@@ -12,12 +12,15 @@ fn the_gcca_claims_hold_in_quick_mode() {
         assert!(!outcome.figures.is_empty(), "{} draws figures", e.id);
         if e.id == "gcca/testbed" {
             // The parameter groups are reported beside the paper's Tables 1 and 2.
-            let groups = outcome
-                .raw
-                .iter()
-                .find(|(name, _)| name == "gcca-testbed-groups.csv")
-                .map(|(_, csv)| csv.clone())
-                .unwrap_or_default();
+            let raw = |file: &str| {
+                outcome
+                    .raw
+                    .iter()
+                    .find(|(name, _)| name == file)
+                    .map(|(_, csv)| csv.clone())
+                    .unwrap_or_default()
+            };
+            let groups = raw("gcca-testbed-groups.csv");
             let rows: Vec<&str> = groups.lines().skip(1).collect();
             assert_eq!(rows.len(), 3, "{groups}");
             for row in rows {
@@ -26,12 +29,7 @@ fn the_gcca_claims_hold_in_quick_mode() {
             }
             // Per-packet delays: E2E's retransmissions make the wait to the application longer
             // than the crossing of the network; GCCA loses nothing, so the two are equal.
-            let testbed = outcome
-                .raw
-                .iter()
-                .find(|(name, _)| name == "gcca-testbed.csv")
-                .map(|(_, csv)| csv.clone())
-                .unwrap_or_default();
+            let testbed = raw("gcca-testbed.csv");
             let mut lines = testbed.lines();
             let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
             let col = |name: &str| {

@@ -651,44 +651,50 @@ fn probes(events: &[CmEvent]) -> Vec<Probe> {
         .collect()
 }
 
-#[test]
-fn a_response_after_a_lost_one_stops_aging_folds_it_and_credits_the_lost_ones_interval(
-) -> TestResult {
-    let mut cm = manager(CmConfig::default());
-    let mut rx = ProbeResponder::default();
+/// The next probe `cm` sends.
+fn next_probe(cm: &mut CongestionManager) -> Result<Probe, &'static str> {
+    probes(&drain(cm)).first().copied().ok_or("no probe sent")
+}
+
+/// A flow to `DST` with probe feedback opened at 0, one packet sent at 0 and received at
+/// 50 ms, and probe 1 about it sent at 0 and answered at 100 ms: (the flow, its tag).
+fn one_answered_probe(
+    cm: &mut CongestionManager,
+    rx: &mut ProbeResponder,
+) -> Result<(FlowId, FlowTag), Box<dyn std::error::Error>> {
     let f = cm.open(ms(0), key(DST, 1000))?;
     cm.set_feedback(f, FeedbackMode::Explicit)?;
     let tag = key(DST, 1000).tag();
-    let mf = cm.get_macroflow(f)?;
-    // Probe 1 covers one packet and is answered at 100 ms: srtt 100 ms, rttvar 50 ms, min RTT
-    // 100 ms; slow start adds the MTU delivered, cwnd 3000 + 1500 = 4500 bytes.
     cm.notify(ms(0), f, MTU)?;
     cm.on_timeout(ms(0));
-    let p1 = probes(&drain(&mut cm))
-        .first()
-        .copied()
-        .ok_or("no probe sent")?;
+    let p1 = next_probe(cm)?;
     rx.on_data(ms(50), SRC, tag, MTU, false);
     let r1 = rx
         .on_probe(ms(50), SRC, &p1)
         .ok_or("probe 1 not answered")?;
     cm.on_response(ms(100), DST, &r1)?;
+    Ok((f, tag))
+}
+
+#[test]
+fn a_response_after_a_lost_one_stops_aging_folds_it_and_credits_the_lost_ones_interval(
+) -> TestResult {
+    let mut cm = manager(CmConfig::default());
+    let mut rx = ProbeResponder::default();
+    // Probe 1 covers one packet and is answered at 100 ms: srtt 100 ms, rttvar 50 ms, min RTT
+    // 100 ms; slow start adds the MTU delivered, cwnd 3000 + 1500 = 4500 bytes.
+    let (f, tag) = one_answered_probe(&mut cm, &mut rx)?;
+    let mf = cm.get_macroflow(f)?;
     // One more packet at 100 ms and probe 2 about it; probe 2's response is lost.
     cm.notify(ms(100), f, MTU)?;
     cm.on_timeout(ms(100));
-    let p2 = probes(&drain(&mut cm))
-        .first()
-        .copied()
-        .ok_or("no probe sent")?;
+    let p2 = next_probe(&mut cm)?;
     rx.on_data(ms(150), SRC, tag, MTU, false);
     rx.on_probe(ms(150), SRC, &p2)
         .ok_or("probe 2 not answered")?;
     // Nothing more is sent; one probe interval (50 ms) later probe 3 asks again.
     cm.on_timeout(ms(150));
-    let p3 = probes(&drain(&mut cm))
-        .first()
-        .copied()
-        .ok_or("no probe sent")?;
+    let p3 = next_probe(&mut cm)?;
     assert_eq!(p3.seq, 3);
     let r3 = rx
         .on_probe(ms(200), SRC, &p3)
@@ -715,30 +721,14 @@ fn a_response_after_a_lost_one_stops_aging_folds_it_and_credits_the_lost_ones_in
 fn a_response_covering_three_packets_moves_srtt_as_three_acks_would() -> TestResult {
     let mut cm = manager(CmConfig::default());
     let mut rx = ProbeResponder::default();
-    let f = cm.open(ms(0), key(DST, 1000))?;
-    cm.set_feedback(f, FeedbackMode::Explicit)?;
-    let tag = key(DST, 1000).tag();
     // Probe 1 covers one packet, answered after 100 ms: srtt 100 ms, rttvar 50 ms.
-    cm.notify(ms(0), f, MTU)?;
-    cm.on_timeout(ms(0));
-    let p1 = probes(&drain(&mut cm))
-        .first()
-        .copied()
-        .ok_or("no probe sent")?;
-    rx.on_data(ms(50), SRC, tag, MTU, false);
-    let r1 = rx
-        .on_probe(ms(50), SRC, &p1)
-        .ok_or("probe 1 not answered")?;
-    cm.on_response(ms(100), DST, &r1)?;
+    let (f, tag) = one_answered_probe(&mut cm, &mut rx)?;
     // Probe 2 covers three packets and is answered 200 ms after it left.
     for _ in 0..3 {
         cm.notify(ms(100), f, MTU)?;
     }
     cm.on_timeout(ms(150));
-    let p2 = probes(&drain(&mut cm))
-        .first()
-        .copied()
-        .ok_or("no probe sent")?;
+    let p2 = next_probe(&mut cm)?;
     for _ in 0..3 {
         rx.on_data(ms(200), SRC, tag, MTU, false);
     }
