@@ -107,10 +107,11 @@ impl Aimd {
     }
 
     /// An RTT sample from a report that covers `packets` delivered packets (a probe response):
-    /// srtt moves as if each packet had been acknowledged with that sample, as per-ACK feedback
-    /// would have moved it, and rttvar moves once ([`RttEstimator::on_samples`]). With one sample per
-    /// response, srtt at 2 probes per RTT would follow a queue that fills within a round trip
-    /// over about 4 round trips, and `cwnd / srtt` would stay too high meanwhile (Fig. 4).
+    /// srtt moves as if each packet had been acknowledged with that sample, as per-ACK
+    /// feedback would have moved it, and rttvar moves once ([`RttEstimator::on_samples`]).
+    /// With one sample per response, srtt at 2 probes per RTT would follow a queue that fills
+    /// within a round trip over about 4 round trips, and `cwnd / srtt` would stay too high
+    /// meanwhile (Fig. 4).
     pub fn on_rtt_sample_covering(&mut self, rtt: Duration, packets: u64) {
         self.rtt.on_samples(rtt, packets);
     }

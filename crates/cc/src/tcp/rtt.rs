@@ -96,9 +96,9 @@ impl RttEstimator {
     /// the 64th is 2e-4), so its time constant in round trips does not depend on how often
     /// the measurements come, in the spirit of RFC 7323 appendix G, which scales both gains
     /// down for more samples per RTT (here the gain is 1 - (7/8)^n). RTTVAR departs from that
-    /// rule on purpose and takes the measurement once: it sizes
-    /// the timer against the spread of the measurements that actually arrive, and `n` equal
-    /// samples would shrink it toward zero. `n` of 0 counts as 1.
+    /// rule on purpose and takes the measurement once: it sizes the timer against the spread
+    /// of the measurements that actually arrive, and `n` equal samples would shrink it toward
+    /// zero. `n` of 0 counts as 1.
     pub fn on_samples(&mut self, r: Duration, n: u64) {
         let before = self.srtt;
         self.on_sample(r);
