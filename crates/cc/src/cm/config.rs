@@ -104,7 +104,7 @@ impl CmConfig {
         if self.grant_lifetime.is_zero() {
             return Err(CmConfigError::ZeroGrantLifetime);
         }
-        if !(self.prober.probes_per_rtt > 0.0 && self.prober.probes_per_rtt.is_finite()) {
+        if !self.prober.rate_is_valid() {
             return Err(CmConfigError::BadProbesPerRtt);
         }
         if self.prober.max_history == 0 {

@@ -51,6 +51,13 @@ pub struct ProberConfig {
     pub max_history: usize,
 }
 
+impl ProberConfig {
+    /// True if `probes_per_rtt` can space probes: finite and above zero.
+    pub fn rate_is_valid(&self) -> bool {
+        self.probes_per_rtt > 0.0 && self.probes_per_rtt.is_finite()
+    }
+}
+
 impl Default for ProberConfig {
     fn default() -> Self {
         ProberConfig {
@@ -247,8 +254,7 @@ impl Prober {
     pub fn new(config: ProberConfig, initial_rtt: Duration) -> Prober {
         Prober {
             config: ProberConfig {
-                probes_per_rtt: if config.probes_per_rtt > 0.0 && config.probes_per_rtt.is_finite()
-                {
+                probes_per_rtt: if config.rate_is_valid() {
                     config.probes_per_rtt
                 } else {
                     ProberConfig::default().probes_per_rtt
