@@ -31,6 +31,7 @@ const EXAMPLES: &str = "Examples:
   concord report report --readme README.md                       the README's Results section
   concord run scenarios/basic/dumbbell-4-droptail.toml          run a scenario, print a summary
   concord run scenarios/basic/dumbbell-4-red.toml --seed 7 --out results/red
+  concord run scenarios/basic/dumbbell-4-red.toml --set topology.bottleneck.rate=20Mbps
   concord bench                                                  64 NewReno flows on a 10 Mbps dumbbell
   concord bench --flows 16 --duration 30s --json                 machine-readable figures
 
@@ -39,13 +40,19 @@ Exit codes: 0 success, 1 a claim failed or a runtime failure (e.g. unwritable ou
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run one scenario and write its results (CSV tables and summary.json).
+    /// Run one scenario and write its results (CSV tables, summary.json, and meta.json and
+    /// scenario.toml saying how the run was made).
     Run {
         /// The scenario file (TOML).
         scenario: PathBuf,
         /// Override the scenario's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Set a scenario key by its dotted path, e.g. `topology.bottleneck.rate=20Mbps` or
+        /// `flow[0].count=2` (repeatable). The value is TOML (`20`, `true`, `"x"`) or else a
+        /// string, and is checked like the file's.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
         /// Where to write results [default: results/<scenario name>].
         #[arg(long)]
         out: Option<PathBuf>,
@@ -93,9 +100,10 @@ fn main() -> ExitCode {
         Command::Run {
             scenario,
             seed,
+            sets,
             out,
             json,
-        } => run::run(&scenario, seed, out, json),
+        } => run::run(&scenario, seed, &sets, out, json),
         Command::Bench(args) => bench::bench(&args),
         Command::Reproduce(args) => reproduce::reproduce(&args).and_then(all_pass),
         Command::Report {
