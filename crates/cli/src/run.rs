@@ -32,9 +32,6 @@ pub fn simulate(
     Ok(sim)
 }
 
-/// The git revision this binary was built from (`unknown` outside a git checkout).
-pub const GIT_REVISION: &str = env!("CONCORD_GIT_REVISION");
-
 /// `concord run SCENARIO [--seed N] [--set KEY=VALUE]... [--out DIR] [--json]`.
 pub fn run(
     path: &Path,
@@ -57,7 +54,7 @@ pub fn run(
     let results = RunResults::from_simulator(&sim);
     let meta = RunMeta {
         concord_version: env!("CARGO_PKG_VERSION").to_string(),
-        git_revision: GIT_REVISION.to_string(),
+        git_revision: concord_py::GIT_REVISION.to_string(),
         scenario: sc.name.clone(),
         scenario_file: Some(path.display().to_string()),
         overrides: overrides(&source),
