@@ -5,6 +5,7 @@ mod clock;
 mod progress;
 mod reproduce;
 mod run;
+mod sweep;
 mod table;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +33,7 @@ const EXAMPLES: &str = "Examples:
   concord run scenarios/basic/dumbbell-4-droptail.toml          run a scenario, print a summary
   concord run scenarios/basic/dumbbell-4-red.toml --seed 7 --out results/red
   concord run scenarios/basic/dumbbell-4-red.toml --set topology.bottleneck.rate=20Mbps
+  concord sweep examples/sweep-red.toml --out results/sweep      a grid x seeds into results.parquet
   concord bench                                                  64 NewReno flows on a 10 Mbps dumbbell
   concord bench --flows 16 --duration 30s --json                 machine-readable figures
 
@@ -60,6 +62,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a scenario over a grid of overrides times seeds into one tidy table.
+    ///
+    /// The sweep file names the base scenario, fixed overrides (`[set]`), the keys to vary
+    /// (`[[vary]]` with `values` or `range`) and the seeds. Writes DIR/results.parquet (one row
+    /// per flow per run: the run, the swept keys, the seed, the flow's figures and the run's),
+    /// DIR/runs.json (each run's metadata) and, with --csv, DIR/results.csv.
+    Sweep(sweep::SweepArgs),
     /// Measure the simulator's speed on the standard dumbbell benchmark.
     ///
     /// N senders on 1 Gbps / 1 ms access links to router R1, the bottleneck R1 -> R2, and
@@ -104,6 +113,7 @@ fn main() -> ExitCode {
             out,
             json,
         } => run::run(&scenario, seed, &sets, out, json),
+        Command::Sweep(args) => sweep::sweep(&args),
         Command::Bench(args) => bench::bench(&args),
         Command::Reproduce(args) => reproduce::reproduce(&args).and_then(all_pass),
         Command::Report {

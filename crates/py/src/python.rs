@@ -4,7 +4,10 @@
 // PyO3's `#[pymodule]`, `#[pyclass]` and `#[pyfunction]` expand to the extension's FFI glue.
 #![allow(unsafe_code)]
 
+use crate::local::run_local;
 use crate::run::{run_source, RunError as RustRunError, RunOutput};
+use crate::sweep::{RunRecord, Sweep};
+use crate::tidy::write_sweep_dir;
 use concord_sim::scenario::{OverrideValue, ScenarioSource};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -246,10 +249,111 @@ fn run(
     Ok(RawRun { output })
 }
 
+/// A sweep file read: the base scenario, fixed overrides, the varied keys and the seeds.
+#[pyclass(name = "Sweep", module = "concord._concord", frozen)]
+pub struct PySweep {
+    sweep: Sweep,
+}
+
+#[pymethods]
+impl PySweep {
+    /// Reads the sweep file at `path` and the scenario it names.
+    #[staticmethod]
+    fn load(path: PathBuf) -> PyResult<PySweep> {
+        let sweep = Sweep::load(&path).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        Ok(PySweep { sweep })
+    }
+
+    /// Rebuilds a sweep from [`PySweep::parts`] (on a worker).
+    #[staticmethod]
+    fn from_parts(text: &str, path: PathBuf, scenario_text: &str) -> PyResult<PySweep> {
+        let sweep = Sweep::parse(text, &path, Some(scenario_text))
+            .map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        Ok(PySweep { sweep })
+    }
+
+    /// (sweep text, sweep path, scenario text): all a worker needs to rebuild the sweep.
+    fn parts(&self) -> (String, String, String) {
+        (
+            self.sweep.text.clone(),
+            self.sweep.path.display().to_string(),
+            self.sweep.scenario_text.clone(),
+        )
+    }
+
+    /// Runs (groups times seeds).
+    fn __len__(&self) -> usize {
+        self.sweep.len()
+    }
+
+    /// Run groups (grid points).
+    #[getter]
+    fn groups(&self) -> usize {
+        self.sweep.groups()
+    }
+
+    /// The seeds of every group.
+    #[getter]
+    fn seeds(&self) -> Vec<u64> {
+        self.sweep.seeds.clone()
+    }
+
+    /// The varied keys, in order.
+    #[getter]
+    fn keys(&self) -> Vec<String> {
+        self.sweep.vary.iter().map(|v| v.key.clone()).collect()
+    }
+
+    /// Runs run `run` with the GIL released; returns its record (JSON text).
+    fn run(&self, py: Python<'_>, run: usize) -> PyResult<String> {
+        if run >= self.sweep.len() {
+            return Err(PyValueError::new_err(format!(
+                "run {run} is past the sweep's {} runs",
+                self.sweep.len()
+            )));
+        }
+        let record = py.detach(|| self.sweep.run(run)).map_err(run_error)?;
+        serde_json::to_string(&record).map_err(|e| RunError::new_err(e.to_string()))
+    }
+
+    /// Runs every run on `jobs` local threads with the GIL released; returns the records.
+    fn run_local(&self, py: Python<'_>, jobs: usize, retries: usize) -> PyResult<Vec<String>> {
+        let records = py
+            .detach(|| run_local(&self.sweep, jobs, retries, &|_, _| {}))
+            .map_err(|e| RunError::new_err(e.to_string()))?;
+        records
+            .iter()
+            .map(|r| serde_json::to_string(r).map_err(|e| RunError::new_err(e.to_string())))
+            .collect()
+    }
+
+    /// Writes the tidy table of `records` (JSON texts, any order) and the metadata into `out`;
+    /// returns the number of rows.
+    #[pyo3(signature = (records, out, csv=false))]
+    fn write(
+        &self,
+        py: Python<'_>,
+        records: Vec<String>,
+        out: PathBuf,
+        csv: bool,
+    ) -> PyResult<usize> {
+        let records = records
+            .iter()
+            .map(|r| serde_json::from_str::<RunRecord>(r))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| PyValueError::new_err(format!("a run record is not valid: {e}")))?;
+        let table = py
+            .detach(|| write_sweep_dir(&self.sweep, &records, &out, csv))
+            .map_err(RunError::new_err)?;
+        Ok(table.rows())
+    }
+}
+
 #[pymodule]
 fn _concord(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyScenario>()?;
     m.add_class::<RawRun>()?;
+    m.add_class::<PySweep>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
