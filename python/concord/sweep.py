@@ -19,6 +19,7 @@ import argparse
 import os
 import sys
 import tempfile
+import uuid
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _concord
@@ -52,8 +53,9 @@ def run_on_dask(sweep: "_concord.Sweep", client: Any, retries: int = 2,
 
     parts = sweep.parts()
     n = len(sweep)
+    token = uuid.uuid4().hex  # task keys unique to this call
     futures = client.map(_run_one, [parts] * n, list(range(n)), retries=retries, pure=False,
-                         key=[f"concord-sweep-run-{i}-{os.getpid()}" for i in range(n)])
+                         key=[f"concord-sweep-run-{i}-{token}" for i in range(n)])
     records: List[str] = []
     for done, future in enumerate(as_completed(futures), start=1):
         records.append(future.result())

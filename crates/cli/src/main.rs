@@ -2,6 +2,7 @@
 
 mod bench;
 mod clock;
+mod plot;
 mod progress;
 mod reproduce;
 mod run;
@@ -34,6 +35,7 @@ const EXAMPLES: &str = "Examples:
   concord run scenarios/basic/dumbbell-4-red.toml --seed 7 --out results/red
   concord run scenarios/basic/dumbbell-4-red.toml --set topology.bottleneck.rate=20Mbps
   concord sweep examples/sweep-red.toml --out results/sweep      a grid x seeds into results.parquet
+  concord plot results/red                                       goodput, cwnd, queue, delay CDF as SVG
   concord bench                                                  64 NewReno flows on a 10 Mbps dumbbell
   concord bench --flows 16 --duration 30s --json                 machine-readable figures
 
@@ -69,6 +71,14 @@ enum Command {
     /// per flow per run: the run, the swept keys, the seed, the flow's figures and the run's),
     /// DIR/runs.json (each run's metadata) and, with --csv, DIR/results.csv.
     Sweep(sweep::SweepArgs),
+    /// Draw the standard time plots of a `concord run` output directory as SVG.
+    ///
+    /// Writes DIR/plots/goodput.svg (per flow), cwnd.svg (flows in `record.cwnd`), queue.svg
+    /// (sampled queues) and delay-cdf.svg (each flow's one-way delay CDF).
+    Plot {
+        /// A directory written by `concord run`.
+        dir: PathBuf,
+    },
     /// Measure the simulator's speed on the standard dumbbell benchmark.
     ///
     /// N senders on 1 Gbps / 1 ms access links to router R1, the bottleneck R1 -> R2, and
@@ -114,6 +124,11 @@ fn main() -> ExitCode {
             json,
         } => run::run(&scenario, seed, &sets, out, json),
         Command::Sweep(args) => sweep::sweep(&args),
+        Command::Plot { dir } => plot::plot(&dir).map(|files| {
+            for f in files {
+                println!("{}", f.display());
+            }
+        }),
         Command::Bench(args) => bench::bench(&args),
         Command::Reproduce(args) => reproduce::reproduce(&args).and_then(all_pass),
         Command::Report {

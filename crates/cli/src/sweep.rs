@@ -14,7 +14,7 @@ use std::process::Command;
 /// `concord sweep` arguments.
 #[derive(Args, Debug)]
 pub struct SweepArgs {
-    /// The sweep file (TOML: `scenario`, `seeds`, `[set]`, `[[vary]]`; see docs/sweeps.md).
+    /// The sweep file (TOML: `scenario`, `seeds`, `[set]`, `[[vary]]`; see examples/sweep-red.toml).
     pub file: PathBuf,
     /// Where to write results.parquet, runs.json and the inputs.
     #[arg(long)]

@@ -337,7 +337,7 @@ fn csv_field(s: &str) -> String {
 }
 
 /// Splits CSV text (RFC 4180: quoted fields, `""` for a quote) into lines of fields.
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
+pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
     let mut lines = Vec::new();
     let mut line = Vec::new();
     let mut field = String::new();

@@ -325,11 +325,11 @@ impl RunResults {
     }
 
     fn flows_csv(&self) -> String {
-        let mut s = String::from("flow,kind,cc,ecn,cm,cm_weight,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s,injected_losses,queue_drops\n");
+        let mut s = String::from("flow,kind,cc,ecn,cm,cm_weight,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,mean_rto_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s,injected_losses,queue_drops\n");
         for f in &self.flows {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{:.6},{:.4},{:.4},{:.4},{:.4},{},{},{}",
+                "{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{:.6},{:.6},{:.4},{:.4},{:.4},{:.4},{},{},{}",
                 field(&f.name),
                 f.kind,
                 field(&f.cc),
@@ -344,6 +344,7 @@ impl RunResults {
                 f.timeouts,
                 f.ecn_reductions,
                 f.mean_rtt_s,
+                f.mean_rto_s,
                 f.delay_mean_ms,
                 f.delay_p50_ms,
                 f.delay_p90_ms,
