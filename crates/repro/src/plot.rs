@@ -18,7 +18,7 @@ pub enum Style {
     Line,
     /// Points only.
     Points,
-    /// Points joined by lines, with markers.
+    /// Points joined by lines, with markers (up to 60 points; a longer series is a line).
     LinePoints,
     /// The paper's values: hollow diamonds joined by a dashed line, in grey.
     Paper,
@@ -319,6 +319,9 @@ fn diamond(s: &mut String, x: f64, y: f64, r: f64, colour: &str) {
     );
 }
 
+/// The most points a [`Style::LinePoints`] series marks; a longer one is drawn as a line.
+const MAX_LINE_MARKERS: usize = 60;
+
 /// The colour of the paper's series.
 const PAPER_COLOUR: &str = "#777777";
 
@@ -588,7 +591,10 @@ impl Plot {
                     d.join(" ")
                 );
             }
-            if matches!(ser.style, Style::Points | Style::LinePoints) {
+            // Markers on a line of many points only blot it out: the line alone reads better.
+            let markers = ser.style == Style::Points
+                || (ser.style == Style::LinePoints && pts.len() <= MAX_LINE_MARKERS);
+            if markers {
                 for (x, y) in &pts {
                     let _ = write!(
                         s,
@@ -737,13 +743,17 @@ mod tests {
 
     /// The x positions of the labels along the x axis, with their text.
     fn x_labels(svg: &str) -> Vec<(f64, String)> {
-        let y = format!(r#"y="{:.2}" text-anchor="middle">"#, TOP + (H - TOP - BOTTOM) + 16.0);
+        let y = format!(
+            r#"y="{:.2}" text-anchor="middle">"#,
+            TOP + (H - TOP - BOTTOM) + 16.0
+        );
         svg.split("<text x=\"")
             .skip(1)
             .filter(|t| t.contains(&y))
             .map(|t| {
                 let x: f64 = t[..t.find('"').expect("x ends")].parse().expect("x");
-                let text = t[t.find('>').expect(">") + 1..t.find("</text>").expect("end")].to_string();
+                let text =
+                    t[t.find('>').expect(">") + 1..t.find("</text>").expect("end")].to_string();
                 (x, text)
             })
             .collect()
@@ -753,14 +763,21 @@ mod tests {
     fn a_log10_axis_has_ticks_at_powers_of_10_evenly_spaced() {
         let svg = Plot::new("t", "bandwidth (Mbit/s)", "u")
             .log_x()
-            .series("a", Style::LinePoints, vec![(1.0, 1.0), (10.0, 2.0), (100.0, 3.0)])
+            .series(
+                "a",
+                Style::LinePoints,
+                vec![(1.0, 1.0), (10.0, 2.0), (100.0, 3.0)],
+            )
             .to_svg();
         let labels = x_labels(&svg);
         let texts: Vec<&str> = labels.iter().map(|(_, t)| t.as_str()).collect();
         assert_eq!(texts, ["1", "10", "100"]);
         let pw = W - LEFT - RIGHT;
         assert!((labels[0].0 - LEFT).abs() < 0.01);
-        assert!((labels[1].0 - (LEFT + pw / 2.0)).abs() < 0.01, "10 halfway: {labels:?}");
+        assert!(
+            (labels[1].0 - (LEFT + pw / 2.0)).abs() < 0.01,
+            "10 halfway: {labels:?}"
+        );
         assert!((labels[2].0 - (LEFT + pw)).abs() < 0.01);
         // Minor grid lines at 2..9 and 20..90: 16 of them.
         assert_eq!(svg.matches(r##"stroke="#f2f2f2""##).count(), 16);
@@ -773,7 +790,10 @@ mod tests {
             .to_svg();
         let texts: Vec<String> = x_labels(&svg).into_iter().map(|(_, t)| t).collect();
         assert_eq!(texts, ["1", "10", "100"]);
-        assert!(svg.contains(">bandwidth (Mbit/s)</text>"), "the note is gone");
+        assert!(
+            svg.contains(">bandwidth (Mbit/s)</text>"),
+            "the note is gone"
+        );
         let svg = Plot::new("t", "probes per RTT, log2 (-2: one every 4 RTTs)", "loss")
             .series("a", Style::LinePoints, vec![(-2.0, 1.0), (4.0, 2.0)])
             .to_svg();
@@ -784,13 +804,19 @@ mod tests {
 
     #[test]
     fn a_short_log10_range_labels_2_and_5_too_and_drops_values_at_or_below_zero() {
-        let p = Plot::new("t", "x", "y")
-            .log_x()
-            .series("a", Style::Points, vec![(0.0, 1.0), (-1.0, 1.0), (2.0, 1.0), (5.0, 2.0)]);
+        let p = Plot::new("t", "x", "y").log_x().series(
+            "a",
+            Style::Points,
+            vec![(0.0, 1.0), (-1.0, 1.0), (2.0, 1.0), (5.0, 2.0)],
+        );
         let svg = p.to_svg();
         let texts: Vec<String> = x_labels(&svg).into_iter().map(|(_, t)| t).collect();
         assert_eq!(texts, ["1", "2", "5", "10"]);
-        assert_eq!(svg.matches("<circle").count(), 2, "0 and -1 have no place on a log axis");
+        assert_eq!(
+            svg.matches("<circle").count(),
+            2,
+            "0 and -1 have no place on a log axis"
+        );
     }
 
     #[test]
@@ -817,12 +843,22 @@ mod tests {
             .paper("paper", vec![(0.0, 1.1), (1.0, 1.9)])
             .reference("a reference line with a long label that wraps", 1.5)
             .to_svg();
-        assert_eq!(svg.matches(PAPER_COLOUR).count(), 2 + 1 + 1, "line, 2 markers, legend");
+        assert_eq!(
+            svg.matches(PAPER_COLOUR).count(),
+            2 + 1 + 1,
+            "line, 2 markers, legend"
+        );
         // Every legend text starts right of the plot area.
         let legend_x = W - RIGHT + 14.0 + 24.0;
-        for label in ["concord", "paper", "a reference line with a", "long label that wraps"] {
+        for label in [
+            "concord",
+            "paper",
+            "a reference line with a",
+            "long label that wraps",
+        ] {
             assert!(
-                svg.contains(&format!(r#"<text x="{legend_x:.2}" y="#)) && svg.contains(&format!(">{label}</text>")),
+                svg.contains(&format!(r#"<text x="{legend_x:.2}" y="#))
+                    && svg.contains(&format!(">{label}</text>")),
                 "{label}"
             );
         }
