@@ -8,8 +8,8 @@ only finds the socket buffers' limit. Once a second it prints what the CM grante
 second, the CM's rate (time-weighted mean, min and max of its ChangeRate reports) and the
 encoding it picks from that mean, so the rate is seen settling rather than every report.
 On loopback the round-trip time is tens of microseconds, so the CM's rate (window over RTT)
-runs far above what the sender uses and the encoding settles on the richest; across the test
-bed's bottleneck (`concord-testbed up`, see the README) it settles near the bottleneck's rate.
+runs far above what the sender uses (and jumps as single samples move it), and the encoding,
+picked once a second, settles on the richest.
 
     python3 examples/adaptive_sender.py [--socket PATH] [--seconds 10] [--max-rate 3.5e6]
 """
