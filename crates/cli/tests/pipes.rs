@@ -1,11 +1,17 @@
 //! Every command writes into a pipe whose reader has gone (`concord ... | head -1`) without a
 //! panic: it stops quietly and exits 0. And the claims table fits `COLUMNS`.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+/// An empty directory `concord-pipes-<pid>-<name>` in the system's temporary directory.
+fn temp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("concord-pipes-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
 
 fn scenario(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -73,7 +79,7 @@ fn assert_quiet(what: &str, (code, stderr): (Option<i32>, String)) {
 
 #[test]
 fn every_command_piped_into_head_exits_0_without_a_panic() {
-    let dir = common::temp("pipes", "report");
+    let dir = temp("report");
     let out = dir.display().to_string();
     let reproduce = ["reproduce", "--quick", "--paper", "baseline", "--out", &out];
     // The report is written whole before the table goes to the closed pipe.
@@ -100,7 +106,7 @@ fn every_command_piped_into_head_exits_0_without_a_panic() {
 
 #[test]
 fn the_claims_table_fits_columns() {
-    let dir = common::temp("pipes", "columns");
+    let dir = temp("columns");
     let out = dir.display().to_string();
     let run = Command::new(env!("CARGO_BIN_EXE_concord"))
         .args(["reproduce", "--quick", "--paper", "baseline", "--out", &out])

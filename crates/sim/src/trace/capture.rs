@@ -468,3 +468,36 @@ impl Addresses {
         std::fs::write(&self.path, out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn flow_ports_lie_in_the_dynamic_range_and_name_the_flow() {
+        assert_eq!(flow_ports(0), (65_535, 49_152));
+        assert_eq!(flow_ports(7), (65_535, 49_159));
+        assert_eq!(flow_ports(16_383), (65_535, 65_535));
+        assert_eq!(flow_ports(16_384), (65_534, 49_152));
+        assert_eq!(flow_ports(u32::MAX).1, 65_535);
+        for f in [0, 1, 4_999, 5_000, 16_384, 1 << 27, u32::MAX] {
+            let (s, d) = flow_ports(f);
+            assert!(
+                s >= DYNAMIC_PORTS_START && d >= DYNAMIC_PORTS_START,
+                "flow {f}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_two_flows_share_a_port_pair() {
+        // Flows 0 and 5000 shared 5000 as destination port before; a sample across 2^28 flows,
+        // dense at the start and strided beyond, has as many pairs as flows.
+        let flows: Vec<u32> = (0..70_000).chain((0..4_096).map(|k| k * 65_537)).collect();
+        let pairs: HashSet<(u16, u16)> = flows.iter().map(|&f| flow_ports(f)).collect();
+        let distinct: HashSet<u32> = flows.iter().copied().collect();
+        assert_eq!(pairs.len(), distinct.len());
+        assert_ne!(flow_ports(0), flow_ports(5_000));
+    }
+}
