@@ -242,17 +242,22 @@ fn frame(s: &mut String, y_label: &str) {
     );
 }
 
+/// The dash patterns of reference lines, one per line in turn, so that two of them can be told
+/// apart in the legend.
+const REFERENCE_DASHES: [&str; 4] = ["6,4", "2,3", "10,3,2,3", "1,5"];
+
 /// Dashed reference lines across the plot area; their labels go in the legend.
 fn references(s: &mut String, refs: &[Reference], sy: &dyn Fn(f64) -> f64) {
     let pw = W - LEFT - RIGHT;
-    for r in refs {
+    for (i, r) in refs.iter().enumerate() {
         let y = sy(r.y);
         if !y.is_finite() {
             continue;
         }
+        let dash = REFERENCE_DASHES[i % REFERENCE_DASHES.len()];
         let _ = write!(
             s,
-            r##"<line x1="{LEFT}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#555555" stroke-dasharray="6,4"/>"##,
+            r##"<line x1="{LEFT}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#555555" stroke-dasharray="{dash}"/>"##,
             LEFT + pw
         );
     }
@@ -298,11 +303,12 @@ fn legend_entry(s: &mut String, y: f64, label: &str, key: &dyn Fn(&mut String, f
     y + 14.0 * lines.len() as f64 + 6.0
 }
 
-/// The legend key of a dashed reference line.
-fn reference_key(s: &mut String, x: f64, y: f64) {
+/// The legend key of the `i`th reference line.
+fn reference_key(s: &mut String, x: f64, y: f64, i: usize) {
+    let dash = REFERENCE_DASHES[i % REFERENCE_DASHES.len()];
     let _ = write!(
         s,
-        r##"<line x1="{x:.2}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#555555" stroke-dasharray="4,3"/>"##,
+        r##"<line x1="{x:.2}" y1="{y:.2}" x2="{:.2}" y2="{y:.2}" stroke="#555555" stroke-dasharray="{dash}"/>"##,
         x + 18.0
     );
 }
@@ -321,6 +327,9 @@ fn diamond(s: &mut String, x: f64, y: f64, r: f64, colour: &str) {
 
 /// The most points a [`Style::LinePoints`] series marks; a longer one is drawn as a line.
 const MAX_LINE_MARKERS: usize = 60;
+
+/// The most marked series drawn in layers of decreasing width.
+const MAX_LAYERED: usize = 4;
 
 /// The colour of the paper's series.
 const PAPER_COLOUR: &str = "#777777";
@@ -529,7 +538,24 @@ impl Plot {
         references(&mut s, &p.references, &sy);
         let mut ly = TOP + 8.0;
         let mut colour_at = 0;
+        // Series of a few marked points often coincide (two schemes both at 100%): each is
+        // drawn wider than the ones drawn after it, so that one under another still shows.
+        let layered: Vec<&Series> = p
+            .series
+            .iter()
+            .filter(|s| matches!(s.style, Style::Points | Style::LinePoints))
+            .collect();
+        let layer = |ser: &Series| -> f64 {
+            if layered.len() > MAX_LAYERED {
+                return 0.0;
+            }
+            match layered.iter().position(|l| std::ptr::eq(*l, ser)) {
+                Some(i) => (layered.len() - 1 - i) as f64,
+                None => 0.0,
+            }
+        };
         for ser in &p.series {
+            let under = layer(ser);
             let colour = if ser.style == Style::Paper {
                 PAPER_COLOUR
             } else {
@@ -587,8 +613,9 @@ impl Plot {
                 };
                 let _ = write!(
                     s,
-                    r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>"#,
-                    d.join(" ")
+                    r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="{:.1}"{dash}/>"#,
+                    d.join(" "),
+                    1.6 + 1.6 * under
                 );
             }
             // Markers on a line of many points only blot it out: the line alone reads better.
@@ -598,7 +625,8 @@ impl Plot {
                 for (x, y) in &pts {
                     let _ = write!(
                         s,
-                        r#"<circle cx="{x:.2}" cy="{y:.2}" r="3" fill="{colour}"/>"#
+                        r#"<circle cx="{x:.2}" cy="{y:.2}" r="{:.1}" fill="{colour}"/>"#,
+                        3.0 + 1.5 * under
                     );
                 }
             }
@@ -620,8 +648,10 @@ impl Plot {
                 }
             });
         }
-        for r in &p.references {
-            ly = legend_entry(&mut s, ly, &r.label, &reference_key);
+        for (i, r) in p.references.iter().enumerate() {
+            ly = legend_entry(&mut s, ly, &r.label, &|s: &mut String, x: f64, y: f64| {
+                reference_key(s, x, y, i)
+            });
         }
         s.push_str("</svg>\n");
         s
@@ -707,8 +737,10 @@ impl Bars {
                 );
             });
         }
-        for r in &self.references {
-            ly = legend_entry(&mut s, ly, &r.label, &reference_key);
+        for (i, r) in self.references.iter().enumerate() {
+            ly = legend_entry(&mut s, ly, &r.label, &|s: &mut String, x: f64, y: f64| {
+                reference_key(s, x, y, i)
+            });
         }
         s.push_str("</svg>\n");
         s
@@ -834,6 +866,27 @@ mod tests {
         // The y axis covers the spread, not only the means: it reaches 2.2 plus 5%, and the
         // top whisker ends at 345 - 2.2 / 2.31 x 305 = 54.52 px, inside the plot area.
         assert!(marks.contains("V54.52"), "{marks}");
+    }
+
+    #[test]
+    fn coinciding_marked_series_are_drawn_in_layers_the_first_widest() {
+        let pts = vec![(1.0, 1.0), (2.0, 1.0)];
+        let svg = Plot::new("t", "x", "y")
+            .series("a", Style::LinePoints, pts.clone())
+            .series("b", Style::LinePoints, pts)
+            .reference("r1", 0.5)
+            .reference("r2", 0.8)
+            .to_svg();
+        assert!(svg.contains(r#"stroke-width="3.2"/>"#) && svg.contains(r#"stroke-width="1.6"/>"#));
+        assert_eq!(
+            svg.matches(r#"r="4.5""#).count(),
+            2,
+            "a's markers under b's"
+        );
+        assert_eq!(svg.matches(r#"r="3.0""#).count(), 2);
+        // Two reference lines, two dash patterns, each in the plot and in the legend.
+        assert_eq!(svg.matches(r#"stroke-dasharray="6,4""#).count(), 2);
+        assert_eq!(svg.matches(r#"stroke-dasharray="2,3""#).count(), 2);
     }
 
     #[test]
