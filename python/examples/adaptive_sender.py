@@ -88,7 +88,8 @@ class Second:
         return (self.weighted + self.rate * (now - self.since)) / span if span > 0 else self.rate
 
 
-async def run(socket_path: Optional[str], seconds: float, max_rate: float) -> Dict[str, object]:
+async def run(socket_path: Optional[str], seconds: float,
+              max_rate: float = 3.5e6) -> Dict[str, object]:
     """Sends for `seconds`; returns bytes sent, the encodings chosen and the last mean rate."""
     loop = asyncio.get_running_loop()
     rx, _ = await loop.create_datagram_endpoint(Echo, local_addr=("127.0.0.1", 0))
