@@ -253,8 +253,9 @@ pub struct Claim {
     /// The seeds, one per value.
     #[serde(default)]
     pub seeds: Vec<u64>,
-    /// The measurement of each seed (a single value when the figure is one over all seeds).
-    #[serde(default)]
+    /// The measurement of each seed (a single value when the figure is one over all seeds);
+    /// a measurement that failed is NaN, written as `null`.
+    #[serde(default, deserialize_with = "nan_as_null::vec")]
     pub values: Vec<f64>,
     /// The measurement does not depend on the seed: nothing in the scenario draws from it.
     #[serde(default)]
@@ -263,11 +264,12 @@ pub struct Claim {
     /// difference at 95%, so the claim is not reproduced rather than seed-dependent.
     #[serde(default)]
     pub significance: bool,
-    /// The mean of `values` (what tables show).
+    /// The mean of `values` (what tables show); `null` when a measurement failed.
+    #[serde(deserialize_with = "nan_as_null::one")]
     pub ours: f64,
     /// The 95% confidence interval of the mean (Student's t over the seeds); the mean twice
     /// when there is one value.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nan_as_null::pair")]
     pub ci95: [f64; 2],
     /// Which of the paper's numbers contradict each other, when they do.
     #[serde(default)]
@@ -275,6 +277,7 @@ pub struct Claim {
     /// The verdict.
     pub verdict: Verdict,
     /// How far the mean lies outside the tolerance, as a fraction of the bound (0 inside).
+    #[serde(deserialize_with = "nan_as_null::one")]
     pub miss: f64,
     /// The scenario file(s) behind it.
     pub scenario: String,
@@ -284,6 +287,27 @@ pub struct Claim {
 
 fn paper_setting() -> String {
     PAPER_SETTING.to_string()
+}
+
+/// JSON has no NaN: serde_json writes it as `null`; these read `null` back as NaN.
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer};
+
+    fn value(v: Option<f64>) -> f64 {
+        v.unwrap_or(f64::NAN)
+    }
+
+    pub fn one<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Option::<f64>::deserialize(d).map(value)
+    }
+
+    pub fn vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        Vec::<Option<f64>>::deserialize(d).map(|v| v.into_iter().map(value).collect())
+    }
+
+    pub fn pair<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+        <[Option<f64>; 2]>::deserialize(d).map(|[a, b]| [value(a), value(b)])
+    }
 }
 
 /// Student's t quantile for a two-sided 95% interval with `df` degrees of freedom.
@@ -622,6 +646,17 @@ mod tests {
         assert_eq!(c.verdict, Verdict::Reproduced);
         assert_eq!(c.ci95, [0.071, 0.071]);
         assert_eq!(c.kind, Kind::Check, "no quote: a concord check");
+    }
+
+    #[test]
+    fn a_failed_measurement_round_trips_through_json_as_null() {
+        let c = ratio_claim(&[0.7, f64::NAN, 0.8, 0.7, 0.7]);
+        assert_eq!(c.verdict, Verdict::NotReproduced, "NaN is never inside");
+        let json = serde_json::to_string(&c).expect("serialises");
+        assert!(json.contains("\"ours\":null"), "{json}");
+        let back: Claim = serde_json::from_str(&json).expect("reads back");
+        assert!(back.ours.is_nan() && back.values[1].is_nan() && back.ci95[0].is_nan());
+        assert_eq!(back.values[0], 0.7);
     }
 
     #[test]

@@ -274,10 +274,28 @@ pub fn anchor(c: &Claim) -> String {
     slug(&c.id)
 }
 
-/// True when a row needs a written analysis: not reproduced, paper inconsistent or
-/// seed-dependent.
+/// True when a row needs a written analysis of its own: a paper result not reproduced or
+/// whose paper is inconsistent. (Seed-dependent rows share one section, [`SEED_DEPENDENT`].)
 pub fn needs_analysis(c: &Claim) -> bool {
-    c.kind == Kind::Paper && !c.holds()
+    c.kind == Kind::Paper
+        && matches!(
+            c.verdict,
+            Verdict::NotReproduced | Verdict::PaperInconsistent
+        )
+}
+
+/// The anchor in [`ANALYSIS_DOC`] of the section on seed-dependent rows.
+pub const SEED_DEPENDENT: &str = "seed-dependent-rows";
+
+/// Where a row's analysis is, relative to the repository root, if it needs one.
+pub fn analysis_link(c: &Claim) -> Option<String> {
+    if needs_analysis(c) {
+        Some(format!("{ANALYSIS_DOC}#{}", anchor(c)))
+    } else if c.kind == Kind::Paper && c.verdict == Verdict::SeedDependent {
+        Some(format!("{ANALYSIS_DOC}#{SEED_DEPENDENT}"))
+    } else {
+        None
+    }
 }
 
 fn escape(s: &str) -> String {
@@ -299,9 +317,17 @@ fn figures_of<'a>(claims: &[&'a Claim]) -> Vec<&'a str> {
     out
 }
 
-/// `Fig. 5` of `Fig. 5 (10 Mbit/s, ...)`: the figure's name without its setting.
+/// `Fig. 5` of `Fig. 5 (10 Mbit/s, ...)` or `Fig. 9: 4 NewReno ...`: the figure's name without
+/// its setting.
 fn short_figure(figure: &str) -> &str {
-    figure.split(" (").next().unwrap_or(figure).trim()
+    figure
+        .split([':', ','])
+        .next()
+        .unwrap_or(figure)
+        .split(" (")
+        .next()
+        .unwrap_or(figure)
+        .trim()
 }
 
 /// A scenario field that names one file (no `{a,b}` or `+` lists): a link target.
@@ -356,12 +382,8 @@ pub fn render_html(r: &Report) -> String {
         if let Some(why) = &c.inconsistency {
             let _ = write!(cell, "<br>inconsistent: {}", escape(why));
         }
-        if needs_analysis(c) {
-            let _ = write!(
-                cell,
-                " (<a href=\"../{ANALYSIS_DOC}#{}\">analysis</a>)",
-                anchor(c)
-            );
+        if let Some(link) = analysis_link(c) {
+            let _ = write!(cell, " (<a href=\"../{link}\">analysis</a>)");
         }
         cell
     };
@@ -516,8 +538,8 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
         if let Some(why) = &c.inconsistency {
             let _ = write!(v, " ({})", cell(why));
         }
-        if needs_analysis(c) {
-            let _ = write!(v, " ([analysis]({ANALYSIS_DOC}#{}))", anchor(c));
+        if let Some(link) = analysis_link(c) {
+            let _ = write!(v, " ([analysis]({link}))");
         }
         v
     };
@@ -533,13 +555,20 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
             counts_sentence(verdict_counts(claims.iter().copied()))
         );
         m.push_str("| figure | the paper's words | metric | target | tolerance | setting | seeds | concord: mean [95% CI] | verdict | links |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        let mut previous_quote = "";
         for c in claims {
+            // The paper's words once per run of rows that quote them.
+            let words = if c.quote == previous_quote {
+                "(as above)".to_string()
+            } else {
+                format!("\"{}\" ({})", cell(&c.quote), cell(&c.section))
+            };
+            previous_quote = &c.quote;
             let _ = writeln!(
                 m,
-                "| {} | \"{}\" ({}) | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 cell(&c.figure),
-                cell(&c.quote),
-                cell(&c.section),
+                words,
                 cell(&c.metric),
                 c.target
                     .map(fmt_num)
