@@ -7,6 +7,7 @@
 //! [`QueueDisc`]. A new discipline is one file (its algorithm in `concord_cc::aqm`) and one arm
 //! here.
 
+use crate::eca::{EcaQueue, QueueEca};
 use crate::gcca::GccaPort;
 use crate::packet::{NodeId, Packet};
 use crate::scenario::ChannelSpec;
@@ -80,11 +81,27 @@ pub enum QueueDisc {
     CoDel(CodelQueue<Packet>),
     /// FQ-CoDel (RFC 8290): per-flow queues, each with CoDel, served by deficit round robin.
     FqCodel(Box<FqCodel<Packet>>),
+    /// ECA's load estimator (Barham, section IV.A.3) in front of another discipline: it counts
+    /// every offered packet and stamps LOAD into it.
+    Eca(Box<EcaQueue>),
 }
 
 impl QueueDisc {
     /// The discipline of a channel of `spec`.
     pub fn new(spec: &ChannelSpec) -> QueueDisc {
+        let inner = QueueDisc::without_eca(spec);
+        match spec
+            .eca
+            .as_ref()
+            .and_then(|e| QueueEca::new(e, spec.rate, Instant::ZERO))
+        {
+            Some(eca) => QueueDisc::Eca(Box::new(EcaQueue { eca, inner })),
+            None => inner,
+        }
+    }
+
+    /// The discipline of `spec`'s queue alone.
+    fn without_eca(spec: &ChannelSpec) -> QueueDisc {
         if let Some(port) = spec
             .gcca
             .as_ref()
@@ -156,6 +173,10 @@ impl QueueDisc {
                 q.enqueue(now, pkt, dropped);
                 (Verdict::Enqueue, None)
             }
+            QueueDisc::Eca(q) => {
+                q.eca.stamp(now, &mut pkt);
+                q.inner.enqueue(now, pkt, upstream, bypass, rng, dropped)
+            }
         }
     }
 
@@ -174,6 +195,7 @@ impl QueueDisc {
             QueueDisc::Gcca(port) => return port.dequeue(now),
             QueueDisc::CoDel(q) => q.dequeue(now, dropped),
             QueueDisc::FqCodel(q) => q.dequeue(now, dropped),
+            QueueDisc::Eca(q) => return q.inner.dequeue(now, dropped, marks),
         };
         *marks += u64::from(d.marked);
         d.packet
@@ -182,8 +204,10 @@ impl QueueDisc {
     /// The link went idle at `now` (RED starts its idle clock, ns-2's `REDQueue::deque`).
     #[inline]
     pub fn on_link_idle(&mut self, now: Instant) {
-        if let QueueDisc::Admission(q) = self {
-            q.aqm.on_departure(now, q.fifo.len());
+        match self {
+            QueueDisc::Admission(q) => q.aqm.on_departure(now, q.fifo.len()),
+            QueueDisc::Eca(q) => q.inner.on_link_idle(now),
+            _ => {}
         }
     }
 
@@ -195,6 +219,7 @@ impl QueueDisc {
             QueueDisc::Gcca(port) => port.queue_len(),
             QueueDisc::CoDel(q) => q.len(),
             QueueDisc::FqCodel(q) => q.len(),
+            QueueDisc::Eca(q) => q.inner.len(),
         }
     }
 
@@ -204,21 +229,32 @@ impl QueueDisc {
             QueueDisc::Admission(q) => q.aqm.average(),
             QueueDisc::Gcca(port) => Some(port.detector.avg()),
             QueueDisc::CoDel(_) | QueueDisc::FqCodel(_) => None,
+            QueueDisc::Eca(q) => q.inner.average(),
         }
     }
 
-    /// The GCCA port, if this is one.
+    /// The GCCA port, if this is one (or one behind an ECA estimator).
     pub fn gcca(&self) -> Option<&GccaPort> {
         match self {
             QueueDisc::Gcca(port) => Some(port),
+            QueueDisc::Eca(q) => q.inner.gcca(),
             _ => None,
         }
     }
 
-    /// The GCCA port, if this is one.
+    /// The GCCA port, if this is one (or one behind an ECA estimator).
     pub fn gcca_mut(&mut self) -> Option<&mut GccaPort> {
         match self {
             QueueDisc::Gcca(port) => Some(port),
+            QueueDisc::Eca(q) => q.inner.gcca_mut(),
+            _ => None,
+        }
+    }
+
+    /// The ECA estimator in front of the discipline, if any.
+    pub fn eca(&self) -> Option<&QueueEca> {
+        match self {
+            QueueDisc::Eca(q) => Some(&q.eca),
             _ => None,
         }
     }

@@ -545,7 +545,7 @@ impl Simulator {
         pkt: Packet,
         upstream: NodeId,
     ) -> Result<(), CaptureError> {
-        let Some(mut pkt) = self.cp_through(node, pkt) else {
+        let Some(pkt) = self.cp_through(node, pkt) else {
             return Ok(());
         };
         let c = self.nodes[node as usize]
@@ -558,7 +558,6 @@ impl Simulator {
             return Ok(());
         }
         let now = self.now;
-        self.eca_stamp(c, &mut pkt);
         let offer = self.channels[c as usize].offer_from(now, pkt, upstream);
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
