@@ -2,9 +2,11 @@
 
 mod bench;
 mod clock;
+mod plot;
 mod progress;
 mod reproduce;
 mod run;
+mod sweep;
 mod table;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +33,9 @@ const EXAMPLES: &str = "Examples:
   concord report report --readme README.md                       the README's Results section
   concord run scenarios/basic/dumbbell-4-droptail.toml          run a scenario, print a summary
   concord run scenarios/basic/dumbbell-4-red.toml --seed 7 --out results/red
+  concord run scenarios/basic/dumbbell-4-red.toml --set topology.bottleneck.rate=20Mbps
+  concord sweep examples/sweep-red.toml --out results/sweep      a grid x seeds into results.parquet
+  concord plot results/red                                       goodput, cwnd, queue, delay CDF as SVG
   concord bench                                                  64 NewReno flows on a 10 Mbps dumbbell
   concord bench --flows 16 --duration 30s --json                 machine-readable figures
   concord completions bash > ~/.local/share/bash-completion/completions/concord
@@ -41,19 +46,40 @@ Exit codes: 0 success, 1 a claim failed or a runtime failure (e.g. unwritable ou
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run one scenario and write its results (CSV tables and summary.json).
+    /// Run one scenario and write its results (CSV tables, summary.json, and meta.json and
+    /// scenario.toml saying how the run was made).
     Run {
         /// The scenario file (TOML).
         scenario: PathBuf,
         /// Override the scenario's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Set a scenario key by its dotted path, e.g. `topology.bottleneck.rate=20Mbps` or
+        /// `flow[0].count=2` (repeatable). The value is TOML (`20`, `true`, `"x"`) or else a
+        /// string, and is checked like the file's.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
         /// Where to write results [default: results/<scenario name>].
         #[arg(long)]
         out: Option<PathBuf>,
         /// Print the summary as JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Run a scenario over a grid of overrides times seeds into one tidy table.
+    ///
+    /// The sweep file names the base scenario, fixed overrides (`[set]`), the keys to vary
+    /// (`[[vary]]` with `values` or `range`) and the seeds. Writes DIR/results.parquet (one row
+    /// per flow per run: the run, the swept keys, the seed, the flow's figures and the run's),
+    /// DIR/runs.json (each run's metadata) and, with --csv, DIR/results.csv.
+    Sweep(sweep::SweepArgs),
+    /// Draw the standard time plots of a `concord run` output directory as SVG.
+    ///
+    /// Writes DIR/plots/goodput.svg (per flow), cwnd.svg (flows in `record.cwnd`), queue.svg
+    /// (sampled queues) and delay-cdf.svg (each flow's one-way delay CDF).
+    Plot {
+        /// A directory written by `concord run`.
+        dir: PathBuf,
     },
     /// Measure the simulator's speed on the standard dumbbell benchmark.
     ///
@@ -123,9 +149,16 @@ fn main() -> ExitCode {
         Command::Run {
             scenario,
             seed,
+            sets,
             out,
             json,
-        } => run::run(&scenario, seed, out, json),
+        } => run::run(&scenario, seed, &sets, out, json),
+        Command::Sweep(args) => sweep::sweep(&args),
+        Command::Plot { dir } => plot::plot(&dir).map(|files| {
+            for f in files {
+                println!("{}", f.display());
+            }
+        }),
         Command::Bench(args) => bench::bench(&args),
         Command::Reproduce(args) => reproduce::reproduce(&args).and_then(all_pass),
         Command::Report {
