@@ -22,7 +22,7 @@ pub enum Algorithm {
     Mccp,
     /// `concord_cm`: TCP/CM, every socket to one host a flow of that host's CM macroflow.
     Cm,
-    /// `concord_westwood`: concord-cc's Westwood+.
+    /// `concord_westw`: concord-cc's Westwood+.
     WestwoodPlus,
 }
 
@@ -56,7 +56,7 @@ impl Algorithm {
             Algorithm::NewReno => "concord_newreno",
             Algorithm::Mccp => "concord_mccp",
             Algorithm::Cm => "concord_cm",
-            Algorithm::WestwoodPlus => "concord_westwood",
+            Algorithm::WestwoodPlus => "concord_westw",
         }
     }
 }

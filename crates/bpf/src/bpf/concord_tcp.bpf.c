@@ -281,10 +281,10 @@ static __always_inline void concord_in_ack_event(struct sock *sk, __u32 flags)
 		.in_ack_event = (void *)algo_name##_in_ack_event,                           \
 		.cwnd_event = (void *)algo_name##_cwnd_event,                               \
 		.set_state = (void *)algo_name##_set_state,                                 \
-		.name = "concord_" #algo_name,                                              \
+		.name = "concord_" #algo_name, /* at most 15 characters (TCP_CA_NAME_MAX 16) */                                              \
 	};
 
 CONCORD_ALGO(newreno, CONCORD_NEWRENO)
 CONCORD_ALGO(mccp, CONCORD_MCCP)
 CONCORD_ALGO(cm, CONCORD_CM)
-CONCORD_ALGO(westwood, CONCORD_WESTWOOD)
+CONCORD_ALGO(westw, CONCORD_WESTWOOD)
