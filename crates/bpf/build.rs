@@ -12,7 +12,11 @@ mod datapath {
     use std::path::PathBuf;
     use std::process::Command;
 
-    const SRC: &str = "src/bpf/concord_tcp.bpf.c";
+    /// The BPF programs and the skeleton each becomes.
+    const SOURCES: [(&str, &str); 2] = [
+        ("src/bpf/concord_tcp.bpf.c", "concord_tcp.skel.rs"),
+        ("src/bpf/path_loss.bpf.c", "path_loss.skel.rs"),
+    ];
     const BTF: &str = "/sys/kernel/btf/vmlinux";
 
     pub fn build() {
@@ -36,23 +40,24 @@ mod datapath {
         }
         std::fs::write(&vmlinux, dumped.stdout).expect("write vmlinux.h into OUT_DIR");
 
-        let skel = out.join("concord_tcp.skel.rs");
         let arch = match std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() {
             Ok("x86_64") => "x86",
             Ok("aarch64") => "arm64",
             Ok(other) => panic!("no BPF target arch known for {other}"),
             Err(_) => "x86",
         };
-        libbpf_cargo::SkeletonBuilder::new()
-            .source(SRC)
-            .clang_args([
-                format!("-I{}", out.display()),
-                format!("-D__TARGET_ARCH_{arch}"),
-                "-Wall".to_string(),
-            ])
-            .build_and_generate(&skel)
-            .unwrap_or_else(|e| panic!("building {SRC} failed: {e:#}"));
-        println!("cargo:rerun-if-changed={SRC}");
+        for (src, skel) in SOURCES {
+            libbpf_cargo::SkeletonBuilder::new()
+                .source(src)
+                .clang_args([
+                    format!("-I{}", out.display()),
+                    format!("-D__TARGET_ARCH_{arch}"),
+                    "-Wall".to_string(),
+                ])
+                .build_and_generate(out.join(skel))
+                .unwrap_or_else(|e| panic!("building {src} failed: {e:#}"));
+            println!("cargo:rerun-if-changed={src}");
+        }
         println!("cargo:rerun-if-changed=src/bpf/concord_tcp.h");
     }
 }

@@ -184,6 +184,7 @@ mod tests {
             algo,
             ca_state: ca_state::OPEN,
             ece: false,
+            cwnd_limited: true,
             event: 0,
             bytes_acked: 0,
             pkts_acked: 0,

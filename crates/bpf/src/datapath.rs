@@ -10,13 +10,14 @@ use concord_cc::Instant;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, RingBufferBuilder};
 use std::cell::RefCell;
+use std::io::Write;
 use std::mem::MaybeUninit;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How long one wait for records lasts; the datapath wakes the agent early when a batch is full
-/// or something other than an ACK happens.
+/// or something other than an ACK happens, and the agent takes what waits after each wait.
 const POLL: Duration = Duration::from_millis(1);
 /// Every socket's decision is written again this often, so that an idle socket's entry stays
 /// fresh (nanoseconds).
@@ -87,10 +88,12 @@ fn counter(map: &dyn MapCore, index: u32) -> u64 {
 }
 
 /// Loads the datapath, registers the algorithms, calls `ready` with their names, and runs the
-/// agent until `stop` is set. Returns what it did; the algorithms are unregistered when it
+/// agent until `stop` is set. With `trace`, every decision is written to it as a CSV line
+/// `time_ns,sock_id,cwnd,ssthresh,loss_ssthresh,loss_events` (windows in segments). Returns what it did; the algorithms are unregistered when it
 /// returns.
 pub fn run(
     config: AgentConfig,
+    mut trace: Option<&mut dyn std::io::Write>,
     stop: &AtomicBool,
     ready: impl FnOnce(&[&'static str]),
 ) -> Result<RunStats, DatapathError> {
@@ -149,6 +152,9 @@ pub fn run(
             Err(e) if e.kind() == libbpf_rs::ErrorKind::Interrupted => continue,
             Err(e) => return Err(DatapathError::RingBuffer(e)),
         }
+        // Records submitted without a wakeup (the datapath batches ACKs) raise no epoll event:
+        // take whatever waits, every poll interval.
+        ring.consume().map_err(DatapathError::RingBuffer)?;
         std::mem::swap(&mut records, &mut *batch.borrow_mut());
         for r in records.drain(..) {
             agent.on_record(&r);
@@ -160,6 +166,16 @@ pub fn run(
             last_refresh = now;
         } else {
             agent.decisions(now, &mut decisions);
+        }
+        if let Some(t) = trace.as_mut() {
+            for (id, d) in &decisions {
+                // Tracing is a debugging aid: a full disk does not stop the agent.
+                let _ = writeln!(
+                    t,
+                    "{},{id},{},{},{},{}",
+                    d.stamp_ns, d.cwnd, d.ssthresh, d.loss_ssthresh, d.loss_events
+                );
+            }
         }
         for (id, d) in &decisions {
             // A socket released meanwhile has no entry to keep; writing one is harmless (the

@@ -10,6 +10,10 @@ use std::net::Ipv4Addr;
 pub const RECORD_BYTES: usize = 80;
 /// The size of one decision, in bytes (`sizeof(struct concord_ctl)`).
 pub const DECISION_BYTES: usize = 32;
+/// `CONCORD_FLAG_ECE`.
+const FLAG_ECE: u8 = 1;
+/// `CONCORD_FLAG_CWND_LIMITED`.
+const FLAG_CWND_LIMITED: u8 = 2;
 /// The kernel's "no ssthresh yet" (`TCP_INFINITE_SSTHRESH`), in segments.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
@@ -146,6 +150,8 @@ pub struct Record {
     pub ca_state: u8,
     /// This ACK carried ECN-Echo.
     pub ece: bool,
+    /// The socket is cwnd-limited (the kernel's `tcp_is_cwnd_limited`).
+    pub cwnd_limited: bool,
     /// The cwnd event, or the new state of a [`RecordKind::State`] record.
     pub event: u32,
     /// Bytes newly acknowledged.
@@ -206,7 +212,8 @@ impl Record {
             kind: RecordKind::from_u8(b[16]).ok_or(RecordError::Kind(b[16]))?,
             algo: Algorithm::from_id(b[17]).ok_or(RecordError::Algorithm(b[17]))?,
             ca_state: b[18],
-            ece: b[19] != 0,
+            ece: b[19] & FLAG_ECE != 0,
+            cwnd_limited: b[19] & FLAG_CWND_LIMITED != 0,
             event: u32_at(b, 20),
             bytes_acked: u32_at(b, 24),
             pkts_acked: u32_at(b, 28),
@@ -236,7 +243,8 @@ impl Record {
         b[16] = self.kind.to_u8();
         b[17] = self.algo.id();
         b[18] = self.ca_state;
-        b[19] = u8::from(self.ece);
+        b[19] = if self.ece { FLAG_ECE } else { 0 }
+            | if self.cwnd_limited { FLAG_CWND_LIMITED } else { 0 };
         let words = [
             self.event,
             self.bytes_acked,
@@ -318,6 +326,7 @@ mod tests {
             algo: Algorithm::NewReno,
             ca_state: ca_state::OPEN,
             ece: false,
+            cwnd_limited: true,
             event: 0,
             bytes_acked: 2896,
             pkts_acked: 2,

@@ -216,6 +216,7 @@ mod tests {
             algo: Algorithm::Cm,
             ca_state: ca_state::OPEN,
             ece: false,
+            cwnd_limited: true,
             event: 0,
             bytes_acked: 0,
             pkts_acked: 0,

@@ -103,7 +103,13 @@ impl WindowSocket {
                     in_recovery: r.ca_state >= ca_state::CWR,
                     ece: r.ece,
                 };
+                let before = self.ctl.cwnd();
                 self.ctl.on_ack(now, &ack);
+                if !r.cwnd_limited && self.ctl.cwnd() > before {
+                    // A sender that does not use its window does not grow it (RFC 7661
+                    // section 4.3; Linux's tcp_is_cwnd_limited): the kernel's Reno would not.
+                    self.ctl.set_cwnd(before);
+                }
             }
             RecordKind::State => self.on_state(now, r),
             RecordKind::Undo => self.resync = true,
@@ -169,6 +175,7 @@ mod tests {
             algo: Algorithm::NewReno,
             ca_state: ca_state::OPEN,
             ece: false,
+            cwnd_limited: true,
             event: 0,
             bytes_acked: 0,
             pkts_acked: 0,
@@ -217,6 +224,15 @@ mod tests {
         s.on_record(&ack(2 * MSS));
         assert_eq!(s.controller().cwnd(), 11_000);
         assert_eq!(s.decision(0).cwnd, 11);
+    }
+
+    #[test]
+    fn no_growth_when_the_socket_does_not_use_its_window() {
+        let mut s = newreno();
+        let mut a = ack(MSS);
+        a.cwnd_limited = false;
+        s.on_record(&a);
+        assert_eq!(s.controller().cwnd(), 10_000);
     }
 
     #[test]

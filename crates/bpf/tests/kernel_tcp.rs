@@ -281,6 +281,39 @@ fn concord_mccp_starts_up_faster_than_kernel_reno() {
 }
 
 #[test]
+fn concord_mccp_keeps_more_goodput_than_kernel_reno_under_random_loss() {
+    run("concord_mccp_under_random_loss", || {
+        // The same path as the start-up test, with 1% of the data packets dropped at random
+        // (a seeded generator in a tc program at the router's link to the receiver).
+        let bed = Bed::up(1, 40_000_000, 100, 500_000);
+        add_loss(0.01);
+        let _agent = AgentProc::start();
+        let mccp = transfer(&bed, 5315, "concord_mccp", 20, 1);
+        let reno = transfer(&bed, 5316, "reno", 20, 1);
+        eprintln!(
+            "goodput with 1% random loss over 20 s: concord_mccp {:.2} Mbit/s, reno {:.2} Mbit/s",
+            mccp.total() / 1e6,
+            reno.total() / 1e6
+        );
+        assert!(
+            mccp.total() > reno.total(),
+            "concord_mccp {:.0} not above reno {:.0} bit/s",
+            mccp.total(),
+            reno.total()
+        );
+    });
+}
+
+/// Drops a fraction `p` of the packets the router sends to the receiver.
+fn add_loss(p: f64) {
+    #[cfg(feature = "datapath")]
+    concord_bpf::path_loss::attach(format!("/run/netns/{PREFIX}-rt").into(), "rcv", p, 1)
+        .expect("attach the loss program");
+    #[cfg(not(feature = "datapath"))]
+    let _ = p;
+}
+
+#[test]
 fn concord_cm_shares_one_macroflow_among_four_connections() {
     run("concord_cm_shares_one_macroflow", || {
         // The CM paper's Fig. 9 on kernel TCP: four connections to one host, 20 Mbit/s, 40 ms.

@@ -20,6 +20,9 @@ struct Args {
     /// Turn off MCCP's non-congestion detection (the paper's "TCP without NCD").
     #[arg(long)]
     mccp_no_ncd: bool,
+    /// Write every decision to this file as CSV (time_ns,sock_id,cwnd,ssthresh,loss_ssthresh,loss_events).
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -47,8 +50,16 @@ fn main() -> ExitCode {
         ..AgentConfig::default()
     };
     config.mccp.ncd = !args.mccp_no_ncd;
+    let mut trace = match args.trace.as_ref().map(std::fs::File::create).transpose() {
+        Ok(t) => t.map(std::io::BufWriter::new),
+        Err(e) => {
+            eprintln!("concord-tcp: cannot write the trace: {e}");
+            return ExitCode::from(2);
+        }
+    };
     catch_signals();
-    let result = datapath::run(config, &STOP, |names| {
+    let trace_out = trace.as_mut().map(|t| t as &mut dyn std::io::Write);
+    let result = datapath::run(config, trace_out, &STOP, |names| {
         println!("concord-tcp: registered {}", names.join(" "));
     });
     match result {

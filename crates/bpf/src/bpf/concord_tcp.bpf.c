@@ -8,6 +8,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "concord_tcp.h"
 
 char _license[] SEC("license") = "GPL";
@@ -77,6 +78,15 @@ static __always_inline void count(__u32 which)
 		__sync_fetch_and_add(c, 1);
 }
 
+/* tcp_is_cwnd_limited() of include/net/tcp.h: in slow start, cwnd below twice the most
+ * packets out in the last window; else the flag the sender latches once per window. */
+static __always_inline int cwnd_limited(const struct tcp_sock *tp)
+{
+	if (tp->snd_cwnd < tp->snd_ssthresh)
+		return tp->snd_cwnd < 2 * tp->max_packets_out;
+	return BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
+}
+
 static __always_inline __u32 packets_in_flight(const struct tcp_sock *tp)
 {
 	/* tcp_packets_in_flight() of include/net/tcp.h. */
@@ -102,7 +112,8 @@ static __always_inline void report(struct sock *sk, __u8 kind, __u32 bytes_acked
 	r->kind = kind;
 	r->algo = p->algo;
 	r->ca_state = ((struct inet_connection_sock *)sk)->icsk_ca_state;
-	r->ece = p->ece;
+	r->flags = (p->ece ? CONCORD_FLAG_ECE : 0) |
+		   (cwnd_limited(tp) ? CONCORD_FLAG_CWND_LIMITED : 0);
 	r->event = event;
 	r->bytes_acked = bytes_acked;
 	r->pkts_acked = pkts_acked;

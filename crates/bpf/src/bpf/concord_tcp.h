@@ -28,6 +28,12 @@ enum concord_rec_kind {
 	CONCORD_REC_RELEASE = 6,
 };
 
+/* The ACK carried ECN-Echo (in_ack_event CA_ACK_ECE). */
+#define CONCORD_FLAG_ECE 1
+/* The socket is cwnd-limited (the kernel's tcp_is_cwnd_limited): only then may cwnd grow
+ * (RFC 7661 section 4.3; Linux's tcp_reno_cong_avoid). */
+#define CONCORD_FLAG_CWND_LIMITED 2
+
 /* One measurement, datapath to agent (ring buffer). 80 bytes. */
 struct concord_rec {
 	/* The socket's id, unique while this datapath is loaded. */
@@ -40,8 +46,8 @@ struct concord_rec {
 	__u8 algo;
 	/* The socket's tcp_ca_state when the record was made. */
 	__u8 ca_state;
-	/* 1 when this ACK carried ECN-Echo (in_ack_event CA_ACK_ECE). */
-	__u8 ece;
+	/* CONCORD_FLAG_*: this ACK carried ECN-Echo; the socket is cwnd-limited. */
+	__u8 flags;
 	/* The tcp_ca_event for CONCORD_REC_EVENT, the new tcp_ca_state for CONCORD_REC_STATE. */
 	__u32 event;
 	/* Bytes newly acknowledged (snd_una advance). */
