@@ -11,7 +11,10 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let Ok(p) = args[2].parse::<f64>() else {
-        eprintln!("path-loss: probability {:?} is not a number (give e.g. 0.01)", args[2]);
+        eprintln!(
+            "path-loss: probability {:?} is not a number (give e.g. 0.01)",
+            args[2]
+        );
         return ExitCode::from(2);
     };
     let seed = match args.get(3).map(|s| s.parse::<u64>()) {

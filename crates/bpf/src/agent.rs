@@ -114,13 +114,13 @@ impl Agent {
             self.touched.remove(&r.sock_id);
             return;
         }
-        if !self.windows.contains_key(&r.sock_id) {
+        if let std::collections::btree_map::Entry::Vacant(slot) = self.windows.entry(r.sock_id) {
             // The first record of a socket (its init record, or any record of a socket that
             // opened before this agent started watching) sets the controller up from the
             // kernel's window. The configuration was checked when the agent started.
             match WindowSocket::new(cc, r) {
                 Ok(s) => {
-                    self.windows.insert(r.sock_id, s);
+                    slot.insert(s);
                 }
                 Err(_) => return,
             }
@@ -265,8 +265,10 @@ mod tests {
 
     #[test]
     fn a_bad_configuration_is_named() {
-        let mut c = AgentConfig::default();
-        c.cm_mss = 0;
+        let c = AgentConfig {
+            cm_mss: 0,
+            ..AgentConfig::default()
+        };
         assert!(validate(&c).expect_err("rejected").contains("cm_mss"));
     }
 }

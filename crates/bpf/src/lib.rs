@@ -23,14 +23,30 @@ pub mod path_loss;
 
 /// The generated skeleton of the BPF object.
 #[cfg(feature = "datapath")]
-#[allow(unsafe_code, clippy::all, missing_docs, unreachable_pub, dead_code)]
+#[allow(
+    unsafe_code,
+    clippy::all,
+    clippy::restriction,
+    clippy::pedantic,
+    missing_docs,
+    unreachable_pub,
+    dead_code
+)]
 mod skel {
     include!(concat!(env!("OUT_DIR"), "/concord_tcp.skel.rs"));
 }
 
 /// The generated skeleton of the test bed's loss program.
 #[cfg(feature = "datapath")]
-#[allow(unsafe_code, clippy::all, missing_docs, unreachable_pub, dead_code)]
+#[allow(
+    unsafe_code,
+    clippy::all,
+    clippy::restriction,
+    clippy::pedantic,
+    missing_docs,
+    unreachable_pub,
+    dead_code
+)]
 mod path_loss_skel {
     include!(concat!(env!("OUT_DIR"), "/path_loss.skel.rs"));
 }

@@ -244,7 +244,11 @@ impl Record {
         b[17] = self.algo.id();
         b[18] = self.ca_state;
         b[19] = if self.ece { FLAG_ECE } else { 0 }
-            | if self.cwnd_limited { FLAG_CWND_LIMITED } else { 0 };
+            | if self.cwnd_limited {
+                FLAG_CWND_LIMITED
+            } else {
+                0
+            };
         let words = [
             self.event,
             self.bytes_acked,

@@ -8,7 +8,9 @@
 //! the sockets to one host together hold one TCP's window.
 
 use crate::protocol::{ca_state, Decision, Record, RecordKind};
-use concord_cc::cm::{CmConfig, CmConfigError, CmUpdate, CongestionManager, FlowId, FlowKey, LossMode};
+use concord_cc::cm::{
+    CmConfig, CmConfigError, CmUpdate, CongestionManager, FlowId, FlowKey, LossMode,
+};
 use concord_cc::rng::Rng;
 use concord_cc::{Duration, Instant};
 use std::collections::BTreeMap;
@@ -182,7 +184,11 @@ impl TcpCm {
         let mf = self.cm.macroflow(self.cm.get_macroflow(s.flow).ok()?)?;
         let share = mf.scheduler().share(s.flow)?;
         let aimd = mf.aimd();
-        let seg = |bytes: f64| (bytes / s.mss as f64).ceil().clamp(2.0, f64::from(u32::MAX)) as u32;
+        let seg = |bytes: f64| {
+            (bytes / s.mss as f64)
+                .ceil()
+                .clamp(2.0, f64::from(u32::MAX)) as u32
+        };
         let ssthresh = aimd.ssthresh();
         Some(Decision {
             stamp_ns,

@@ -38,7 +38,9 @@ fn bytes(segments: u32, mss: u64) -> u64 {
 
 /// Segments that hold `bytes` bytes, rounded up, at least 2 (the kernel's floor).
 fn segments_up(bytes: u64, mss: u64) -> u32 {
-    u32::try_from(bytes.div_ceil(mss)).unwrap_or(u32::MAX).max(2)
+    u32::try_from(bytes.div_ceil(mss))
+        .unwrap_or(u32::MAX)
+        .max(2)
 }
 
 /// ssthresh in segments, rounded down; unbounded stays the kernel's infinity.

@@ -135,7 +135,8 @@ impl AgentProc {
 
     /// CPU time the agent has used, in seconds (utime + stime of /proc/PID/stat).
     fn cpu_secs(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.0.id())).unwrap_or_default();
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.0.id())).unwrap_or_default();
         // Fields after the command's closing parenthesis; utime and stime are 14 and 15.
         let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
         let f: Vec<u64> = rest
@@ -178,7 +179,14 @@ fn available() -> String {
 /// An iperf3 server in the receiver's namespace for one test, on `port`.
 fn server(port: u16) -> Child {
     let c = Command::new("ip")
-        .args(["netns", "exec", &format!("{PREFIX}-rcv"), "iperf3", "-s", "-p"])
+        .args([
+            "netns",
+            "exec",
+            &format!("{PREFIX}-rcv"),
+            "iperf3",
+            "-s",
+            "-p",
+        ])
         .arg(port.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -191,7 +199,14 @@ fn server(port: u16) -> Child {
 /// An iperf3 client from sender `host`, started now.
 fn client(bed: &Bed, host: u8, port: u16, algo: &str, secs: u32, streams: u32) -> Child {
     Command::new("ip")
-        .args(["netns", "exec", &format!("{PREFIX}-s{host}"), "iperf3", "-J", "-c"])
+        .args([
+            "netns",
+            "exec",
+            &format!("{PREFIX}-s{host}"),
+            "iperf3",
+            "-J",
+            "-c",
+        ])
         .arg(bed.receiver())
         .args(["-p", &port.to_string(), "-C", algo, "-t", &secs.to_string()])
         .args(["-P", &streams.to_string(), "-i", "1"])
@@ -233,7 +248,11 @@ fn finish(c: Child) -> Transfer {
         .as_array()
         .expect("end.streams")
         .iter()
-        .map(|s| s["receiver"]["bits_per_second"].as_f64().expect("receiver bps"))
+        .map(|s| {
+            s["receiver"]["bits_per_second"]
+                .as_f64()
+                .expect("receiver bps")
+        })
         .collect();
     let mut cwnd = Vec::new();
     let mut intervals = Vec::new();
@@ -271,9 +290,8 @@ fn concord_newreno_matches_kernel_reno_within_ten_percent() {
             ours.push(transfer(&bed, 5301 + 2 * i, "concord_newreno", 10, 1));
             theirs.push(transfer(&bed, 5302 + 2 * i, "reno", 10, 1));
         }
-        let mean = |v: &[Transfer], f: fn(&Transfer) -> f64| {
-            v.iter().map(f).sum::<f64>() / v.len() as f64
-        };
+        let mean =
+            |v: &[Transfer], f: fn(&Transfer) -> f64| v.iter().map(f).sum::<f64>() / v.len() as f64;
         let (tput_c, tput_r) = (mean(&ours, Transfer::total), mean(&theirs, Transfer::total));
         let (cwnd_c, cwnd_r) = (
             mean(&ours, Transfer::mean_cwnd),
@@ -368,7 +386,11 @@ fn concord_cm_shares_one_macroflow_among_four_connections() {
             spread(&reno),
             reno.total() / 1e6
         );
-        assert!(spread(&cm) <= 1.1, "concord_cm max/min {:.3} > 1.1", spread(&cm));
+        assert!(
+            spread(&cm) <= 1.1,
+            "concord_cm max/min {:.3} > 1.1",
+            spread(&cm)
+        );
     });
 }
 
@@ -423,11 +445,20 @@ fn killing_the_agent_leaves_transfers_running_and_unregisters_the_algorithms() {
             t.total() / 1e6,
             late / 1e6
         );
-        assert!(!after_kill.contains("concord_"), "still registered: {after_kill}");
+        assert!(
+            !after_kill.contains("concord_"),
+            "still registered: {after_kill}"
+        );
         assert!(t.intervals.len() >= 10, "the transfer did not complete");
-        assert!(late > 1e6, "after the kill the transfer ran at {late:.0} bit/s");
+        assert!(
+            late > 1e6,
+            "after the kill the transfer ran at {late:.0} bit/s"
+        );
         let _again = AgentProc::start();
-        assert!(available().contains("concord_newreno"), "not registered again");
+        assert!(
+            available().contains("concord_newreno"),
+            "not registered again"
+        );
         drop(bed);
     });
 }
@@ -445,7 +476,14 @@ fn algorithm_in_use(bed: &Bed, port: u16) -> String {
         .expect("iperf3 client");
     std::thread::sleep(Duration::from_millis(1500));
     let ss = Command::new("ip")
-        .args(["netns", "exec", &format!("{PREFIX}-s1"), "ss", "-tin", "dst"])
+        .args([
+            "netns",
+            "exec",
+            &format!("{PREFIX}-s1"),
+            "ss",
+            "-tin",
+            "dst",
+        ])
         .arg(bed.receiver())
         .output()
         .expect("ss");
@@ -468,10 +506,23 @@ fn unmodified_programs_use_the_algorithms_per_route_and_per_namespace() {
         // Per route: the route to the receiver names concord_cm.
         let gw = format!("10.{NET}.1.254");
         let dst = format!("{}/32", bed.receiver());
-        ip(&["-n", &s1, "route", "replace", &dst, "via", &gw, "congctl", "concord_cm"]);
+        ip(&[
+            "-n",
+            &s1,
+            "route",
+            "replace",
+            &dst,
+            "via",
+            &gw,
+            "congctl",
+            "concord_cm",
+        ]);
         let by_route = algorithm_in_use(&bed, 5361);
         ip(&["-n", &s1, "route", "del", &dst]);
-        assert!(by_route.contains("concord_cm"), "ss -ti shows no concord_cm:\n{by_route}");
+        assert!(
+            by_route.contains("concord_cm"),
+            "ss -ti shows no concord_cm:\n{by_route}"
+        );
 
         // Per namespace: allowed first (else EPERM, and a leaked reference), then the default.
         let allowed_path = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
@@ -487,7 +538,10 @@ fn unmodified_programs_use_the_algorithms_per_route_and_per_namespace() {
                 .arg(format!("net.ipv4.tcp_congestion_control={value}"))
                 .status()
                 .expect("sysctl");
-            assert!(st.success(), "setting the namespace's default to {value} failed");
+            assert!(
+                st.success(),
+                "setting the namespace's default to {value} failed"
+            );
         };
         sysctl("concord_newreno");
         let by_namespace = algorithm_in_use(&bed, 5362);
@@ -516,7 +570,20 @@ impl Pair {
         };
         sh(&["netns", "add", Pair::A]);
         sh(&["netns", "add", Pair::B]);
-        sh(&["-n", Pair::A, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0", "netns", Pair::B]);
+        sh(&[
+            "-n",
+            Pair::A,
+            "link",
+            "add",
+            "eth0",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            Pair::B,
+        ]);
         sh(&["-n", Pair::A, "addr", "add", "10.142.0.1/24", "dev", "eth0"]);
         sh(&["-n", Pair::B, "addr", "add", "10.142.0.2/24", "dev", "eth0"]);
         for ns in [Pair::A, Pair::B] {
@@ -527,8 +594,14 @@ impl Pair {
     }
 
     fn down_quietly() -> bool {
-        let a = Command::new("ip").args(["netns", "del", Pair::A]).stderr(Stdio::null()).status();
-        let b = Command::new("ip").args(["netns", "del", Pair::B]).stderr(Stdio::null()).status();
+        let a = Command::new("ip")
+            .args(["netns", "del", Pair::A])
+            .stderr(Stdio::null())
+            .status();
+        let b = Command::new("ip")
+            .args(["netns", "del", Pair::B])
+            .stderr(Stdio::null())
+            .status();
         a.is_ok() && b.is_ok()
     }
 }
@@ -553,7 +626,17 @@ fn agent_cpu_per_gigabit() {
         std::thread::sleep(Duration::from_millis(300));
         let before = agent.cpu_secs();
         let c = Command::new("ip")
-            .args(["netns", "exec", Pair::A, "iperf3", "-J", "-c", "10.142.0.2", "-p", "5351"])
+            .args([
+                "netns",
+                "exec",
+                Pair::A,
+                "iperf3",
+                "-J",
+                "-c",
+                "10.142.0.2",
+                "-p",
+                "5351",
+            ])
             .args(["-C", "concord_newreno", "-t", "5"])
             .stdout(Stdio::piped())
             .spawn()

@@ -130,9 +130,10 @@ static __always_inline void report(struct sock *sk, __u8 kind, __u32 bytes_acked
 	r->dport = sk->__sk_common.skc_dport;
 	r->sport = sk->__sk_common.skc_num;
 	r->saddr = sk->__sk_common.skc_rcv_saddr;
-	/* Batching: an ACK wakes the agent only once enough records wait; everything else
-	 * (congestion, open, close) wakes it at once. */
-	if (kind != CONCORD_REC_ACK ||
+	/* Batching: an ACK or a cwnd event wakes the agent only once enough records wait (the
+	 * agent also takes what waits every millisecond); a congestion-state change, an undo, an
+	 * open or a close wakes it at once. */
+	if ((kind != CONCORD_REC_ACK && kind != CONCORD_REC_EVENT) ||
 	    bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES)
 		flags = BPF_RB_FORCE_WAKEUP;
 	else
