@@ -13,7 +13,7 @@
 
 use concord_net::testbed::Testbed;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -71,7 +71,9 @@ fn run(name: &str, body: impl FnOnce()) {
         if std::env::var("CONCORD_REQUIRE_BPF").as_deref() == Ok("1") {
             panic!("{name}: cannot run, and CONCORD_REQUIRE_BPF=1: {why}");
         }
-        eprintln!("{name}: not run: {why}");
+        // Straight to the process's stderr, past the test harness's capture, so that the
+        // reason shows in every run.
+        let _ = writeln!(std::io::stderr(), "{name}: not run: {why}");
         return;
     }
     let _guard = BED.lock().unwrap_or_else(|e| e.into_inner());
