@@ -53,6 +53,8 @@ pub struct Agent {
     cm: TcpCm,
     /// Window sockets with records since the last decisions.
     touched: BTreeSet<u64>,
+    /// Sockets released since the last [`Agent::take_released`].
+    released: Vec<u64>,
     stats: AgentStats,
 }
 
@@ -65,6 +67,7 @@ impl Agent {
             windows: BTreeMap::new(),
             cm,
             touched: BTreeSet::new(),
+            released: Vec::new(),
             stats: AgentStats::default(),
         })
     }
@@ -97,7 +100,10 @@ impl Agent {
         }
         match r.kind {
             RecordKind::Init => self.stats.sockets_opened += 1,
-            RecordKind::Release => self.stats.sockets_closed += 1,
+            RecordKind::Release => {
+                self.stats.sockets_closed += 1;
+                self.released.push(r.sock_id);
+            }
             _ => {}
         }
         let cc = match r.algo {
@@ -147,6 +153,12 @@ impl Agent {
         }
         self.cm.decisions(stamp_ns, out);
         self.stats.decisions += out.len() as u64;
+    }
+
+    /// The sockets released since the last call: a decision written for one of them after the
+    /// datapath deleted its entry (the release record was still on its way) must go again.
+    pub fn take_released(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.released)
     }
 
     /// Every socket's decision, stamped `stamp_ns`: to refresh the map when no records came
@@ -261,6 +273,8 @@ mod tests {
         a.on_record(&rec(1, Algorithm::NewReno, RecordKind::Release));
         assert_eq!(a.sockets(), 0);
         assert_eq!(a.stats().sockets_closed, 1);
+        assert_eq!(a.take_released(), vec![1]);
+        assert!(a.take_released().is_empty());
     }
 
     #[test]

@@ -178,12 +178,16 @@ pub fn run(
             }
         }
         for (id, d) in &decisions {
-            // A socket released meanwhile has no entry to keep; writing one is harmless (the
-            // datapath deletes entries on release and ids are never reused while it is loaded).
+            // A failed write leaves the socket on the datapath's own Reno until the next one.
             let _ = skel
                 .maps
                 .decisions
                 .update(&id.to_le_bytes(), &d.to_bytes(), MapFlags::ANY);
+        }
+        for id in agent.take_released() {
+            // The datapath deleted the entry on release; a decision written since, before the
+            // release record arrived, would otherwise stay. Missing entries are fine.
+            let _ = skel.maps.decisions.delete(&id.to_le_bytes());
         }
     }
     let stats = RunStats {
