@@ -15,7 +15,10 @@
 //! rate = "10Mbps"
 //! rtt = ["20ms", "100ms"]
 //! queue = "droptail"
-//! quick = [4]            # the flow counts run by --quick (a subset of `flows`); absent: none
+//!
+//! [quick]                 # the subset `--quick` runs (CI): case ids, and the first n seeds
+//! cases = ["dumbbell-4f-10Mbps-100ms-droptail"]
+//! seeds = 1
 //! ```
 
 use concord_cc::time::Duration;
@@ -117,6 +120,8 @@ pub struct Case {
     pub seeds: Vec<u64>,
     /// Part of the `--quick` subset.
     pub quick: bool,
+    /// With `--quick`, only this many of the seeds (the first ones); `None`: all.
+    pub quick_seeds: Option<usize>,
 }
 
 impl Case {
@@ -240,15 +245,14 @@ struct RawCase {
     loss: Option<OneOrMany<f64>>,
     duration: Option<String>,
     seeds: Option<Vec<u64>>,
-    /// The flow counts of this table that `--quick` runs; `true` for all, absent for none.
-    quick: Option<QuickSel>,
 }
 
-#[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
-enum QuickSel {
-    All(bool),
-    Flows(Vec<u32>),
+/// The `--quick` subset: case ids, and how many of each case's seeds it runs.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct RawQuick {
+    cases: Vec<String>,
+    seeds: Option<usize>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -256,6 +260,8 @@ enum QuickSel {
 struct RawGrid {
     #[serde(default)]
     defaults: RawDefaults,
+    #[serde(default)]
+    quick: RawQuick,
     case: Vec<RawCase>,
 }
 
@@ -375,11 +381,6 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Case>, GridError> {
                 "flows = 4 or flows = [1, 4]",
             ));
         }
-        let quick = |n: u32| match &rc.quick {
-            None => false,
-            Some(QuickSel::All(b)) => *b,
-            Some(QuickSel::Flows(v)) => v.contains(&n),
-        };
         let group = rc.group.clone().unwrap_or_else(|| "grid".into());
         for &n in &flows {
             for &rate in &rates {
@@ -399,7 +400,8 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Case>, GridError> {
                                 loss,
                                 duration,
                                 seeds: seeds.clone(),
-                                quick: quick(n),
+                                quick: false,
+                                quick_seeds: raw.quick.seeds,
                             };
                             case.id = case_id(&case);
                             if !seen.insert(case.id.clone()) {
@@ -414,6 +416,27 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Case>, GridError> {
                 }
             }
         }
+    }
+    for id in &raw.quick.cases {
+        match cases.iter_mut().find(|c| &c.id == id) {
+            Some(c) => c.quick = true,
+            None => {
+                return Err(GridError::Value {
+                    path: path.into(),
+                    index: 0,
+                    message: format!("[quick] names `{id}`, which the grid does not list"),
+                    fix: "name case ids as `concord validate --list` prints them".into(),
+                })
+            }
+        }
+    }
+    if raw.quick.seeds == Some(0) {
+        return Err(GridError::Value {
+            path: path.into(),
+            index: 0,
+            message: "[quick] seeds = 0".into(),
+            fix: "run at least one seed of each quick case".into(),
+        });
     }
     if cases.is_empty() {
         return Err(GridError::Value {
@@ -512,7 +535,7 @@ pub fn rate_label(r: Rate) -> String {
 }
 
 /// The cases `patterns` select (each an id, a part of one, or a group; all when empty), in grid
-/// order; `quick` keeps only the `--quick` subset.
+/// order; `quick` keeps only the `--quick` subset, each with its quick seeds.
 pub fn select(cases: &[Case], patterns: &[String], quick: bool) -> Result<Vec<Case>, GridError> {
     for p in patterns {
         if !cases.iter().any(|c| matches(c, p)) {
@@ -527,7 +550,13 @@ pub fn select(cases: &[Case], patterns: &[String], quick: bool) -> Result<Vec<Ca
         .iter()
         .filter(|c| !quick || c.quick)
         .filter(|c| patterns.is_empty() || patterns.iter().any(|p| matches(c, p)))
-        .cloned()
+        .map(|c| {
+            let mut c = c.clone();
+            if let (true, Some(n)) = (quick, c.quick_seeds) {
+                c.seeds.truncate(n);
+            }
+            c
+        })
         .collect())
 }
 
@@ -552,7 +581,10 @@ flows = [1, 4]
 rate = "10Mbps"
 rtt = ["20ms", "100ms"]
 queue = ["droptail", { kind = "red", min_th = 5, max_th = 15, ecn = true }]
-quick = [4]
+
+[quick]
+cases = ["dumbbell-4f-10Mbps-20ms-droptail", "dumbbell-4f-10Mbps-100ms-droptail"]
+seeds = 1
 "#;
         let cases = parse(text, "g.toml").expect("valid");
         assert_eq!(cases.len(), 8);
@@ -560,8 +592,12 @@ quick = [4]
         assert_eq!(ids[0], "dumbbell-1f-10Mbps-20ms-droptail");
         assert_eq!(ids[1], "dumbbell-1f-10Mbps-20ms-red-ecn-5-15");
         assert_eq!(ids[7], "dumbbell-4f-10Mbps-100ms-red-ecn-5-15");
-        assert_eq!(cases.iter().filter(|c| c.quick).count(), 4);
+        assert_eq!(cases.iter().filter(|c| c.quick).count(), 2);
         assert_eq!(cases[0].seeds, vec![1, 2]);
+        let quick = select(&cases, &[], true).expect("quick");
+        assert_eq!(quick.len(), 2);
+        assert_eq!(quick[0].seeds, vec![1]);
+        assert_eq!(select(&cases, &[], false).expect("all")[0].seeds, vec![1, 2]);
         assert_eq!(cases[0].duration, Duration::from_secs(20));
         // 20 ms RTT: 2 x (1 + 8 + 1) ms.
         assert_eq!(cases[0].link_delay(), Duration::from_millis(8));
@@ -604,6 +640,12 @@ loss = 0.01
         let text = "[[case]]\ntopology = \"ring\"\nflows = 1\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\n";
         let e = parse(text, "g.toml").expect_err("no ring");
         assert!(e.to_string().contains("unknown topology `ring`"), "{e}");
+        let e = parse(
+            "[quick]\ncases = [\"nope\"]\n[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\n",
+            "g.toml",
+        )
+        .expect_err("unknown quick id");
+        assert!(e.to_string().contains("[quick] names `nope`"), "{e}");
         let e = parse("[[case]]\ntopolgy = 1\n", "g.toml").expect_err("typo");
         assert!(e.to_string().starts_with("g.toml: "), "{e}");
     }
