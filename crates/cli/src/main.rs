@@ -8,6 +8,7 @@ mod reproduce;
 mod run;
 mod sweep;
 mod table;
+mod validate;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -38,6 +39,9 @@ const EXAMPLES: &str = "Examples:
   concord plot results/red                                       goodput, cwnd, queue, delay CDF as SVG
   concord bench                                                  64 NewReno flows on a 10 Mbps dumbbell
   concord bench --flows 16 --duration 30s --json                 machine-readable figures
+  concord completions bash > ~/.local/share/bash-completion/completions/concord
+  concord man > ~/.local/share/man/man1/concord.1
+  concord validate --quick                                       concord against ns-3 on a grid subset
 
 Exit codes: 0 success, 1 a claim failed or a runtime failure (e.g. unwritable output),
 2 invalid scenario or arguments.";
@@ -94,6 +98,16 @@ enum Command {
     /// DIR/figures/*.svg, DIR/raw/ and DIR/index.html; exits 0 when every claim passes, 1 when
     /// one fails.
     Reproduce(reproduce::ReproduceArgs),
+    /// Cross-validate concord's TCP and queues against ns-3 3.44 on a grid of cases.
+    ///
+    /// Each case of the grid (crates/validate/grid.toml: dumbbells and parking lots, 1-64 flows,
+    /// 1-100 Mbps, 10-200 ms, DropTail and RED with and without ECN, random loss, start-up) runs
+    /// in concord and in ns-3 (bench/ns3/validate.cc), and is checked: utilisation within 2
+    /// points, Jain's index within 0.05, goodput under random loss within 15%. Writes
+    /// DIR/results.{json,csv,md}, DIR/figures/*.svg and DIR/index.html; exits 0 when every run
+    /// completed (a case outside the targets is a finding, with its measured cause), 1 when a
+    /// run failed.
+    Validate(validate::ValidateArgs),
     /// Re-render DIR/index.html from DIR/results.json without re-running anything.
     Report {
         /// A directory written by `concord reproduce`.
@@ -111,11 +125,39 @@ enum Command {
         #[arg(long = "figure", value_name = "FIGURE", requires = "readme")]
         figures: Vec<String>,
     },
+    /// Print a shell completion script for concord.
+    ///
+    /// bash: `concord completions bash > ~/.local/share/bash-completion/completions/concord`;
+    /// zsh: `concord completions zsh > ~/.zfunc/_concord` (with ~/.zfunc on fpath);
+    /// fish: `concord completions fish > ~/.config/fish/completions/concord.fish`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print concord's manual page (roff).
+    ///
+    /// `concord man > ~/.local/share/man/man1/concord.1`, then `man concord`.
+    Man,
 }
 
 fn main() -> ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "concord", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+            .render(&mut std::io::stdout())
+            .or_else(|e| match e.kind() {
+                // The reader has what it wanted (`concord man | head`).
+                std::io::ErrorKind::BrokenPipe => Ok(()),
+                _ => Err(Failure::runtime(format!(
+                    "cannot write the manual page: {e}"
+                ))),
+            }),
         Command::Run {
             scenario,
             seed,
@@ -130,6 +172,7 @@ fn main() -> ExitCode {
             }
         }),
         Command::Bench(args) => bench::bench(&args),
+        Command::Validate(args) => validate::validate(&args),
         Command::Reproduce(args) => reproduce::reproduce(&args).and_then(all_pass),
         Command::Report {
             dir,
@@ -155,6 +198,32 @@ fn main() -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// Ends the process with status 0, silently, when a write to standard output or standard error
+/// finds the reader gone (`concord report report | head`): the reader wanted no more. Any other
+/// failed `print!` (a full disk) ends it with one line and status 1. `print!` panics on such
+/// writes; every other panic goes to the default hook.
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        // Any other failed write to the terminal or a file (a full disk): one line, status 1.
+        if let Some(what) = message.strip_prefix("failed printing to ") {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "concord: cannot write to {what}");
+            std::process::exit(1);
+        }
+        default(info);
+    }));
 }
 
 /// Exit code 1 when a claim failed (the report says which and by how much).
