@@ -771,6 +771,34 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         }
         per_seed.push(points);
     }
+    // Fig. 2: "TCP/CM closely emulates a vanilla TCP" over a range of bottleneck capacities,
+    // from the same runs: packets TCP/CM delivered over those NewReno delivered, per capacity.
+    for (i, mbps) in BANDWIDTHS_MBPS.iter().enumerate() {
+        let ratios: Vec<f64> = per_seed
+            .iter()
+            .map(|s| s[1].get(i).map_or(f64::NAN, |p| p.1) / s[0].get(i).map_or(f64::NAN, |p| p.1))
+            .collect();
+        out.claims.push(
+            Claim::new(
+                Paper::Cm,
+                &format!("Fig. 2: TCP/CM against NewReno, {mbps} Mbps RED bottleneck, 120 ms RTT"),
+                "packets delivered by TCP/CM / by NewReno, each alone",
+                "close to 1 (TCP/CM closely emulates NewReno)",
+                f64::NAN,
+                Check::Between { lo: 0.8, hi: 1.25 },
+                seeds[0],
+                FRIENDLY_BW_FILE,
+                ctx.quick,
+            )
+            .paper(
+                "2.1 Stable Congestion Control",
+                "This figure shows sequence traces of the two TCPs over a large range of bottleneck capacities. It is clear from these results that TCP/CM closely emulates a vanilla TCP.",
+            )
+            .target(1.0)
+            .deviation("each protocol alone on a RED bottleneck scaled to one BDP (the paper's runs had random Web-like background traffic)")
+            .over_seeds(&seeds, &ratios),
+        );
+    }
     fig3_outcome(
         &mut out,
         &per_seed,
