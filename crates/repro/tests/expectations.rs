@@ -78,5 +78,8 @@ fn what_is_reproduced_on_the_default_seeds_is_reproduced_on_seeds_from_1001_but_
         .filter(|(id, v)| b.verdicts.get(*id) != Some(*v))
         .map(|(id, _)| id.as_str())
         .collect();
-    assert_eq!(flips, SEED_SET_FLIPS, "review the claims whose verdict hangs on the seed set");
+    assert_eq!(
+        flips, SEED_SET_FLIPS,
+        "review the claims whose verdict hangs on the seed set"
+    );
 }
