@@ -690,8 +690,8 @@ fn multihop(ctx: &Ctx) -> Result<Outcome, ReproError> {
             continue;
         };
         let limit = ch
-            .gcca
-            .as_ref()
+            .disc()
+            .gcca()
             .map(|p| p.detector.red().config().limit.value())
             .unwrap_or(f64::INFINITY);
         out.claims.push(Claim::new(
@@ -728,7 +728,7 @@ fn multihop(ctx: &Ctx) -> Result<Outcome, ReproError> {
             .channels
             .iter()
             .find(|c| c.name == hop)
-            .and_then(|c| c.gcca.as_ref())
+            .and_then(|c| c.disc().gcca())
         {
             let pts = p
                 .rates
