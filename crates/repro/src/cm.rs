@@ -774,6 +774,34 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         }
         per_seed.push(points);
     }
+    // Fig. 2: "TCP/CM closely emulates a vanilla TCP" over a range of bottleneck capacities,
+    // from the same runs: packets TCP/CM delivered over those NewReno delivered, per capacity.
+    for (i, mbps) in BANDWIDTHS_MBPS.iter().enumerate() {
+        let ratios: Vec<f64> = per_seed
+            .iter()
+            .map(|s| s[1].get(i).map_or(f64::NAN, |p| p.1) / s[0].get(i).map_or(f64::NAN, |p| p.1))
+            .collect();
+        out.claims.push(
+            Claim::new(
+                Paper::Cm,
+                &format!("Fig. 2: TCP/CM against NewReno, {mbps} Mbps RED bottleneck, 120 ms RTT"),
+                "packets delivered by TCP/CM / by NewReno, each alone",
+                "close to 1 (TCP/CM closely emulates NewReno)",
+                f64::NAN,
+                Check::Between { lo: 0.8, hi: 1.25 },
+                seeds[0],
+                FRIENDLY_BW_FILE,
+                ctx.quick,
+            )
+            .paper(
+                "2.1 Stable Congestion Control",
+                "This figure shows sequence traces of the two TCPs over a large range of bottleneck capacities. It is clear from these results that TCP/CM closely emulates a vanilla TCP.",
+            )
+            .target(1.0)
+            .deviation("each protocol alone on a RED bottleneck scaled to one BDP (the paper's runs had random Web-like background traffic)")
+            .over_seeds(&seeds, &ratios),
+        );
+    }
     fig3_outcome(
         &mut out,
         &per_seed,
@@ -1376,7 +1404,26 @@ fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
 
 #[cfg(test)]
 mod tests {
-    use super::linear_fit;
+    use super::{friendliness_exponent, linear_fit};
+
+    #[test]
+    fn the_friendliness_exponent_tells_a_square_root_law_from_a_linear_one() {
+        // n_r = K / sqrt(n_d / n) with n ~ n_r: n_r = K^2 (n_r / n_d)^0.5 ... as points
+        // (n_r / n_d, n_r) from n_r^2 = K^2 x + K^2.
+        let k2: f64 = 400.0;
+        let sqrt_law: Vec<(f64, f64)> = [50.0, 200.0, 800.0, 3200.0]
+            .iter()
+            .map(|&x: &f64| (x, (k2 * x + k2).sqrt()))
+            .collect();
+        let b = friendliness_exponent(&sqrt_law);
+        assert!((b - 0.5).abs() < 0.01, "{b}");
+        let linear: Vec<(f64, f64)> = [50.0, 200.0, 800.0].iter().map(|&x| (x, 3.0 * x)).collect();
+        assert!((friendliness_exponent(&linear) - 1.0).abs() < 1e-9);
+        assert!(
+            friendliness_exponent(&[(1.0, 1.0)]).is_nan(),
+            "one point fits nothing"
+        );
+    }
 
     #[test]
     fn a_line_fits_itself_exactly_and_noise_lowers_r_squared() {

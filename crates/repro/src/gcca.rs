@@ -146,6 +146,9 @@ fn router_drops(sim: &Simulator) -> u64 {
         .sum()
 }
 
+/// One group's result at one seed: (group, E2E, GCCA).
+type Row = (u32, Transfer, Transfer);
+
 /// What the test bed measures of one run.
 #[derive(Clone, Copy, Debug, Default)]
 struct Transfer {
@@ -220,7 +223,7 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     );
     let mut queues = Plot::new("Test bed queues, group 1", "time (s)", "queue (packets)");
     let seeds = ctx.seeds();
-    let mut per_seed: Vec<Vec<(u32, Transfer, Transfer)>> = Vec::new();
+    let mut per_seed: Vec<Vec<Row>> = Vec::new();
     for &seed in &seeds {
         let first = seed == seeds[0];
         let mut rows = Vec::new();
@@ -268,10 +271,9 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let rows = per_seed[0].clone();
     // Every figure below is measured seed by seed; a claim's value is its mean over the seeds
     // with a 95% interval.
-    let over = |f: &dyn Fn(&[(u32, Transfer, Transfer)]) -> f64| -> Vec<f64> {
-        per_seed.iter().map(|rows| f(rows)).collect()
-    };
-    let ratio_of = |rows: &[(u32, Transfer, Transfer)], f: &dyn Fn(&Transfer) -> f64| {
+    let over =
+        |f: &dyn Fn(&[Row]) -> f64| -> Vec<f64> { per_seed.iter().map(|rows| f(rows)).collect() };
+    let ratio_of = |rows: &[Row], f: &dyn Fn(&Transfer) -> f64| {
         let g: f64 = rows.iter().map(|(_, _, g)| f(g)).sum();
         let e: f64 = rows.iter().map(|(_, e, _)| f(e)).sum();
         g / e.max(1e-12)
@@ -336,7 +338,7 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
         .paper(SECTION, T1),
     );
     for (i, &(group, p_gs, p_es, p_gm, p_em)) in PAPER_TABLES.iter().enumerate() {
-        let at = |f: &dyn Fn(&(u32, Transfer, Transfer)) -> f64| -> Vec<f64> {
+        let at = |f: &dyn Fn(&Row) -> f64| -> Vec<f64> {
             per_seed
                 .iter()
                 .map(|rows| rows.get(i).filter(|r| r.0 == group).map_or(f64::NAN, f))
@@ -349,8 +351,7 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 "GCCA transfer time",
                 p_gs,
                 "s",
-                &(|r: &(u32, Transfer, Transfer)| r.2.time_s)
-                    as &dyn Fn(&(u32, Transfer, Transfer)) -> f64,
+                &(|r: &Row| r.2.time_s) as &dyn Fn(&Row) -> f64,
                 T1,
             ),
             (

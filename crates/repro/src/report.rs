@@ -873,6 +873,37 @@ mod tests {
     }
 
     #[test]
+    fn verdict_changes_are_found_in_either_direction_and_counts_read_as_a_sentence() {
+        let map = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let expected = map(&[
+            ("a", "reproduced"),
+            ("b", "not_reproduced"),
+            ("c", "reproduced"),
+        ]);
+        let now = map(&[
+            ("a", "reproduced"),
+            ("b", "reproduced"),
+            ("d", "seed_dependent"),
+        ]);
+        let changes = compare_verdicts(&expected, &now);
+        let ids: Vec<&str> = changes.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["b", "c", "d"]);
+        assert_eq!(changes[1].now, None, "c is gone");
+        assert_eq!(changes[2].expected, None, "d is new");
+        assert!(compare_verdicts(&now, &now).is_empty());
+        assert_eq!(
+            counts_sentence([9, 1, 0, 0, 2]),
+            "9 reproduced, 1 reproduced under a deviation, 2 not reproduced"
+        );
+        assert_eq!(counts_sentence([0; 5]), "none");
+    }
+
+    #[test]
     fn markers_must_start_a_line_appear_once_and_in_order() {
         assert_eq!(
             replace_section("no markers\n", "t"),
