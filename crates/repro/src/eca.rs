@@ -721,7 +721,8 @@ fn delay(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "Fig. 7: one-way delay distributions, 10 Mbit/s, 10 ms, 500-packet queues",
         "one-way delay (ms)",
         "cumulative fraction",
-    );
+    )
+    .log_x();
     let mut csv = String::from("scheme,set,p50_ms,p90_ms,p99_ms,queueing_p90_ms\n");
     for m in &all {
         for (set, h) in [("horizontal", &m.delays.0), ("vertical", &m.delays.1)] {

@@ -355,11 +355,11 @@ pub fn render_html(r: &Report) -> String {
         if r.quick { "quick" } else { "full" },
         r.seed_base
     );
-    h.push_str("<ul class=\"summary\">\n");
+    h.push_str("<ul class=\"summary\" id=\"verdicts\">\n");
     for line in summary_lines(r) {
         let _ = writeln!(h, "<li>{}</li>", escape(&line));
     }
-    h.push_str("</ul>\n<h2>Contents</h2>\n<ul>\n");
+    h.push_str("</ul>\n<h2 id=\"toc\">Contents</h2>\n<ul>\n");
     for paper in Paper::ALL {
         let claims: Vec<&Claim> = r.paper_claims().filter(|c| c.paper == paper).collect();
         if claims.is_empty() {
