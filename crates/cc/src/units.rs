@@ -306,11 +306,7 @@ impl FromStr for Rate {
             problem,
             fix,
         };
-        let number = text
-            .trim()
-            .strip_suffix(unit.as_str())
-            .unwrap_or("")
-            .trim();
+        let number = text.trim().strip_suffix(unit.as_str()).unwrap_or("").trim();
         let Some((prefix, base)) = split_rate_unit(&unit) else {
             let lower = unit.to_ascii_lowercase();
             if let Some(p) = lower.strip_suffix("bps").map(|p| &unit[..p.len()]) {
@@ -406,11 +402,7 @@ fn parse_size_unit(unit: &str) -> Option<u128> {
 /// bits and is refused with the byte spelling; a size must come to a whole number of bytes.
 pub fn parse_bytes(text: &str) -> Result<Bytes, ParseQuantityError> {
     let (v, unit) = split_decimal(text, "64KB", "size")?;
-    let number = text
-        .trim()
-        .strip_suffix(unit.as_str())
-        .unwrap_or("")
-        .trim();
+    let number = text.trim().strip_suffix(unit.as_str()).unwrap_or("").trim();
     let Some(factor) = parse_size_unit(&unit) else {
         let bits_prefix = unit
             .strip_suffix("bits")
@@ -552,7 +544,10 @@ mod tests {
     #[test]
     fn a_rate_unit_that_could_be_misread_is_refused_with_the_fix() {
         for (text, fix) in [
-            ("10MBPS", "write `10Mbps` for bits per second or `10MBps` for bytes"),
+            (
+                "10MBPS",
+                "write `10Mbps` for bits per second or `10MBps` for bytes",
+            ),
             ("10MB", "add a time: `10MB/s`"),
             ("10MiB", "add a time: `10MiB/s`"),
             ("10Mb", "add a time: `10Mb/s`"),
