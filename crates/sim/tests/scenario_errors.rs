@@ -846,13 +846,13 @@ fn on_off_flows_need_their_periods() {
 
 #[test]
 fn tcp_settings_are_checked() {
-    let e = reject_base("[defaults.tcp]\ncc = \"cubic\"\n");
+    let e = reject_base("[defaults.tcp]\ncc = \"vegas\"\n");
     check(
         &e,
         ErrorKind::BadValue,
         8,
-        "unknown congestion control `cubic`",
-        "newreno",
+        "unknown congestion control `vegas`",
+        "newreno, westwood+, mccp, cubic",
     );
     let e = reject_base("[defaults.tcp]\nmin_rto = \"2s\"\nmax_rto = \"1s\"\n");
     check(
