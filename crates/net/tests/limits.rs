@@ -103,3 +103,71 @@ async fn idle_and_half_sent_connections_are_closed_after_their_timeouts() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(hub.status().clients, 0);
 }
+
+/// The p-th percentile of `v` (sorted in place), p in [0, 1].
+fn percentile(v: &mut [Duration], p: f64) -> Duration {
+    v.sort();
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v.get(i).copied().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_4096_flows_to_one_destination_open_while_another_client_is_served() {
+    let dir = TempDir::new("bench-open");
+    let _hub = daemon(&dir, Limits::default());
+    let opener = CmClient::connect(dir.socket()).await.expect("connect");
+    let other = CmClient::connect(dir.socket()).await.expect("connect");
+    let mut events = other.events().expect("events");
+    let dst = std::net::Ipv4Addr::new(192, 0, 2, 1);
+    let lone = other
+        .open(concord_cc::cm::FlowKey::new(
+            std::net::Ipv4Addr::new(192, 0, 2, 2),
+            9,
+            9,
+        ))
+        .await
+        .expect("open");
+    let fast = concord_cc::cm::CmUpdate {
+        rtt: Some(concord_cc::Duration::from_micros(100)),
+        ..concord_cc::cm::CmUpdate::default()
+    };
+    lone.update(fast).await.expect("update");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = Arc::clone(&stop);
+    let prober = tokio::spawn(async move {
+        let mut lat = Vec::new();
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            let t = std::time::Instant::now();
+            lone.request(100).await.expect("request");
+            loop {
+                match tokio::time::timeout(Duration::from_secs(5), events.next()).await {
+                    Ok(Some(concord_net::protocol::Event::Grant { .. })) => break,
+                    Ok(Some(_)) => {}
+                    other => panic!("no grant: {other:?}"),
+                }
+            }
+            lat.push(t.elapsed());
+            lone.notify(100).await.expect("notify");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        lat
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let start = std::time::Instant::now();
+    let mut flows = Vec::new();
+    for port in 0..4096u16 {
+        let key = concord_cc::cm::FlowKey::new(dst, 80, 10_000 + port);
+        flows.push(opener.open(key).await.expect("open"));
+    }
+    let open_time = start.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut lat = prober.await.expect("prober");
+    let p99 = percentile(&mut lat, 0.99);
+    println!(
+        "4096 flows to one destination opened in {open_time:?}; the other client's grant latency \
+         p50 {:?} p99 {p99:?} over {} grants",
+        percentile(&mut lat, 0.5),
+        lat.len()
+    );
+    assert!(open_time < Duration::from_secs(5), "{open_time:?}");
+}
