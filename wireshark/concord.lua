@@ -129,9 +129,13 @@ local cf = {
     ce_packets = ProtoField.uint64("cmprobe.flow.ce_packets", "CE-marked packets (cumulative)",
         base.DEC),
     bytes = ProtoField.uint64("cmprobe.flow.bytes", "Bytes received (cumulative)", base.DEC),
+    room = ProtoField.uint16("cmprobe.room", "Room (flow entries the response may carry)",
+        base.DEC),
+    tag = ProtoField.bytes("cmprobe.tag", "HMAC-SHA-256-128 tag"),
 }
 cmprobe.fields = { cf.version, cf.type, cf.length, cf.seq, cf.nonce, cf.thisprobe, cf.lastprobe,
-    cf.nflows, cf.flow, cf.src_port, cf.dst_port, cf.flow_id, cf.packets, cf.ce_packets, cf.bytes }
+    cf.nflows, cf.flow, cf.src_port, cf.dst_port, cf.flow_id, cf.packets, cf.ce_packets, cf.bytes,
+    cf.room, cf.tag }
 
 local cm_malformed = ProtoExpert.new("cmprobe.malformed", "Malformed CM probe-protocol message",
     expert.group.MALFORMED, expert.severity.ERROR)
@@ -157,7 +161,7 @@ end
 
 -- Version 2: cumulative per-flow counts (probe.rs). A later version is one more entry of
 -- cm_versions, a function of the same shape.
-local function cm_dissect_v2(tvb, pinfo, t, n, bad)
+local function cm_dissect_v2(tvb, pinfo, t, n, bad, checked)
     local ty = tvb(1, 1):uint()
     local field = tvb(2, 2):uint()
     if ty == 1 then
@@ -173,7 +177,8 @@ local function cm_dissect_v2(tvb, pinfo, t, n, bad)
     if n < 24 then return bad(string.format("truncated: need 24 bytes, got %d", n)) end
     local nflows = tvb(20, 4):uint()
     local expected = 24 + 32 * nflows
-    local err = cm_check_length(field, expected, n)
+    local err = nil
+    if not checked then err = cm_check_length(field, expected, n) end
     t:add(cf.thisprobe, tvb(4, 4))
     t:add(cf.lastprobe, tvb(8, 4))
     t:add(cf.nonce, tvb(12, 8))
@@ -197,7 +202,39 @@ local function cm_dissect_v2(tvb, pinfo, t, n, bad)
         tvb(4, 4):uint(), tvb(8, 4):uint(), tvb(12, 8):uint64():tohex(), nflows)
 end
 
-local cm_versions = { [2] = cm_dissect_v2 }
+-- Version 3 (probe.rs): a probe carries room u16, reserved u16 and 16 zero bytes per unit of
+-- room; type | 0x80 adds a 16-byte HMAC tag at the end of either message.
+local function cm_dissect_v3(tvb, pinfo, t, n, bad)
+    local ty = tvb(1, 1):uint()
+    local taglen = (ty >= 0x80) and 16 or 0
+    local field = tvb(2, 2):uint()
+    if ty % 0x80 == 1 then
+        if n < 20 + taglen then
+            return bad(string.format("truncated: need %d bytes, got %d", 20 + taglen, n))
+        end
+        local room = tvb(16, 2):uint()
+        local err = cm_check_length(field, 20 + 16 * room + taglen, n)
+        if err then return bad(err) end
+        t:add(cf.seq, tvb(4, 4))
+        t:add(cf.nonce, tvb(8, 8))
+        t:add(cf.room, tvb(16, 2))
+        if taglen > 0 then t:add(cf.tag, tvb(n - 16, 16)) end
+        pinfo.cols.info = string.format("CM probe seq=%d nonce=0x%s room=%d", tvb(4, 4):uint(),
+            tvb(8, 8):uint64():tohex(), room)
+        return
+    end
+    if n < 24 + taglen then
+        return bad(string.format("truncated: need %d bytes, got %d", 24 + taglen, n))
+    end
+    local nflows = tvb(20, 4):uint()
+    local err = cm_check_length(field, 24 + 32 * nflows + taglen, n)
+    if err then return bad(err) end
+    -- The entries are version 2's.
+    cm_dissect_v2(tvb(0, n - taglen):tvb(), pinfo, t, n - taglen, bad, true)
+    if taglen > 0 then t:add(cf.tag, tvb(n - 16, 16)) end
+end
+
+local cm_versions = { [2] = cm_dissect_v2, [3] = cm_dissect_v3 }
 
 function cmprobe.dissector(tvb, pinfo, tree)
     pinfo.cols.protocol = "CM probe"
@@ -228,7 +265,7 @@ function cmprobe.dissector(tvb, pinfo, tree)
     if dissect == nil then
         return bad(string.format("unsupported version %d", version))
     end
-    if ty ~= 1 and ty ~= 2 then
+    if ty % 0x80 ~= 1 and ty % 0x80 ~= 2 or (version < 3 and ty >= 0x80) then
         return bad(string.format("unknown message type %d", ty))
     end
     if tvb:len() < n then

@@ -640,6 +640,7 @@ fn built_cp_headers_and_cm_responses_decode_as_the_codecs_wrote_them() {
     ProbeMessage::Probe(concord_cc::cm::Probe {
         seq: 1,
         nonce: u64::MAX - 5,
+        room: 1,
     })
     .encode(&mut bytes);
     frames.push(cm_frame(&bytes));
@@ -689,7 +690,12 @@ fn what_the_codecs_refuse_the_dissector_marks_malformed() {
         f
     };
     let mut probe = Vec::new();
-    ProbeMessage::Probe(concord_cc::cm::Probe { seq: 1, nonce: 2 }).encode(&mut probe);
+    ProbeMessage::Probe(concord_cc::cm::Probe {
+        seq: 1,
+        nonce: 2,
+        room: 1,
+    })
+    .encode(&mut probe);
     let with = |i: usize, v: u8| {
         let mut b = probe.clone();
         b[i] = v;
