@@ -4,7 +4,7 @@
 //! writing its decisions into the per-socket map.
 
 use crate::agent::{Agent, AgentConfig, AgentStats};
-use crate::protocol::{Algorithm, Record};
+use crate::protocol::{Algorithm, Record, RecordKind};
 use crate::skel::ConcordTcpSkelBuilder;
 use concord_cc::Instant;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
@@ -88,8 +88,9 @@ fn counter(map: &dyn MapCore, index: u32) -> u64 {
 }
 
 /// Loads the datapath, registers the algorithms, calls `ready` with their names, and runs the
-/// agent until `stop` is set. With `trace`, every decision is written to it as a CSV line
-/// `time_ns,sock_id,cwnd,ssthresh,loss_ssthresh,loss_events` (windows in segments). Returns what it did; the algorithms are unregistered when it
+/// agent until `stop` is set. With `trace`, every ACK record and every decision is written to
+/// it as a CSV line: `ack,time_ns,sock_id,bytes_acked,rtt_us,in_flight,ca_state` and
+/// `decision,time_ns,sock_id,cwnd,ssthresh,loss_ssthresh,loss_events` (windows in segments). Returns what it did; the algorithms are unregistered when it
 /// returns.
 pub fn run(
     config: AgentConfig,
@@ -157,6 +158,14 @@ pub fn run(
         ring.consume().map_err(DatapathError::RingBuffer)?;
         std::mem::swap(&mut records, &mut *batch.borrow_mut());
         for r in records.drain(..) {
+            if let (Some(t), RecordKind::Ack) = (trace.as_mut(), r.kind) {
+                // Tracing is a debugging aid: a full disk does not stop the agent.
+                let _ = writeln!(
+                    t,
+                    "ack,{},{},{},{},{},{}",
+                    r.time_ns, r.sock_id, r.bytes_acked, r.rtt_us, r.in_flight, r.ca_state
+                );
+            }
             agent.on_record(&r);
         }
         let now = monotonic_ns();
@@ -169,10 +178,9 @@ pub fn run(
         }
         if let Some(t) = trace.as_mut() {
             for (id, d) in &decisions {
-                // Tracing is a debugging aid: a full disk does not stop the agent.
                 let _ = writeln!(
                     t,
-                    "{},{id},{},{},{},{}",
+                    "decision,{},{id},{},{},{},{}",
                     d.stamp_ns, d.cwnd, d.ssthresh, d.loss_ssthresh, d.loss_events
                 );
             }

@@ -50,3 +50,15 @@ mod skel {
 mod path_loss_skel {
     include!(concat!(env!("OUT_DIR"), "/path_loss.skel.rs"));
 }
+
+#[cfg(all(test, feature = "datapath"))]
+mod layout_tests {
+    /// The decision map's value type, as clang laid it out, is the 32 bytes protocol.rs writes.
+    #[test]
+    fn the_decision_map_value_has_the_size_the_agent_writes() {
+        assert_eq!(
+            std::mem::size_of::<crate::skel::types::concord_ctl>(),
+            crate::protocol::DECISION_BYTES
+        );
+    }
+}

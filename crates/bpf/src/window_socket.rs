@@ -133,9 +133,10 @@ impl WindowSocket {
             self.ctl.on_congestion(now, kind, self.flight);
             self.loss_events = r.loss_events;
         } else if new == ca_state::LOSS {
-            // The timer fired during recovery: the kernel keeps ssthresh and restarts from one
-            // segment (RFC 5681 section 3.1).
-            self.ctl.set_cwnd(self.mss);
+            // The timer fired again within the same loss episode (the kernel's tcp_enter_loss
+            // inside high_seq does not call ssthresh): ssthresh stays, cwnd returns to the loss
+            // window (RFC 5681 section 3.1).
+            self.ctl.on_repeated_timeout(now, self.flight);
         }
         if new == ca_state::OPEN && r.ca_state >= ca_state::CWR {
             self.ctl.on_recovery_end(now);
@@ -290,6 +291,23 @@ mod tests {
         assert_eq!(s.controller().cwnd(), 1_000);
         // The kernel's floor for cwnd is two segments.
         assert_eq!(s.decision(0).cwnd, 2);
+    }
+
+    #[test]
+    fn a_timeout_within_the_same_episode_keeps_ssthresh() {
+        let mut s = newreno();
+        let mut st = rec(RecordKind::State);
+        st.event = u32::from(ca_state::RECOVERY);
+        st.loss_events = 1;
+        st.in_flight = 16;
+        s.on_record(&st);
+        // The timer fires during that recovery: no new ssthresh call, the count stays 1.
+        let mut rto = st;
+        rto.event = u32::from(ca_state::LOSS);
+        rto.ca_state = ca_state::RECOVERY;
+        s.on_record(&rto);
+        assert_eq!(s.controller().ssthresh(), 8_000);
+        assert_eq!(s.controller().cwnd(), 1_000);
     }
 
     #[test]

@@ -20,7 +20,9 @@ struct Args {
     /// Turn off MCCP's non-congestion detection (the paper's "TCP without NCD").
     #[arg(long)]
     mccp_no_ncd: bool,
-    /// Write every decision to this file as CSV (time_ns,sock_id,cwnd,ssthresh,loss_ssthresh,loss_events).
+    /// Write every ACK record and every decision to this file as CSV lines
+    /// (ack,time_ns,sock_id,bytes_acked,rtt_us,in_flight,ca_state and
+    /// decision,time_ns,sock_id,cwnd,ssthresh,loss_ssthresh,loss_events).
     #[arg(long)]
     trace: Option<std::path::PathBuf>,
 }
