@@ -89,7 +89,7 @@ async fn idle_and_half_sent_connections_are_closed_after_their_timeouts() {
     let mut slow = UnixStream::connect(dir.socket()).await.expect("connect");
     // A length prefix of 18 bytes and one byte of the frame: then nothing.
     slow.write_all(&[0, 0, 0, 18, 1]).await.expect("write");
-    let start = std::time::Instant::now();
+    let start = tokio::time::Instant::now();
     let a = until_closed(&mut idle, Duration::from_secs(5))
         .await
         .expect("idle closed");
@@ -137,7 +137,7 @@ async fn bench_4096_flows_to_one_destination_open_while_another_client_is_served
     let prober = tokio::spawn(async move {
         let mut lat = Vec::new();
         while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
-            let t = std::time::Instant::now();
+            let t = tokio::time::Instant::now();
             lone.request(100).await.expect("request");
             loop {
                 match tokio::time::timeout(Duration::from_secs(5), events.next()).await {
@@ -153,7 +153,7 @@ async fn bench_4096_flows_to_one_destination_open_while_another_client_is_served
         lat
     });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let start = std::time::Instant::now();
+    let start = tokio::time::Instant::now();
     let mut flows = Vec::new();
     for port in 0..4096u16 {
         let key = concord_cc::cm::FlowKey::new(dst, 80, 10_000 + port);
