@@ -1,6 +1,6 @@
 """A blocking client of concordd.
 
-    from concord_cm import Client
+    from concord.cm import Client
     with Client() as cm:
         flow = cm.open("192.0.2.7", 5004, 40000)
         flow.request(1500)
