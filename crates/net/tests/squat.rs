@@ -149,7 +149,7 @@ fn a_socket_squatted_by_another_user_is_refused_by_both_clients() {
     let rust = run_as_victim(env!("CARGO_BIN_EXE_concord-cm"), &["status"]);
     let py_code = format!(
         "import sys; sys.path.insert(0, {:?})\n\
-         from concord_cm import Client\n\
+         from concord.cm import Client\n\
          print(Client().status())",
         python_dir().display().to_string()
     );
