@@ -303,17 +303,14 @@ impl Simulator {
                     };
                     let mut bytes = Vec::new();
                     ProbeMessage::Probe(probe).encode(&mut bytes);
-                    let pkt = Packet {
-                        src: node,
-                        dst: to,
-                        flow: CM_CONTROL_FLOW,
-                        size: bytes.len() as u32 + UDP_IP_HEADER,
-                        ecn: Ecn::NotEct,
-                        created: now,
-                        transport: Transport::CmProbe(probe),
-                        cp: None,
-                        eca: Default::default(),
-                    };
+                    let pkt = Packet::new(
+                        node,
+                        to,
+                        CM_CONTROL_FLOW,
+                        bytes.len() as u32 + UDP_IP_HEADER,
+                        now,
+                        Transport::CmProbe(probe),
+                    );
                     if self.cm_probe_lost() {
                         self.cm.probes_lost += 1;
                     } else {
@@ -340,8 +337,7 @@ impl Simulator {
         if let Some(at) = host.cm.poll_timeout() {
             // A deadline already past is due now.
             let at = at.max(self.now);
-            if at < self.end && host.armed.is_none_or(|armed| at < armed) {
-                host.armed = Some(at);
+            if at < self.end && crate::timer::arm_earlier(&mut host.armed, at) {
                 self.events.push(at, Event::Cm(CmTimer::Host(node)));
             }
         }
@@ -412,20 +408,17 @@ impl Simulator {
             }
             _ => 0,
         };
-        Packet {
+        Packet::new(
             src,
             dst,
-            flow: f,
+            f,
             size,
-            ecn: Ecn::NotEct,
-            created: self.now,
-            transport: Transport::Udp {
+            self.now,
+            Transport::Udp {
                 seq,
                 len: size.saturating_sub(UDP_IP_HEADER),
             },
-            cp: None,
-            eca: Default::default(),
-        }
+        )
     }
 
     /// `cm_notify(nsent)` for flow `f`.
@@ -636,17 +629,14 @@ impl Simulator {
                     return Ok(true);
                 }
                 let handle = self.cm.responses.insert(response);
-                let reply = Packet {
-                    src: pkt.dst,
-                    dst: pkt.src,
-                    flow: CM_CONTROL_FLOW,
-                    size: size + UDP_IP_HEADER,
-                    ecn: Ecn::NotEct,
-                    created: now,
-                    transport: Transport::CmResponse(handle),
-                    cp: None,
-                    eca: Default::default(),
-                };
+                let reply = Packet::new(
+                    pkt.dst,
+                    pkt.src,
+                    CM_CONTROL_FLOW,
+                    size + UDP_IP_HEADER,
+                    now,
+                    Transport::CmResponse(handle),
+                );
                 self.forward(pkt.dst, reply)?;
                 Ok(true)
             }
@@ -720,21 +710,18 @@ impl Simulator {
             return Ok(());
         }
         let (src, dst) = (flow.src, flow.dst);
-        let ack = Packet {
-            src: dst,
-            dst: src,
-            flow: f,
-            size: UDP_IP_HEADER + CM_ACK_PAYLOAD,
-            ecn: Ecn::NotEct,
-            created: self.now,
-            transport: Transport::CmAck {
+        let ack = Packet::new(
+            dst,
+            src,
+            f,
+            UDP_IP_HEADER + CM_ACK_PAYLOAD,
+            self.now,
+            Transport::CmAck {
                 seq,
                 received,
                 echo: sent,
             },
-            cp: None,
-            eca: Default::default(),
-        };
+        );
         self.forward(dst, ack)
     }
 

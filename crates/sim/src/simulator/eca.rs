@@ -226,17 +226,14 @@ impl Simulator {
                         continue;
                     };
                     let (src, dst) = (flow.src, flow.dst);
-                    let mut p = Packet {
-                        src: dst,
-                        dst: src,
-                        flow: m.flow,
-                        size: super::UDP_IP_HEADER,
-                        ecn: concord_cc::wire::Ecn::NotEct,
-                        created: now,
-                        transport: Transport::Udp { seq: 0, len: 0 },
-                        eca: Default::default(),
-                        cp: None,
-                    };
+                    let mut p = Packet::new(
+                        dst,
+                        src,
+                        m.flow,
+                        super::UDP_IP_HEADER,
+                        now,
+                        Transport::Udp { seq: 0, len: 0 },
+                    );
                     p.eca.set_rload(m.rload);
                     self.eca.reports_sent += 1;
                     self.forward(dst, p)?;
