@@ -10,6 +10,7 @@ use crate::flow::Agent;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::scenario::Scenario;
 use crate::trace::capture::{address_node, flow_ports, node_address, CaptureError};
+use concord_cc::cm::tcp_adapter;
 use concord_cc::cm::{
     CmConfig, CmEvent, CmUpdate, CongestionManager, FeedbackMode, FlowKey, FlowTag, LossMode,
     ProbeMessage, ProbeResponder, ResponderConfig,
@@ -451,36 +452,18 @@ impl Simulator {
     }
 
     /// TCP hook on an ACK for flow `f`: a TCP/CM flow passes it to its CM as `cm_update`
-    /// (paper section 3.2.1). Bytes acknowledged count with their share of header bytes, so
-    /// that the CM's rate is in bytes on the wire like its grants, and at most one segment per
-    /// ACK: RFC 5681's increase (eqs. 2 and 3) counts ACKs, not bytes, so a NewReno receiver's
-    /// delayed ACKs halve its sender's growth, and the CM, which counts bytes, would otherwise
-    /// grow twice as fast as the TCP it must be no more aggressive than (paper section 2.1).
+    /// (paper section 3.2.1; the mapping is [`tcp_adapter::update_for_ack`]).
     pub(super) fn cm_on_ack(&mut self, f: FlowId, out: &AckOutcome) {
         let now = self.now;
         let Some((src, id)) = self.cm_handle(f) else {
             return;
         };
-        if out.ignored || (out.bytes_acked == 0 && !out.fast_retransmit && !out.ecn_reduction) {
-            return;
-        }
         let Some(Agent::Tcp(t)) = self.flows.get(f as usize).map(|fl| &fl.agent) else {
             return;
         };
-        let mss = t.sender.config().mss.max(1);
-        let wire = |payload: u64| payload + payload.div_ceil(mss) * u64::from(t.header_bytes);
-        let loss_mode = if out.fast_retransmit {
-            LossMode::Transient
-        } else if out.ecn_reduction {
-            LossMode::Ecn
-        } else {
-            LossMode::NoCongestion
-        };
-        let update = CmUpdate {
-            nrecd: wire(out.bytes_acked.min(mss)),
-            nlost: if out.fast_retransmit { wire(mss) } else { 0 },
-            loss_mode,
-            rtt: out.rtt,
+        let Some(update) = tcp_adapter::update_for_ack(out, t.sender.config().mss, t.header_bytes)
+        else {
+            return;
         };
         if let Some(host) = self.host_cm(src) {
             let _ = host.cm.update(now, id, &update);
@@ -494,10 +477,7 @@ impl Simulator {
         let Some((src, id)) = self.cm_handle(f) else {
             return;
         };
-        let update = CmUpdate {
-            loss_mode: LossMode::Persistent,
-            ..CmUpdate::default()
-        };
+        let update = tcp_adapter::update_for_timeout();
         if let Some(host) = self.host_cm(src) {
             let _ = host.cm.update(now, id, &update);
         }
