@@ -25,7 +25,7 @@ const FQ_CODEL_KEYS: [&str; 7] = [
 /// The keys of a DropTail queue table.
 const DROPTAIL_KEYS: [&str; 2] = ["kind", "limit"];
 /// The keys of a RED queue table.
-const RED_KEYS: [&str; 9] = [
+const RED_KEYS: [&str; 11] = [
     "kind",
     "limit",
     "min_th",
@@ -35,6 +35,8 @@ const RED_KEYS: [&str; 9] = [
     "gentle",
     "ecn",
     "mean_pktsize",
+    "wait",
+    "spare_short_queue",
 ];
 
 /// How to write a queue limit, for fixes.
@@ -225,6 +227,12 @@ fn read_red(
     }
     if let Some(f) = table.get("mean_pktsize") {
         red.mean_pktsize = f.size_in(1, 65_535)?;
+    }
+    if let Some(f) = table.get("wait") {
+        red.wait = f.boolean()?;
+    }
+    if let Some(f) = table.get("spare_short_queue") {
+        red.spare_short_queue = f.boolean()?;
     }
     let config = AqmConfig::Red(red);
     let at = table.get("limit").unwrap_or(kind_field);

@@ -1,0 +1,501 @@
+// ns-3 side of `concord validate`: one case of the cross-validation grid (a dumbbell or a
+// parking lot, DropTail or RED with or without ECN, random loss), run once, printed as one JSON
+// object. The settings mirror concord's scenario for the same case (crates/validate/src/
+// concord_run.rs); see docs/validation.md.
+//
+//   dumbbell:     s_i -- 1 Gbps/1 ms -- r1 == rate/delay ==> r2 -- 1 Gbps/1 ms -- d_i
+//   parking lot:  src -- r1 ==> r2 ==> ... ==> r(H+1) -- dst, and per hop h: c_h -- r_h ==> r(h+1) -- x_h
+//
+// TCP: NewReno, classic recovery (RFC 5681/6582), IW 10, MSS 1448, delayed ACKs (2 segments,
+// 200 ms), minimum RTO 200 ms, SACK off, timestamps on, limited transmit on (ns-3's default);
+// --recovery=prr, --sack=1, --limitedTransmit=0 and --redWait=0 switch one mechanism each.
+//
+// Everything is counted by C++ callbacks; no Python is involved.
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <time.h>
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+// One flow's counters.
+struct FlowTrace
+{
+    // Congestion window (the inflated one during recovery, as concord traces), segments.
+    bool started = false;
+    double firstS = 0.0;
+    double lastS = 0.0;
+    double value = 0.0;
+    double sum = 0.0;   // integral of the window over time, segment-seconds
+    double sumSq = 0.0; // integral of its square
+    double max = 0.0;
+    // Retransmission timeouts once the connection is established: ReTxTimeout doubles the RTO
+    // (RFC 6298 5.5), so a new RTO of twice the old one (or the 60 s cap) is a timeout.
+    uint64_t timeouts = 0;
+    uint64_t synTimeouts = 0;
+    // Entries into fast recovery (CA_RECOVERY) and into loss (CA_LOSS).
+    uint64_t recoveries = 0;
+    uint64_t lossEpisodes = 0;
+    bool established = false;
+};
+
+std::vector<FlowTrace> g_flows;
+uint32_t g_segment = 1448;
+uint64_t g_tcDrops = 0;
+uint64_t g_wireLosses = 0;
+
+void
+CwndChange(uint32_t flow, uint32_t, uint32_t newValue)
+{
+    FlowTrace& f = g_flows[flow];
+    const double now = Simulator::Now().GetSeconds();
+    const double v = static_cast<double>(newValue) / g_segment;
+    if (!f.started)
+    {
+        f.started = true;
+        f.firstS = now;
+    }
+    else
+    {
+        const double dt = now - f.lastS;
+        f.sum += f.value * dt;
+        f.sumSq += f.value * f.value * dt;
+    }
+    f.lastS = now;
+    f.value = v;
+    f.max = std::max(f.max, v);
+}
+
+void
+RtoChange(uint32_t flow, Time oldValue, Time newValue)
+{
+    const bool doubled = newValue == oldValue * 2 ||
+                         (newValue == Seconds(60) && oldValue > Seconds(30) && oldValue != newValue);
+    if (doubled)
+    {
+        if (g_flows[flow].established)
+        {
+            ++g_flows[flow].timeouts;
+        }
+        else
+        {
+            ++g_flows[flow].synTimeouts;
+        }
+    }
+}
+
+void
+StateChange(uint32_t flow, TcpSocket::TcpStates_t, TcpSocket::TcpStates_t newValue)
+{
+    if (newValue == TcpSocket::ESTABLISHED)
+    {
+        g_flows[flow].established = true;
+    }
+}
+
+void
+CongStateChange(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t newValue)
+{
+    if (newValue == TcpSocketState::CA_RECOVERY)
+    {
+        ++g_flows[flow].recoveries;
+    }
+    else if (newValue == TcpSocketState::CA_LOSS)
+    {
+        ++g_flows[flow].lossEpisodes;
+    }
+}
+
+void
+CountTcDrop(Ptr<const Packet>)
+{
+    ++g_tcDrops;
+}
+
+void
+CountWireLoss(Ptr<const Packet>)
+{
+    ++g_wireLosses;
+}
+
+// Connects the traces of a BulkSend's socket, which exists once the application has started.
+void
+HookSocket(Ptr<BulkSendApplication> app, uint32_t flow)
+{
+    Ptr<Socket> s = app->GetSocket();
+    if (!s)
+    {
+        std::cerr << "flow " << flow << ": no socket after the start\n";
+        std::exit(1);
+    }
+    bool ok = s->TraceConnectWithoutContext("CongestionWindowInflated",
+                                            MakeBoundCallback(&CwndChange, flow));
+    ok = ok && s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&RtoChange, flow));
+    ok = ok && s->TraceConnectWithoutContext("State", MakeBoundCallback(&StateChange, flow));
+    ok = ok && s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&CongStateChange, flow));
+    if (!ok)
+    {
+        std::cerr << "flow " << flow << ": cannot connect the socket's traces\n";
+        std::exit(1);
+    }
+}
+
+std::string
+Num(double v)
+{
+    std::ostringstream os;
+    os << std::setprecision(12) << v;
+    return os.str();
+}
+
+double
+ProcessCpuSeconds()
+{
+    struct timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    std::string topology = "dumbbell";
+    uint32_t hops = 1;
+    uint32_t nFlows = 1;
+    uint64_t rateBps = 10000000;
+    uint64_t delayUs = 23000;
+    uint32_t limit = 100;
+    std::string queue = "droptail";
+    double minTh = 25;
+    double maxTh = 75;
+    bool ecn = false;
+    double loss = 0.0;
+    double duration = 30.0;
+    uint32_t seed = 1;
+    uint32_t buf = 1 << 20;
+    std::string recovery = "classic";
+    bool sack = false;
+    bool limitedTransmit = true;
+    bool redWait = true;
+
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("topology", "dumbbell or parking", topology);
+    cmd.AddValue("hops", "parking lot: router-to-router links", hops);
+    cmd.AddValue("flows", "dumbbell: pairs; parking lot: end-to-end flows (and cross flows per hop)", nFlows);
+    cmd.AddValue("rateBps", "bottleneck rate, bit/s", rateBps);
+    cmd.AddValue("delayUs", "bottleneck one-way delay, microseconds", delayUs);
+    cmd.AddValue("limit", "bottleneck queue limit, packets", limit);
+    cmd.AddValue("queue", "droptail or red", queue);
+    cmd.AddValue("minTh", "RED min_th, packets", minTh);
+    cmd.AddValue("maxTh", "RED max_th, packets", maxTh);
+    cmd.AddValue("ecn", "RED marks and TCP negotiates ECN", ecn);
+    cmd.AddValue("loss", "random loss on each bottleneck link's data direction", loss);
+    cmd.AddValue("duration", "simulated seconds", duration);
+    cmd.AddValue("seed", "ns-3 run number (RngSeedManager::SetRun), from 1", seed);
+    cmd.AddValue("buf", "TCP send and receive buffers, bytes", buf);
+    cmd.AddValue("recovery", "classic (RFC 6582) or prr (RFC 6937)", recovery);
+    cmd.AddValue("sack", "SACK on", sack);
+    cmd.AddValue("limitedTransmit", "limited transmit (RFC 3042)", limitedTransmit);
+    cmd.AddValue("redWait", "RED waits between early drops (ns-3 default)", redWait);
+    cmd.Parse(argc, argv);
+
+    if (topology != "dumbbell" && topology != "parking")
+    {
+        std::cerr << "--topology must be dumbbell or parking\n";
+        return 2;
+    }
+    if (topology == "dumbbell")
+    {
+        hops = 1;
+    }
+    if (queue != "droptail" && queue != "red")
+    {
+        std::cerr << "--queue must be droptail or red\n";
+        return 2;
+    }
+    if (nFlows == 0 || hops == 0 || rateBps == 0 || limit == 0 || duration <= 0 || seed == 0)
+    {
+        std::cerr << "--flows, --hops, --rateBps, --limit, --duration and --seed must be above zero\n";
+        return 2;
+    }
+
+    // --- TCP ------------------------------------------------------------------------------
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    if (recovery == "classic")
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                           TypeIdValue(TcpClassicRecovery::GetTypeId()));
+    }
+    else if (recovery == "prr")
+    {
+        Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                           TypeIdValue(TcpPrrRecovery::GetTypeId()));
+    }
+    else
+    {
+        std::cerr << "--recovery must be classic or prr\n";
+        return 2;
+    }
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(g_segment));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(buf));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(buf));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
+    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(limitedTransmit));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(ecn ? "On" : "Off"));
+
+    RngSeedManager::SetSeed(1);
+    RngSeedManager::SetRun(seed);
+
+    // --- topology -------------------------------------------------------------------------
+    NodeContainer routers;
+    routers.Create(hops + 1);
+    // Flow k's endpoints; dumbbell: s_k -> d_k; parking: src -> dst for k < n, then c_h -> x_h.
+    NodeContainer hosts;
+    InternetStackHelper stack;
+    stack.Install(routers);
+
+    PointToPointHelper access;
+    access.SetDeviceAttribute("DataRate", StringValue("1Gbps"));
+    access.SetChannelAttribute("Delay", StringValue("1ms"));
+    access.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("100p")));
+
+    PointToPointHelper link;
+    link.SetDeviceAttribute("DataRate", DataRateValue(DataRate(rateBps)));
+    link.SetChannelAttribute("Delay", TimeValue(MicroSeconds(delayUs)));
+    // With RED, RED is the queue: the device keeps one packet waiting behind the one on the wire.
+    const std::string devQueue = queue == "red" ? "1p" : std::to_string(limit) + "p";
+    link.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(devQueue)));
+
+    Ipv4AddressHelper addr;
+    NetDeviceContainer allDevices;
+    std::vector<Ptr<NetDevice>> bnDevs;   // data direction, upstream router's side
+    std::vector<Ptr<NetDevice>> bnRxDevs; // downstream router's side
+    uint32_t subnet = 0;
+    auto assign = [&](NetDeviceContainer d) {
+        std::ostringstream base;
+        base << "10." << (subnet / 256) << "." << (subnet % 256) << ".0";
+        ++subnet;
+        addr.SetBase(base.str().c_str(), "255.255.255.0");
+        allDevices.Add(d);
+        return addr.Assign(d);
+    };
+    for (uint32_t h = 0; h < hops; ++h)
+    {
+        NetDeviceContainer d = link.Install(routers.Get(h), routers.Get(h + 1));
+        assign(d);
+        bnDevs.push_back(d.Get(0));
+        bnRxDevs.push_back(d.Get(1));
+    }
+    struct Endpoints
+    {
+        Ptr<Node> from;
+        Ptr<Node> to;
+        Ipv4Address toAddr;
+        uint16_t port;
+    };
+    std::vector<Endpoints> flows;
+    auto host = [&](Ptr<Node> router, bool sender) {
+        Ptr<Node> n = CreateObject<Node>();
+        stack.Install(n);
+        NetDeviceContainer d = sender ? access.Install(n, router) : access.Install(router, n);
+        Ipv4InterfaceContainer ifs = assign(d);
+        return std::make_pair(n, ifs.GetAddress(sender ? 0 : 1));
+    };
+    if (topology == "dumbbell")
+    {
+        std::vector<std::pair<Ptr<Node>, Ipv4Address>> s, d;
+        for (uint32_t i = 0; i < nFlows; ++i)
+        {
+            s.push_back(host(routers.Get(0), true));
+        }
+        for (uint32_t i = 0; i < nFlows; ++i)
+        {
+            d.push_back(host(routers.Get(1), false));
+        }
+        for (uint32_t i = 0; i < nFlows; ++i)
+        {
+            flows.push_back({s[i].first, d[i].first, d[i].second, 5001});
+        }
+    }
+    else
+    {
+        auto src = host(routers.Get(0), true);
+        auto dst = host(routers.Get(hops), false);
+        for (uint32_t i = 0; i < nFlows; ++i)
+        {
+            flows.push_back({src.first, dst.first, dst.second, static_cast<uint16_t>(5001 + i)});
+        }
+        for (uint32_t h = 0; h < hops; ++h)
+        {
+            auto c = host(routers.Get(h), true);
+            auto x = host(routers.Get(h + 1), false);
+            for (uint32_t i = 0; i < nFlows; ++i)
+            {
+                flows.push_back({c.first, x.first, x.second, static_cast<uint16_t>(5001 + i)});
+            }
+        }
+    }
+    // Ipv4AddressHelper::Assign puts ns-3's default root qdisc (fq_codel) on every device;
+    // remove it so each device has only its DropTail queue, as in concord; RED goes back on the
+    // bottleneck devices.
+    TrafficControlHelper tch;
+    tch.Uninstall(allDevices);
+    std::vector<Ptr<QueueDisc>> redDiscs;
+    if (queue == "red")
+    {
+        TrafficControlHelper red;
+        red.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", QueueSizeValue(QueueSize(std::to_string(limit) + "p")),
+                             "MinTh", DoubleValue(minTh),
+                             "MaxTh", DoubleValue(maxTh),
+                             "QW", DoubleValue(0.002),
+                             "LInterm", DoubleValue(10.0), // max_p = 0.1
+                             "Gentle", BooleanValue(true),
+                             "UseEcn", BooleanValue(ecn),
+                             "MeanPktSize", UintegerValue(1500),
+                             "Wait", BooleanValue(redWait),
+                             "LinkBandwidth", DataRateValue(DataRate(rateBps)),
+                             "LinkDelay", TimeValue(MicroSeconds(delayUs)));
+        for (auto& dev : bnDevs)
+        {
+            QueueDiscContainer q = red.Install(dev);
+            redDiscs.push_back(q.Get(0));
+        }
+    }
+    if (loss > 0.0)
+    {
+        for (auto& dev : bnRxDevs)
+        {
+            Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+            em->SetAttribute("ErrorRate", DoubleValue(loss));
+            em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
+            dev->SetAttribute("ReceiveErrorModel", PointerValue(em));
+            dev->TraceConnectWithoutContext("PhyRxDrop", MakeCallback(&CountWireLoss));
+        }
+    }
+    for (uint32_t h = 0; h < hops; ++h)
+    {
+        routers.Get(h)->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext(
+            "TcDrop", MakeCallback(&CountTcDrop));
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    // --- applications ---------------------------------------------------------------------
+    Ptr<UniformRandomVariable> startRv = CreateObject<UniformRandomVariable>();
+    startRv->SetAttribute("Min", DoubleValue(0.0));
+    startRv->SetAttribute("Max", DoubleValue(0.1));
+    startRv->SetStream(0);
+    const uint32_t total = flows.size();
+    g_flows.assign(total, FlowTrace{});
+    std::vector<Ptr<PacketSink>> sinks(total);
+    for (uint32_t k = 0; k < total; ++k)
+    {
+        PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
+                                    InetSocketAddress(Ipv4Address::GetAny(), flows[k].port));
+        ApplicationContainer sa = sinkHelper.Install(flows[k].to);
+        sa.Start(Seconds(0.0));
+        sinks[k] = DynamicCast<PacketSink>(sa.Get(0));
+        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(flows[k].toAddr, flows[k].port));
+        bulk.SetAttribute("MaxBytes", UintegerValue(0));
+        bulk.SetAttribute("SendSize", UintegerValue(g_segment));
+        ApplicationContainer ba = bulk.Install(flows[k].from);
+        const double start = startRv->GetValue();
+        ba.Start(Seconds(start));
+        Simulator::Schedule(Seconds(start) + NanoSeconds(1),
+                            &HookSocket,
+                            DynamicCast<BulkSendApplication>(ba.Get(0)),
+                            k);
+    }
+
+    Simulator::Stop(Seconds(duration));
+    const double cpu0 = ProcessCpuSeconds();
+    Simulator::Run();
+    const double runCpu = ProcessCpuSeconds() - cpu0;
+
+    // --- results --------------------------------------------------------------------------
+    double util = 0.0;
+    uint64_t devDrops = 0;
+    for (auto& dev : bnDevs)
+    {
+        Ptr<Queue<Packet>> q = DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+        const uint64_t txBytes = q->GetTotalReceivedBytes() - q->GetNBytes();
+        util += static_cast<double>(txBytes) * 8.0 / (static_cast<double>(rateBps) * duration);
+        devDrops += q->GetTotalDroppedPackets();
+    }
+    util /= hops;
+    uint64_t qdiscDrops = 0;
+    uint64_t marks = 0;
+    for (auto& q : redDiscs)
+    {
+        const QueueDisc::Stats& st = q->GetStats();
+        qdiscDrops += st.nTotalDroppedPackets;
+        marks += st.nTotalMarkedPackets;
+    }
+    std::ostringstream js;
+    js << "{\"simulator\": \"ns-3\", \"ns3_version\": \"3.44\"";
+    js << ", \"topology\": \"" << topology << "\", \"hops\": " << hops << ", \"flows\": " << total;
+    js << ", \"duration_s\": " << Num(duration) << ", \"seed\": " << seed;
+    js << ", \"recovery\": \"" << recovery << "\", \"sack\": " << (sack ? "true" : "false");
+    js << ", \"limited_transmit\": " << (limitedTransmit ? "true" : "false");
+    js << ", \"red_wait\": " << (redWait ? "true" : "false");
+    js << ", \"utilisation\": " << Num(util);
+    js << ", \"drops\": " << (g_tcDrops + devDrops + qdiscDrops);
+    js << ", \"marks\": " << marks << ", \"wire_losses\": " << g_wireLosses;
+    uint64_t timeouts = 0, synTimeouts = 0, recoveries = 0, lossEpisodes = 0;
+    for (auto& f : g_flows)
+    {
+        timeouts += f.timeouts;
+        synTimeouts += f.synTimeouts;
+        recoveries += f.recoveries;
+        lossEpisodes += f.lossEpisodes;
+    }
+    js << ", \"timeouts\": " << timeouts << ", \"syn_timeouts\": " << synTimeouts;
+    js << ", \"fast_retransmits\": " << recoveries << ", \"loss_episodes\": " << lossEpisodes;
+    js << ", \"per_flow_goodput_bps\": [";
+    for (uint32_t k = 0; k < total; ++k)
+    {
+        js << (k ? ", " : "") << Num(static_cast<double>(sinks[k]->GetTotalRx()) * 8.0 / duration);
+    }
+    js << "], \"cwnd\": [";
+    for (uint32_t k = 0; k < total; ++k)
+    {
+        FlowTrace& f = g_flows[k];
+        // Close the last value at the end of the run.
+        if (f.started)
+        {
+            const double dt = duration - f.lastS;
+            f.sum += f.value * dt;
+            f.sumSq += f.value * f.value * dt;
+        }
+        js << (k ? ", " : "") << "{\"first_s\": " << Num(f.started ? f.firstS : duration)
+           << ", \"sum\": " << Num(f.sum) << ", \"sum_sq\": " << Num(f.sumSq)
+           << ", \"max\": " << Num(f.max) << "}";
+    }
+    js << "], \"run_cpu_s\": " << Num(runCpu) << "}";
+    Simulator::Destroy();
+    std::cout << js.str() << std::endl;
+    return 0;
+}

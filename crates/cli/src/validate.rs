@@ -1,0 +1,135 @@
+//! `concord validate`: the cross-validation grid, run in concord and ns-3 and compared.
+
+use crate::clock::Stopwatch;
+use crate::Failure;
+use concord_validate::suite::{self, Options, Verdict};
+use concord_validate::{concord_run, grid, report};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// The ns-3 program's place when `--ns3` is not given, relative to the working directory.
+const DEFAULT_NS3: &str = "bench/ns3/build/validate";
+
+/// The arguments of `concord validate`.
+#[derive(clap::Args, Debug)]
+pub struct ValidateArgs {
+    /// Only the `--quick` subset of the grid (the cases CI runs).
+    #[arg(long)]
+    pub quick: bool,
+    /// Only these cases (repeatable): an id, a part of one (`dumbbell-4f`) or a group (`issue`).
+    #[arg(long = "cases", value_name = "PATTERN")]
+    pub cases: Vec<String>,
+    /// Where the table and figures go.
+    #[arg(long, default_value = "validation")]
+    pub out: PathBuf,
+    /// The ns-3 program built by bench/ns3/build-validate.sh [default: bench/ns3/build/validate].
+    #[arg(long, value_name = "PATH", conflicts_with = "no_ns3")]
+    pub ns3: Option<PathBuf>,
+    /// Run concord alone (nothing is compared).
+    #[arg(long)]
+    pub no_ns3: bool,
+    /// A grid file instead of the shipped crates/validate/grid.toml.
+    #[arg(long, value_name = "FILE")]
+    pub grid: Option<PathBuf>,
+    /// Runs at once [default: the number of cores].
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Skip the ns-3 variants that name the cause of a case outside the targets.
+    #[arg(long)]
+    pub no_diagnose: bool,
+    /// List the selected cases and exit.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// `concord validate`: exits 0 when every run completed (cases outside the targets are findings,
+/// listed in the table with their measured cause), 1 when a run failed.
+pub fn validate(a: &ValidateArgs) -> Result<(), Failure> {
+    let all = suite::load_grid(a.grid.as_deref()).map_err(Failure::input)?;
+    let cases =
+        grid::select(&all, &a.cases, a.quick).map_err(|e| Failure::input(e.to_string()))?;
+    if cases.is_empty() {
+        return Err(Failure::input(
+            "no case is both in --quick and matched by --cases; drop one of them",
+        ));
+    }
+    if a.list {
+        for c in &cases {
+            println!("{}\t{} seeds\t{}", c.id, c.seeds.len(), c.note);
+        }
+        return Ok(());
+    }
+    let ns3 = if a.no_ns3 {
+        None
+    } else {
+        let p = a.ns3.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_NS3));
+        if !p.is_file() {
+            return Err(Failure::runtime(format!(
+                "no ns-3 program at {}; fix: build it with bench/ns3/build-validate.sh (needs the ns3==3.44.post0 wheel, see bench/ns3/README.md), pass --ns3 PATH, or run concord alone with --no-ns3",
+                p.display()
+            )));
+        }
+        Some(p)
+    };
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
+    let runs: usize = cases.iter().map(|c| c.seeds.len()).sum();
+    eprintln!(
+        "concord validate: {} cases, {runs} runs each in concord{} on {jobs} threads",
+        cases.len(),
+        if ns3.is_some() { " and ns-3" } else { "" }
+    );
+    let scenarios = a.out.join("scenarios");
+    std::fs::create_dir_all(&scenarios).map_err(|e| {
+        Failure::runtime(format!(
+            "cannot create {}: {e}; choose a writable --out",
+            scenarios.display()
+        ))
+    })?;
+    for c in &cases {
+        let first = c.seeds.first().copied().unwrap_or(1);
+        let path = scenarios.join(format!("{}.toml", c.id));
+        std::fs::write(&path, concord_run::scenario_text(c, first)).map_err(|e| {
+            Failure::runtime(format!("cannot write {}: {e}", path.display()))
+        })?;
+    }
+    let watch = Stopwatch::start();
+    let options = Options {
+        ns3,
+        jobs,
+        diagnose: !a.no_diagnose,
+    };
+    let stderr = Mutex::new(());
+    let results = suite::run(&cases, &options, &|line| {
+        let _guard = stderr.lock();
+        eprintln!("  {line} ({:.0} s)", watch.secs());
+    });
+    let wall = watch.secs();
+    report::write(&a.out, &results).map_err(|e| {
+        Failure::runtime(format!(
+            "cannot write results to {}: {e}; choose a writable --out",
+            a.out.display()
+        ))
+    })?;
+    println!("{}", report::markdown(&results));
+    let (within, outside, errors, _) = report::tally(&results);
+    println!(
+        "concord validate: {} cases in {wall:.0} s wall: {within} within the targets, {outside} outside, {errors} errors; table and figures in {}",
+        results.len(),
+        a.out.display()
+    );
+    if let Some(r) = results.iter().find(|r| r.verdict == Verdict::Error) {
+        return Err(Failure::runtime(format!(
+            "{errors} cases could not be run, e.g. {}: {}",
+            r.id,
+            r.errors.first().map(String::as_str).unwrap_or("")
+        )));
+    }
+    Ok(())
+}

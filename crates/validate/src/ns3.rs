@@ -1,0 +1,306 @@
+//! The ns-3 side: the arguments of `bench/ns3/validate.cc` for a case, running it, and reading
+//! the JSON it prints.
+
+use crate::grid::{Case, Queue, Topology};
+use crate::measurement::{fold_cwnd, CwndStats, Measurement};
+use serde::Deserialize;
+use std::path::Path;
+use std::process::Command;
+
+/// ns-3's TCP as configured for a run: the reference setting, or one mechanism switched to see
+/// whether it explains a difference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// NewReno, classic recovery (RFC 5681/6582), IW 10, SACK off, limited transmit on (ns-3's
+    /// default), RED with ns-3's defaults.
+    Reference,
+    /// Limited transmit (RFC 3042) off, as concord has none.
+    NoLimitedTransmit,
+    /// Proportional rate reduction (RFC 6937, ns-3's default recovery) instead of classic.
+    Prr,
+    /// SACK (RFC 2018) on, with ns-3's RFC 6675 loss recovery.
+    Sack,
+    /// RED without `Wait` (ns-3 waits between early drops by default; concord does not).
+    RedNoWait,
+}
+
+impl Variant {
+    /// Every variant, the reference first.
+    pub const ALL: [Variant; 5] = [
+        Variant::Reference,
+        Variant::NoLimitedTransmit,
+        Variant::Prr,
+        Variant::Sack,
+        Variant::RedNoWait,
+    ];
+
+    /// The name used in tables and file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Reference => "ns-3",
+            Variant::NoLimitedTransmit => "ns-3 no-limited-transmit",
+            Variant::Prr => "ns-3 prr",
+            Variant::Sack => "ns-3 sack",
+            Variant::RedNoWait => "ns-3 red-no-wait",
+        }
+    }
+
+    /// The mechanism the variant switches, as the table states a cause.
+    pub fn mechanism(self) -> &'static str {
+        match self {
+            Variant::Reference => "none",
+            Variant::NoLimitedTransmit => "limited transmit (RFC 3042): ns-3 has it, concord does not",
+            Variant::Prr => "recovery: PRR (RFC 6937) moves ns-3",
+            Variant::Sack => "SACK (RFC 2018/6675) moves ns-3",
+            Variant::RedNoWait => "RED's wait between early drops: ns-3 waits, concord does not",
+        }
+    }
+
+    /// Whether the variant changes anything in `case`.
+    pub fn applies_to(self, case: &Case) -> bool {
+        match self {
+            Variant::RedNoWait => matches!(case.queue, Queue::Red { .. }),
+            _ => true,
+        }
+    }
+
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Variant::Reference => &[],
+            Variant::NoLimitedTransmit => &["--limitedTransmit=0"],
+            Variant::Prr => &["--recovery=prr"],
+            Variant::Sack => &["--sack=1"],
+            Variant::RedNoWait => &["--redWait=0"],
+        }
+    }
+}
+
+/// The command-line arguments of `validate.cc` for `case`, `seed` and `variant`.
+pub fn args(case: &Case, seed: u64, variant: Variant) -> Vec<String> {
+    let (topology, hops) = match case.topology {
+        Topology::Dumbbell => ("dumbbell", 1),
+        Topology::ParkingLot { hops } => ("parking", hops),
+    };
+    let mut a = vec![
+        format!("--topology={topology}"),
+        format!("--hops={hops}"),
+        format!("--flows={}", case.flows),
+        format!("--rateBps={}", case.rate.bps()),
+        format!("--delayUs={}", case.link_delay().as_micros()),
+        format!("--limit={}", case.limit_packets),
+        format!("--loss={}", case.loss),
+        format!("--duration={}", case.duration.as_secs_f64()),
+        format!("--seed={seed}"),
+        format!("--buf={}", case.buffer_bytes()),
+    ];
+    match case.queue {
+        Queue::DropTail => a.push("--queue=droptail".into()),
+        Queue::Red {
+            min_th,
+            max_th,
+            ecn,
+        } => {
+            a.push("--queue=red".into());
+            a.push(format!("--minTh={min_th}"));
+            a.push(format!("--maxTh={max_th}"));
+            a.push(format!("--ecn={}", u8::from(ecn)));
+        }
+    }
+    a.extend(variant.args().iter().map(|s| (*s).to_string()));
+    a
+}
+
+/// Runs the ns-3 program at `exe` for one case, seed and variant.
+pub fn run(exe: &Path, case: &Case, seed: u64, variant: Variant) -> Result<Measurement, String> {
+    let a = args(case, seed, variant);
+    let out = Command::new(exe).args(&a).output().map_err(|e| {
+        format!(
+            "cannot run {}: {e}; fix: build it with bench/ns3/build-validate.sh (or pass --ns3 PATH)",
+            exe.display()
+        )
+    })?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} {} failed ({}): {}",
+            exe.display(),
+            a.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    parse_output(&text, variant, seed, case.flow_count() as usize)
+        .map_err(|e| format!("case {} seed {seed} ({}): {e}", case.id, variant.name()))
+}
+
+/// One flow's window accumulators as `validate.cc` prints them.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawCwnd {
+    /// When the trace started (the socket's first window), seconds.
+    first_s: f64,
+    /// Integral of the window over time, segment-seconds.
+    sum: f64,
+    /// Integral of its square, segment^2-seconds.
+    sum_sq: f64,
+    /// Largest window, segments.
+    max: f64,
+}
+
+#[derive(Deserialize, Debug)]
+struct RawOutput {
+    simulator: String,
+    duration_s: f64,
+    per_flow_goodput_bps: Vec<f64>,
+    utilisation: f64,
+    drops: u64,
+    marks: u64,
+    wire_losses: u64,
+    timeouts: u64,
+    fast_retransmits: u64,
+    cwnd: Vec<RawCwnd>,
+}
+
+/// Reads the JSON object `validate.cc` prints (the last non-empty line of `text`).
+pub fn parse_output(
+    text: &str,
+    variant: Variant,
+    seed: u64,
+    flows: usize,
+) -> Result<Measurement, String> {
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .ok_or("the ns-3 program printed nothing")?;
+    let raw: RawOutput =
+        serde_json::from_str(line).map_err(|e| format!("unreadable ns-3 output: {e}: {line}"))?;
+    if raw.simulator != "ns-3" {
+        return Err(format!("output of `{}`, not ns-3", raw.simulator));
+    }
+    if raw.per_flow_goodput_bps.len() != flows || raw.cwnd.len() != flows {
+        return Err(format!(
+            "{} goodputs and {} window traces for {flows} flows",
+            raw.per_flow_goodput_bps.len(),
+            raw.cwnd.len()
+        ));
+    }
+    let stats: Vec<CwndStats> = raw
+        .cwnd
+        .iter()
+        .filter_map(|c| stats_from_sums(c.first_s, c.sum, c.sum_sq, c.max, raw.duration_s))
+        .collect();
+    let (cwnd_mean, cwnd_cv, cwnd_max) = fold_cwnd(&stats);
+    Ok(Measurement {
+        source: variant.name().into(),
+        seed,
+        goodput_bps: raw.per_flow_goodput_bps,
+        utilisation: raw.utilisation,
+        drops: raw.drops,
+        marks: raw.marks,
+        wire_losses: raw.wire_losses,
+        timeouts: raw.timeouts,
+        fast_retransmits: raw.fast_retransmits,
+        cwnd_mean,
+        cwnd_cv,
+        cwnd_max,
+    })
+}
+
+/// Time-weighted statistics from a trace's integrals from `first_s` to `end_s`: mean = sum /
+/// span, variance = sum_sq / span - mean^2. `None` for a trace of zero length.
+pub fn stats_from_sums(
+    first_s: f64,
+    sum: f64,
+    sum_sq: f64,
+    max: f64,
+    end_s: f64,
+) -> Option<CwndStats> {
+    let span = end_s - first_s;
+    if span <= 0.0 || !sum.is_finite() {
+        return None;
+    }
+    let mean = sum / span;
+    let var = (sum_sq / span - mean * mean).max(0.0);
+    let cv = if mean > 0.0 { var.sqrt() / mean } else { 0.0 };
+    Some(CwndStats { mean, cv, max })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::parse;
+    use crate::measurement::cwnd_stats;
+
+    const OUTPUT: &str = r#"some ns-3 warning on stdout
+{"simulator": "ns-3", "ns3_version": "3.44", "duration_s": 5, "seed": 3, "per_flow_goodput_bps": [4000000, 5000000], "utilisation": 0.97, "drops": 12, "marks": 3, "wire_losses": 1, "timeouts": 2, "fast_retransmits": 7, "cwnd": [{"first_s": 1, "sum": 70, "sum_sq": 1300, "max": 20}, {"first_s": 4, "sum": 10, "sum_sq": 100, "max": 10}], "run_cpu_s": 1.5}
+"#;
+
+    #[test]
+    fn the_last_line_is_read_into_a_measurement_with_exact_values() {
+        let m = parse_output(OUTPUT, Variant::Prr, 3, 2).expect("parses");
+        assert_eq!(m.source, "ns-3 prr");
+        assert_eq!(m.seed, 3);
+        assert_eq!(m.goodput_bps, vec![4e6, 5e6]);
+        assert_eq!(m.total_goodput_bps(), 9e6);
+        assert_eq!((m.drops, m.marks, m.wire_losses), (12, 3, 1));
+        assert_eq!((m.timeouts, m.fast_retransmits), (2, 7));
+        assert_eq!(m.utilisation, 0.97);
+        // Flow 1: mean 70 / 4 = 17.5; flow 2: 10 / 1 = 10; mean of means 13.75.
+        assert_eq!(m.cwnd_mean, 13.75);
+        assert_eq!(m.cwnd_max, 20.0);
+        // Jain of (4, 5): 81 / (2 x 41)
+        assert!((m.jain() - 81.0 / 82.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sums_give_the_same_statistics_as_the_trace_they_summarise() {
+        // 10 for 1 s then 20 for 3 s, from t = 1 to 5: sum 70, sum_sq 1300.
+        let direct = cwnd_stats(&[(1.0, 10.0), (2.0, 20.0)], 5.0).expect("trace");
+        let sums = stats_from_sums(1.0, 70.0, 1300.0, 20.0, 5.0).expect("sums");
+        assert_eq!(direct.mean, sums.mean);
+        assert!((direct.cv - sums.cv).abs() < 1e-12);
+    }
+
+    #[test]
+    fn wrong_flow_counts_and_other_output_are_refused_with_the_reason() {
+        let e = parse_output(OUTPUT, Variant::Reference, 3, 3).expect_err("3 flows");
+        assert_eq!(e, "2 goodputs and 2 window traces for 3 flows");
+        let e = parse_output("", Variant::Reference, 1, 1).expect_err("empty");
+        assert_eq!(e, "the ns-3 program printed nothing");
+        let e = parse_output("{\"simulator\": 1}", Variant::Reference, 1, 1).expect_err("junk");
+        assert!(e.starts_with("unreadable ns-3 output: "), "{e}");
+    }
+
+    #[test]
+    fn arguments_carry_the_case_and_the_variant() {
+        let c = parse(
+            "[[case]]\ntopology = \"parking_lot\"\nhops = 3\nflows = 2\nrate = \"100Mbps\"\nrtt = \"20ms\"\nqueue = \"red-ecn\"\nloss = 0.01\nduration = \"10s\"\n",
+            "g.toml",
+        )
+        .expect("valid")
+        .remove(0);
+        let a = args(&c, 4, Variant::Sack);
+        assert_eq!(
+            a,
+            vec![
+                "--topology=parking",
+                "--hops=3",
+                "--flows=2",
+                "--rateBps=100000000",
+                "--delayUs=8000",
+                "--limit=100",
+                "--loss=0.01",
+                "--duration=10",
+                "--seed=4",
+                "--buf=5242880",
+                "--queue=red",
+                "--minTh=25",
+                "--maxTh=75",
+                "--ecn=1",
+                "--sack=1",
+            ]
+        );
+        assert!(!Variant::RedNoWait.applies_to(&parse("[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\n", "g").expect("ok")[0]));
+    }
+}

@@ -1,0 +1,456 @@
+//! The suite's output: `results.json` (everything), `results.csv` (one row per case),
+//! `results.md` (the table), `figures/*.svg` (concord against ns-3, one point per case) and
+//! `index.html` (the table and figures on one page).
+
+use crate::compare::{Summary, GOODPUT_UNDER_LOSS, JAIN_DIFFERENCE, UTILISATION_POINTS};
+use crate::suite::{CaseResult, Verdict};
+use concord_repro::plot::{Plot, Style};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// CSV columns, in order.
+pub const CSV_HEADER: &str = "case,group,flows,rate_bps,rtt_s,queue,loss,duration_s,seeds,\
+concord_utilisation,ns3_utilisation,concord_jain,ns3_jain,concord_goodput_bps,ns3_goodput_bps,\
+concord_drops,ns3_drops,concord_marks,ns3_marks,concord_timeouts,ns3_timeouts,\
+concord_fast_retransmits,ns3_fast_retransmits,concord_cwnd_mean_segments,ns3_cwnd_mean_segments,\
+concord_cwnd_cv,ns3_cwnd_cv,concord_cwnd_max_segments,ns3_cwnd_max_segments,verdict,outside,cause";
+
+fn num(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{v:.6}"),
+        Some(_) => "nan".into(),
+        None => String::new(),
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The failing metrics of a case, `utilisation;jain`.
+pub fn outside(r: &CaseResult) -> String {
+    r.checks
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| c.metric.name())
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// One row per case.
+pub fn csv(results: &[CaseResult]) -> String {
+    let mut s = String::from(CSV_HEADER);
+    s.push('\n');
+    for r in results {
+        let pair = |f: &dyn Fn(&Summary) -> f64| {
+            format!(
+                "{},{}",
+                num(r.concord.as_ref().map(f)),
+                num(r.ns3.as_ref().map(f))
+            )
+        };
+        let seeds: Vec<String> = r.seeds.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            csv_field(&r.id),
+            csv_field(&r.group),
+            r.flows,
+            r.rate_bps,
+            r.rtt_s,
+            r.queue,
+            r.loss,
+            r.duration_s,
+            seeds.join(" "),
+            pair(&|x| x.utilisation),
+            pair(&|x| x.jain),
+            pair(&|x| x.goodput_bps),
+            pair(&|x| x.drops),
+            pair(&|x| x.marks),
+            pair(&|x| x.timeouts),
+            pair(&|x| x.fast_retransmits),
+            pair(&|x| x.cwnd_mean),
+            pair(&|x| x.cwnd_cv),
+            pair(&|x| x.cwnd_max),
+            r.verdict.word(),
+            outside(r),
+            csv_field(&r.cause),
+        );
+    }
+    s
+}
+
+fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.1}", x * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+fn f3(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        "-".into()
+    }
+}
+
+fn f1(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.1}")
+    } else {
+        "-".into()
+    }
+}
+
+/// The counts of verdicts: (within, outside, errors, not compared).
+pub fn tally(results: &[CaseResult]) -> (usize, usize, usize, usize) {
+    let n = |v: Verdict| results.iter().filter(|r| r.verdict == v).count();
+    (
+        n(Verdict::Within),
+        n(Verdict::Outside),
+        n(Verdict::Error),
+        n(Verdict::NotCompared),
+    )
+}
+
+/// The table in Markdown: each cell "concord / ns-3".
+pub fn markdown(results: &[CaseResult]) -> String {
+    let (within, out, err, nc) = tally(results);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Targets (fixed before any result was seen): utilisation within {:.0} points, Jain's index within {}, total goodput under random loss within {:.0}% of ns-3's. Each cell: concord / ns-3, means over the seeds.\n",
+        UTILISATION_POINTS * 100.0,
+        JAIN_DIFFERENCE,
+        GOODPUT_UNDER_LOSS * 100.0
+    );
+    let _ = writeln!(
+        s,
+        "{} cases: {within} within the targets, {out} outside, {err} errors, {nc} not compared.\n",
+        results.len()
+    );
+    s.push_str("| case | seeds | utilisation % | Jain | goodput Mbit/s | drops | timeouts | fast retransmits | cwnd mean (segments) | cwnd CV | verdict | cause (measured) |\n");
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in results {
+        let cell = |f: &dyn Fn(&Summary) -> String| {
+            let c = r.concord.as_ref().map_or("-".into(), f);
+            let n = r.ns3.as_ref().map_or("-".into(), f);
+            format!("{c} / {n}")
+        };
+        let verdict = match r.verdict {
+            Verdict::Outside => format!("**outside** ({})", outside(r)),
+            Verdict::Error => format!("error: {}", r.errors.join("; ").replace('|', "/")),
+            ref v => v.word().to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.id,
+            r.seeds.len(),
+            cell(&|x| pct(x.utilisation)),
+            cell(&|x| f3(x.jain)),
+            cell(&|x| f3(x.goodput_bps / 1e6)),
+            cell(&|x| f1(x.drops)),
+            cell(&|x| f1(x.timeouts)),
+            cell(&|x| f1(x.fast_retransmits)),
+            cell(&|x| f1(x.cwnd_mean)),
+            cell(&|x| f3(x.cwnd_cv)),
+            verdict,
+            r.cause
+        );
+    }
+    let diagnosed: Vec<&CaseResult> = results.iter().filter(|r| !r.variants.is_empty()).collect();
+    if !diagnosed.is_empty() {
+        s.push_str("\nns-3 variants run for the cases outside a target (one mechanism switched each; utilisation % / Jain / goodput Mbit/s / timeouts):\n\n");
+        s.push_str("| case | concord | ns-3 | variants |\n|---|---|---|---|\n");
+        let fig = |x: &Summary| {
+            format!(
+                "{} / {} / {} / {}",
+                pct(x.utilisation),
+                f3(x.jain),
+                f3(x.goodput_bps / 1e6),
+                f1(x.timeouts)
+            )
+        };
+        for r in diagnosed {
+            let vs: Vec<String> = r
+                .variants
+                .iter()
+                .map(|v| format!("{}: {}", v.source.trim_start_matches("ns-3 "), fig(v)))
+                .collect();
+            let _ = writeln!(
+                s,
+                "| `{}` | {} | {} | {} |",
+                r.id,
+                r.concord.as_ref().map_or("-".into(), fig),
+                r.ns3.as_ref().map_or("-".into(), fig),
+                vs.join("<br>")
+            );
+        }
+    }
+    s
+}
+
+/// concord against ns-3 for one metric, one point per compared case, with y = x and the
+/// target band drawn as lines.
+fn scatter(
+    results: &[CaseResult],
+    title: &str,
+    label: &str,
+    f: &dyn Fn(&Summary) -> f64,
+    band: Option<(f64, bool)>,
+) -> String {
+    let mut within = Vec::new();
+    let mut outside_pts = Vec::new();
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for r in results {
+        let (Some(c), Some(n)) = (&r.concord, &r.ns3) else {
+            continue;
+        };
+        let (x, y) = (f(n), f(c));
+        if !(x.is_finite() && y.is_finite()) {
+            continue;
+        }
+        lo = lo.min(x).min(y);
+        hi = hi.max(x).max(y);
+        if r.verdict == Verdict::Within {
+            within.push((x, y));
+        } else {
+            outside_pts.push((x, y));
+        }
+    }
+    if !lo.is_finite() {
+        (lo, hi) = (0.0, 1.0);
+    }
+    let mut p = Plot::new(title, &format!("ns-3: {label}"), &format!("concord: {label}"))
+        .series("within targets", Style::Points, within)
+        .series("outside", Style::Points, outside_pts)
+        .series("y = x", Style::Line, vec![(lo, lo), (hi, hi)]);
+    if let Some((w, relative)) = band {
+        let (a, b) = if relative {
+            ((lo, lo * (1.0 + w)), (hi, hi * (1.0 + w)))
+        } else {
+            ((lo, lo + w), (hi, hi + w))
+        };
+        let (c, d) = if relative {
+            ((lo, lo * (1.0 - w)), (hi, hi * (1.0 - w)))
+        } else {
+            ((lo, lo - w), (hi, hi - w))
+        };
+        p = p
+            .series("target band", Style::Line, vec![a, b])
+            .series("target band ", Style::Line, vec![c, d]);
+    }
+    p.to_svg()
+}
+
+/// The figures, by file stem.
+pub fn figures(results: &[CaseResult]) -> Vec<(String, String)> {
+    let lossy: Vec<CaseResult> = results.iter().filter(|r| r.loss > 0.0).cloned().collect();
+    vec![
+        (
+            "utilisation".into(),
+            scatter(
+                results,
+                "Bottleneck utilisation, concord vs ns-3",
+                "utilisation",
+                &|s| s.utilisation,
+                Some((UTILISATION_POINTS, false)),
+            ),
+        ),
+        (
+            "jain".into(),
+            scatter(
+                results,
+                "Jain's index, concord vs ns-3",
+                "Jain's index",
+                &|s| s.jain,
+                Some((JAIN_DIFFERENCE, false)),
+            ),
+        ),
+        (
+            "goodput-loss".into(),
+            scatter(
+                &lossy,
+                "Total goodput under random loss, concord vs ns-3",
+                "goodput (Mbit/s)",
+                &|s| s.goodput_bps / 1e6,
+                Some((GOODPUT_UNDER_LOSS, true)),
+            ),
+        ),
+        (
+            "timeouts".into(),
+            scatter(
+                results,
+                "Retransmission timeouts per run, concord vs ns-3",
+                "timeouts",
+                &|s| s.timeouts,
+                None,
+            ),
+        ),
+        (
+            "cwnd".into(),
+            scatter(
+                results,
+                "Mean congestion window, concord vs ns-3",
+                "cwnd (segments)",
+                &|s| s.cwnd_mean,
+                None,
+            ),
+        ),
+    ]
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// A page with the table (as preformatted Markdown-free HTML) and the figures.
+pub fn html(results: &[CaseResult], figures: &[(String, String)]) -> String {
+    let (within, out, err, nc) = tally(results);
+    let mut s = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>concord validate</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:first-child{text-align:left}.outside{background:#fde2d4}.error{background:#f6c}</style></head><body>\n");
+    let _ = writeln!(s, "<h1>concord against ns-3 3.44</h1>\n<p>{} cases: {within} within the targets, {out} outside, {err} errors, {nc} not compared. Targets: utilisation within {:.0} points, Jain within {}, goodput under random loss within {:.0}%. Each cell: concord / ns-3.</p>", results.len(), UTILISATION_POINTS * 100.0, JAIN_DIFFERENCE, GOODPUT_UNDER_LOSS * 100.0);
+    s.push_str("<table><tr><th>case</th><th>utilisation %</th><th>Jain</th><th>goodput Mbit/s</th><th>drops</th><th>timeouts</th><th>cwnd mean</th><th>verdict</th><th>cause</th></tr>\n");
+    for r in results {
+        let cell = |f: &dyn Fn(&Summary) -> String| {
+            format!(
+                "{} / {}",
+                r.concord.as_ref().map_or("-".into(), f),
+                r.ns3.as_ref().map_or("-".into(), f)
+            )
+        };
+        let class = match r.verdict {
+            Verdict::Outside => " class=\"outside\"",
+            Verdict::Error => " class=\"error\"",
+            _ => "",
+        };
+        let _ = writeln!(
+            s,
+            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td></tr>",
+            html_escape(&r.id),
+            cell(&|x| pct(x.utilisation)),
+            cell(&|x| f3(x.jain)),
+            cell(&|x| f3(x.goodput_bps / 1e6)),
+            cell(&|x| f1(x.drops)),
+            cell(&|x| f1(x.timeouts)),
+            cell(&|x| f1(x.cwnd_mean)),
+            r.verdict.word(),
+            html_escape(&outside(r)),
+            html_escape(&r.cause)
+        );
+    }
+    s.push_str("</table>\n");
+    for (stem, _) in figures {
+        let _ = writeln!(s, "<p><img src=\"figures/{stem}.svg\" alt=\"{stem}\"></p>");
+    }
+    s.push_str("</body></html>\n");
+    s
+}
+
+/// Writes every output into `dir`.
+pub fn write(dir: &Path, results: &[CaseResult]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir.join("figures"))?;
+    let json = serde_json::to_string_pretty(results).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("results.json"), json)?;
+    std::fs::write(dir.join("results.csv"), csv(results))?;
+    std::fs::write(dir.join("results.md"), markdown(results))?;
+    let figs = figures(results);
+    for (stem, svg) in &figs {
+        std::fs::write(dir.join("figures").join(format!("{stem}.svg")), svg)?;
+    }
+    std::fs::write(dir.join("index.html"), html(results, &figs))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{checks, summarise};
+    use crate::grid::parse;
+    use crate::measurement::Measurement;
+
+    fn result(util_c: f64, util_n: f64) -> CaseResult {
+        let case = parse("[[case]]\ntopology = \"dumbbell\"\nflows = 2\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\n", "g")
+            .expect("valid")
+            .remove(0);
+        let m = |source: &str, u: f64| Measurement {
+            source: source.into(),
+            seed: 1,
+            goodput_bps: vec![4e6, 5e6],
+            utilisation: u,
+            drops: 3,
+            marks: 0,
+            wire_losses: 0,
+            timeouts: 1,
+            fast_retransmits: 2,
+            cwnd_mean: 12.5,
+            cwnd_cv: 0.25,
+            cwnd_max: 30.0,
+        };
+        let c = summarise(&[m("concord", util_c)]).expect("c");
+        let n = summarise(&[m("ns-3", util_n)]).expect("n");
+        let k = checks(&case, &c, &n);
+        let verdict = if k.iter().all(|x| x.pass) {
+            Verdict::Within
+        } else {
+            Verdict::Outside
+        };
+        CaseResult {
+            id: case.id.clone(),
+            group: case.group.clone(),
+            note: String::new(),
+            flows: 2,
+            rate_bps: 10_000_000,
+            rtt_s: 0.02,
+            queue: "droptail".into(),
+            loss: 0.0,
+            duration_s: 30.0,
+            seeds: vec![1],
+            concord: Some(c),
+            ns3: Some(n),
+            variants: Vec::new(),
+            checks: k,
+            verdict,
+            cause: String::new(),
+            errors: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_csv_row_carries_both_simulators_figures_and_the_verdict() {
+        let text = csv(&[result(0.9, 0.95)]);
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+        let row: Vec<&str> = lines.next().expect("row").split(',').collect();
+        assert_eq!(header.len(), row.len());
+        let col = |name: &str| row[header.iter().position(|h| *h == name).expect(name)];
+        assert_eq!(col("case"), "dumbbell-2f-10Mbps-20ms-droptail");
+        assert_eq!(col("concord_utilisation"), "0.900000");
+        assert_eq!(col("ns3_utilisation"), "0.950000");
+        assert_eq!(col("verdict"), "outside");
+        assert_eq!(col("outside"), "utilisation");
+        assert_eq!(col("concord_goodput_bps"), "9000000.000000");
+    }
+
+    #[test]
+    fn the_markdown_table_counts_verdicts_and_marks_the_failing_metric() {
+        let md = markdown(&[result(0.9, 0.95), result(0.95, 0.95)]);
+        assert!(md.contains("2 cases: 1 within the targets, 1 outside, 0 errors, 0 not compared."), "{md}");
+        assert!(md.contains("| 90.0 / 95.0 |"), "{md}");
+        assert!(md.contains("**outside** (utilisation)"), "{md}");
+    }
+
+    #[test]
+    fn figures_are_svg_documents() {
+        let figs = figures(&[result(0.9, 0.95)]);
+        assert_eq!(figs.len(), 5);
+        assert!(figs.iter().all(|(_, svg)| svg.starts_with("<svg") || svg.starts_with("<?xml")));
+    }
+}

@@ -1,0 +1,327 @@
+//! Running the selected cases in concord and ns-3 on a pool of threads, then checking them.
+//!
+//! Every (case, seed, simulator) run is one job; concord runs in-process (each run
+//! single-threaded and deterministic), ns-3 as a child process. The reference runs come first;
+//! with `diagnose`, every case outside a target then runs the ns-3 variants (one mechanism
+//! switched each) to name its cause.
+
+use crate::compare::{cause, checks, summarise, Check, Summary};
+use crate::grid::{Case, Topology};
+use crate::measurement::Measurement;
+use crate::ns3::{self, Variant};
+use crate::{concord_run, grid};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// How to run the suite.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The ns-3 program (`bench/ns3/build/validate`); `None`: concord only, nothing compared.
+    pub ns3: Option<PathBuf>,
+    /// Jobs at once.
+    pub jobs: usize,
+    /// Run the ns-3 variants for every case outside a target.
+    pub diagnose: bool,
+}
+
+/// The outcome of one case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// Every target holds.
+    Within,
+    /// At least one target does not hold.
+    Outside,
+    /// No reference was run.
+    NotCompared,
+    /// A run failed.
+    Error,
+}
+
+impl Verdict {
+    /// Its word in tables.
+    pub fn word(&self) -> &'static str {
+        match self {
+            Verdict::Within => "within",
+            Verdict::Outside => "outside",
+            Verdict::NotCompared => "not compared",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// One case's settings, results and verdict.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseResult {
+    /// The case's id.
+    pub id: String,
+    /// Its group.
+    pub group: String,
+    /// Its note.
+    pub note: String,
+    /// Flows in the case.
+    pub flows: u32,
+    /// Bottleneck rate, bits per second.
+    pub rate_bps: u64,
+    /// One-hop round-trip propagation time, seconds.
+    pub rtt_s: f64,
+    /// Queue label.
+    pub queue: String,
+    /// Random loss.
+    pub loss: f64,
+    /// Simulated seconds.
+    pub duration_s: f64,
+    /// Seeds.
+    pub seeds: Vec<u64>,
+    /// concord over the seeds.
+    pub concord: Option<Summary>,
+    /// ns-3 (reference setting) over the seeds.
+    pub ns3: Option<Summary>,
+    /// The ns-3 variants run for the diagnosis.
+    pub variants: Vec<Summary>,
+    /// The targets checked against ns-3.
+    pub checks: Vec<Check>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The measured cause of a difference (empty when within).
+    pub cause: String,
+    /// Errors, if any run failed.
+    pub errors: Vec<String>,
+    /// Every run's figures.
+    pub runs: Vec<Measurement>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Runner {
+    Concord,
+    Ns3(Variant),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    case: usize,
+    seed: u64,
+    runner: Runner,
+}
+
+/// A rough cost to start the longest jobs first: packets the bottlenecks carry.
+fn cost(case: &Case, runner: Runner) -> f64 {
+    let hops = match case.topology {
+        Topology::Dumbbell => 1.0,
+        Topology::ParkingLot { hops } => f64::from(hops),
+    };
+    let packets = case.rate.bps_f64() / 12_000.0 * case.duration.as_secs_f64() * hops;
+    // ns-3 spends several times concord's time per packet.
+    match runner {
+        Runner::Concord => packets,
+        Runner::Ns3(_) => packets * 8.0,
+    }
+}
+
+/// Runs `jobs` on `threads` threads; `done` is told each finished job's description.
+fn run_jobs(
+    cases: &[Case],
+    mut jobs: Vec<Job>,
+    options: &Options,
+    done: &(dyn Fn(&str) + Sync),
+) -> Vec<(Job, Result<Measurement, String>)> {
+    jobs.sort_by(|a, b| {
+        cost(&cases[b.case], b.runner).total_cmp(&cost(&cases[a.case], a.runner))
+    });
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::with_capacity(jobs.len()));
+    let total = jobs.len();
+    std::thread::scope(|s| {
+        for _ in 0..options.jobs.max(1) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&job) = jobs.get(k) else { break };
+                let case = &cases[job.case];
+                let (who, r) = match (job.runner, &options.ns3) {
+                    (Runner::Concord, _) => ("concord", concord_run::run(case, job.seed)),
+                    (Runner::Ns3(v), Some(exe)) => (v.name(), ns3::run(exe, case, job.seed, v)),
+                    (Runner::Ns3(v), None) => (v.name(), Err("no ns-3 program".into())),
+                };
+                let mut guard = match results.lock() {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+                guard.push((job, r));
+                let n = guard.len();
+                drop(guard);
+                done(&format!("[{n}/{total}] {} seed {} {who}", case.id, job.seed));
+            });
+        }
+    });
+    match results.into_inner() {
+        Ok(v) => v,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// Runs `cases` and checks each against ns-3.
+pub fn run(cases: &[Case], options: &Options, done: &(dyn Fn(&str) + Sync)) -> Vec<CaseResult> {
+    let mut jobs = Vec::new();
+    for (k, c) in cases.iter().enumerate() {
+        for &seed in &c.seeds {
+            jobs.push(Job {
+                case: k,
+                seed,
+                runner: Runner::Concord,
+            });
+            if options.ns3.is_some() {
+                jobs.push(Job {
+                    case: k,
+                    seed,
+                    runner: Runner::Ns3(Variant::Reference),
+                });
+            }
+        }
+    }
+    let mut outcomes = run_jobs(cases, jobs, options, done);
+    let mut results: Vec<CaseResult> = cases
+        .iter()
+        .enumerate()
+        .map(|(k, c)| assemble(c, k, &outcomes))
+        .collect();
+    if options.diagnose && options.ns3.is_some() {
+        let mut more = Vec::new();
+        for (k, (c, r)) in cases.iter().zip(&results).enumerate() {
+            if r.verdict != Verdict::Outside {
+                continue;
+            }
+            for v in Variant::ALL.iter().skip(1).filter(|v| v.applies_to(c)) {
+                for &seed in &c.seeds {
+                    more.push(Job {
+                        case: k,
+                        seed,
+                        runner: Runner::Ns3(*v),
+                    });
+                }
+            }
+        }
+        if !more.is_empty() {
+            outcomes.extend(run_jobs(cases, more, options, done));
+            results = cases
+                .iter()
+                .enumerate()
+                .map(|(k, c)| assemble(c, k, &outcomes))
+                .collect();
+        }
+    }
+    results
+}
+
+/// One case's result from every outcome.
+fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)]) -> CaseResult {
+    let mut errors = Vec::new();
+    let mut runs: Vec<Measurement> = Vec::new();
+    for (job, r) in outcomes.iter().filter(|(j, _)| j.case == k) {
+        match r {
+            Ok(m) => runs.push(m.clone()),
+            Err(e) => errors.push(format!("seed {}: {e}", job.seed)),
+        }
+    }
+    runs.sort_by(|a, b| (a.source.as_str(), a.seed).cmp(&(b.source.as_str(), b.seed)));
+    let of = |source: &str| -> Vec<Measurement> {
+        runs.iter().filter(|m| m.source == source).cloned().collect()
+    };
+    let concord = summarise(&of("concord"));
+    let ns3 = summarise(&of(Variant::Reference.name()));
+    let variants: Vec<Summary> = Variant::ALL
+        .iter()
+        .skip(1)
+        .filter_map(|v| summarise(&of(v.name())))
+        .collect();
+    let (checks, verdict, why) = match (&concord, &ns3) {
+        _ if !errors.is_empty() => (Vec::new(), Verdict::Error, String::new()),
+        (Some(cc), Some(r)) => {
+            let k = checks(c, cc, r);
+            let why = cause(c, cc, r, &variants);
+            let v = if k.iter().all(|x| x.pass) {
+                Verdict::Within
+            } else {
+                Verdict::Outside
+            };
+            (k, v, why)
+        }
+        _ => (Vec::new(), Verdict::NotCompared, String::new()),
+    };
+    CaseResult {
+        id: c.id.clone(),
+        group: c.group.clone(),
+        note: c.note.clone(),
+        flows: c.flow_count(),
+        rate_bps: c.rate.bps(),
+        rtt_s: c.rtt.as_secs_f64(),
+        queue: c.queue.label(),
+        loss: c.loss,
+        duration_s: c.duration.as_secs_f64(),
+        seeds: c.seeds.clone(),
+        concord,
+        ns3,
+        variants,
+        checks,
+        verdict,
+        cause: why,
+        errors,
+        runs,
+    }
+}
+
+/// The grid in `path`, or the shipped one.
+pub fn load_grid(path: Option<&std::path::Path>) -> Result<Vec<Case>, String> {
+    match path {
+        None => grid::parse(grid::DEFAULT_GRID, "crates/validate/grid.toml").map_err(|e| e.to_string()),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                format!("{}: cannot read the grid: {e}; fix: name a readable TOML file", p.display())
+            })?;
+            grid::parse(&text, &p.display().to_string()).map_err(|e| e.to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_ns3_a_case_runs_in_concord_and_is_not_compared() {
+        let cases = grid::parse(
+            "[[case]]\ntopology = \"dumbbell\"\nflows = 2\nrate = \"5Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\nduration = \"3s\"\nseeds = [1, 2]\n",
+            "g",
+        )
+        .expect("valid");
+        let opts = Options {
+            ns3: None,
+            jobs: 2,
+            diagnose: true,
+        };
+        let lines = Mutex::new(Vec::new());
+        let r = run(&cases, &opts, &|l| lines.lock().expect("lock").push(l.to_string()));
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].verdict, Verdict::NotCompared);
+        assert_eq!(r[0].runs.len(), 2);
+        assert_eq!(r[0].concord.as_ref().map(|s| s.runs), Some(2));
+        assert_eq!(lines.lock().expect("lock").len(), 2);
+    }
+
+    #[test]
+    fn a_missing_ns3_program_is_an_error_naming_the_fix() {
+        let cases = grid::parse(
+            "[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"5Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\nduration = \"1s\"\n",
+            "g",
+        )
+        .expect("valid");
+        let opts = Options {
+            ns3: Some(PathBuf::from("/nonexistent/validate")),
+            jobs: 1,
+            diagnose: false,
+        };
+        let r = run(&cases, &opts, &|_| {});
+        assert_eq!(r[0].verdict, Verdict::Error);
+        assert!(r[0].errors[0].contains("fix: build it with bench/ns3/build-validate.sh"), "{:?}", r[0].errors);
+    }
+}
