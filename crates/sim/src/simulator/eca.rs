@@ -16,7 +16,7 @@ use concord_cc::units::Rate;
 
 impl Simulator {
     /// Builds the source hosts' shapers from the scenario (the queues' estimators live in the
-    /// channels' disciplines, `QueueDisc::Eca`).
+    /// channels' disciplines, the `QueueDisc` in front of the discipline).
     pub(super) fn setup_eca(&mut self, sc: &Scenario) {
         let now = self.now;
         let mut state = EcaState {
