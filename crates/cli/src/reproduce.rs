@@ -5,8 +5,8 @@ use crate::table::render;
 use crate::Failure;
 use concord_repro::claim::{Kind, Verdict};
 use concord_repro::report::{
-    compare_verdicts, key_figures, Expectations, mean_ci_text, render_readme_section, replace_section,
-    summary_lines, verdicts,
+    compare_verdicts, key_figures, mean_ci_text, render_readme_section, replace_section,
+    summary_lines, verdicts, Expectations,
 };
 use concord_repro::runner::{run_watched, Event, Work};
 use concord_repro::{registry, write_report, Ctx, Paper, Report};
@@ -223,7 +223,10 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
                 a.check.as_deref().unwrap_or(Path::new("?")).display()
             )));
         }
-        println!("verdicts match {}", a.check.as_deref().unwrap_or(Path::new("?")).display());
+        println!(
+            "verdicts match {}",
+            a.check.as_deref().unwrap_or(Path::new("?")).display()
+        );
     }
     if let Some(e) = &check_reproduced {
         let reproduced = Verdict::Reproduced.key();
@@ -246,13 +249,19 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
             return Err(Failure::runtime(format!(
                 "{} claim(s) reproduced in {} are not at seed base {}",
                 flipped.len(),
-                a.check_reproduced.as_deref().unwrap_or(Path::new("?")).display(),
+                a.check_reproduced
+                    .as_deref()
+                    .unwrap_or(Path::new("?"))
+                    .display(),
                 a.seed_base
             )));
         }
         println!(
             "every claim reproduced in {} is reproduced at seed base {}",
-            a.check_reproduced.as_deref().unwrap_or(Path::new("?")).display(),
+            a.check_reproduced
+                .as_deref()
+                .unwrap_or(Path::new("?"))
+                .display(),
             a.seed_base
         );
     }

@@ -101,7 +101,8 @@ const FIG9_QUOTE: &str = "Using TCP Newreno, the performance of the four connect
 /// Section 4.2's words on Fig. 10.
 const FIG10_QUOTE: &str = "The TCP Newreno transfer obtained approximately 150Kbps. The combination of the audio, at 50Kbps, and the TCP/CM, at 85Kbps, was quite close to the traditional TCP performance. The audio primarily used the 80Kbps encoding, occasionally switching to the 40 and 160Kbps encodings.";
 /// Fig. 10's queue, which the paper does not name.
-const FIG10_QUEUE: &str = "RED bottleneck queue (the paper names no queue; concord's other CM scenarios use DropTail)";
+const FIG10_QUEUE: &str =
+    "RED bottleneck queue (the paper names no queue; concord's other CM scenarios use DropTail)";
 
 fn mean(x: &[f64]) -> f64 {
     if x.is_empty() {
@@ -655,7 +656,8 @@ fn fig3_outcome(
         "n_r / n_d",
         "n_r^2 (millions)",
     );
-    let as_row = |c: Claim| match paper_row {
+    let as_row = |c: Claim| {
+        match paper_row {
         Some(deviation) => c
             .paper(
                 "2.1 Stable Congestion Control",
@@ -663,6 +665,7 @@ fn fig3_outcome(
             )
             .deviation(deviation),
         None => c,
+    }
     };
     for (k, label) in ["NewReno", "TCP/CM"].into_iter().enumerate() {
         let exponents: Vec<f64> = per_seed
@@ -883,51 +886,57 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     .map(|f| r.flows[f].completion_s.map_or(f64::INFINITY, |c| c - start))
                     .collect::<Vec<_>>(),
             );
-            out.claims.push(Claim::new(
-                Paper::Cm,
-                "Section 3.2.1: representations picked by cm_query, 1 Mbps",
-                "slowest image's delivery time (s), the latency asked being 3 s",
-                "the best representation without high latency",
-                late,
-                Check::AtMost { max: 3.0 },
-                sc.seed,
-                WEBSERVER_FILE,
-                ctx.quick,
-            )
-            // Section 3.2.1 describes the API's use and reports no experiment: a feature
-            // demonstration, a concord check.
-            .deterministic());
+            out.claims.push(
+                Claim::new(
+                    Paper::Cm,
+                    "Section 3.2.1: representations picked by cm_query, 1 Mbps",
+                    "slowest image's delivery time (s), the latency asked being 3 s",
+                    "the best representation without high latency",
+                    late,
+                    Check::AtMost { max: 3.0 },
+                    sc.seed,
+                    WEBSERVER_FILE,
+                    ctx.quick,
+                )
+                // Section 3.2.1 describes the API's use and reports no experiment: a feature
+                // demonstration, a concord check.
+                .deterministic(),
+            );
             let steps = chosen.windows(2).filter(|w| w[1] > w[0]).count();
-            out.claims.push(Claim::new(
-                Paper::Cm,
-                "Section 3.2.1: representations picked by cm_query, 1 Mbps",
-                "steps up in representation from hint 1 to 2 to 4 (of 2)",
-                "a larger share affords a larger representation",
-                steps as f64,
-                Check::AtLeast { min: 2.0 },
-                sc.seed,
-                WEBSERVER_FILE,
-                ctx.quick,
-            )
-            // Section 3.2.1 describes the API's use and reports no experiment: a feature
-            // demonstration, a concord check.
-            .deterministic());
+            out.claims.push(
+                Claim::new(
+                    Paper::Cm,
+                    "Section 3.2.1: representations picked by cm_query, 1 Mbps",
+                    "steps up in representation from hint 1 to 2 to 4 (of 2)",
+                    "a larger share affords a larger representation",
+                    steps as f64,
+                    Check::AtLeast { min: 2.0 },
+                    sc.seed,
+                    WEBSERVER_FILE,
+                    ctx.quick,
+                )
+                // Section 3.2.1 describes the API's use and reports no experiment: a feature
+                // demonstration, a concord check.
+                .deterministic(),
+            );
         }
         picks.push(chosen);
     }
     let sum = |v: &[f64]| v.iter().sum::<f64>();
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Section 3.2.1: representations picked by cm_query, 256 kbit/s against 1 Mbps",
-        "bytes of the representations picked at 256 kbit/s / at 1 Mbps",
-        "a slower path gets smaller representations",
-        sum(&picks[1]) / sum(&picks[0]),
-        Check::AtMost { max: 0.5 },
-        ctx.seed(1),
-        WEBSERVER_FILE,
-        ctx.quick,
-    )
-    .deterministic());
+    out.claims.push(
+        Claim::new(
+            Paper::Cm,
+            "Section 3.2.1: representations picked by cm_query, 256 kbit/s against 1 Mbps",
+            "bytes of the representations picked at 256 kbit/s / at 1 Mbps",
+            "a slower path gets smaller representations",
+            sum(&picks[1]) / sum(&picks[0]),
+            Check::AtMost { max: 0.5 },
+            ctx.seed(1),
+            WEBSERVER_FILE,
+            ctx.quick,
+        )
+        .deterministic(),
+    );
     let bars = Bars {
         title: "Section 3.2.1: representation picked per image".into(),
         y_label: "representation (KB)".into(),
@@ -1221,7 +1230,10 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
             BULK_FILE,
             ctx.quick,
         )
-        .over_seeds(&seeds, &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[2])),
+        .over_seeds(
+            &seeds,
+            &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[2]),
+        ),
     );
     let bars = Bars {
         title: "Fig. 6: packets lost with 1 probe per RTT".into(),
@@ -1343,19 +1355,21 @@ fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
             sim.cm.probes_lost, sim.cm.responses_lost
         ));
     }
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Section 2.2.2: probe protocol, 30% of probes and responses lost",
-        "|estimated / true loss rate - 1|",
-        "robust to lost probes and responses (within 10%)",
-        f64::NAN,
-        Check::AtMost { max: 0.1 },
-        ctx.seed(1),
-        PROBES_FILE,
-        ctx.quick,
-    )
-    // "Within 10%" is concord's number: a check of the design, not a paper result.
-    .over_seeds(&seeds(ctx), &errors));
+    out.claims.push(
+        Claim::new(
+            Paper::Cm,
+            "Section 2.2.2: probe protocol, 30% of probes and responses lost",
+            "|estimated / true loss rate - 1|",
+            "robust to lost probes and responses (within 10%)",
+            f64::NAN,
+            Check::AtMost { max: 0.1 },
+            ctx.seed(1),
+            PROBES_FILE,
+            ctx.quick,
+        )
+        // "Within 10%" is concord's number: a check of the design, not a paper result.
+        .over_seeds(&seeds(ctx), &errors),
+    );
     out.raw.push(("cm-probes.csv".into(), rows.join("\n")));
     Ok(out)
 }

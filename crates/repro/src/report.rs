@@ -143,7 +143,10 @@ impl Report {
 
 /// A claim's key: `experiment/slug-of-figure-and-metric`, with `-2`, `-3` ... for repeats.
 fn claim_id(earlier: &[Claim], experiment: &str, c: &Claim) -> String {
-    let base = format!("{experiment}/{}", slug(&format!("{} {}", c.figure, c.metric)));
+    let base = format!(
+        "{experiment}/{}",
+        slug(&format!("{} {}", c.figure, c.metric))
+    );
     let mut id = base.clone();
     let mut n = 1;
     while earlier.iter().any(|e| e.id == id) {
@@ -391,7 +394,10 @@ pub fn render_html(r: &Report) -> String {
         let mut l = Vec::new();
         if let Some(e) = r.experiment_of(c) {
             if let Some(f) = e.figures.first() {
-                l.push(format!("<a href=\"figures/{}\">figure</a>", escape(&f.file)));
+                l.push(format!(
+                    "<a href=\"figures/{}\">figure</a>",
+                    escape(&f.file)
+                ));
             }
             if let Some(raw) = e.raw.first() {
                 l.push(format!("<a href=\"raw/{}\">raw</a>", escape(raw)));

@@ -12,7 +12,10 @@ const ANALYSIS: &str = include_str!("../../../docs/analysis.md");
 fn the_quick_expectations_name_known_verdicts_for_the_quick_setting() {
     let e: Expectations = serde_json::from_str(QUICK).expect("quick.json parses");
     assert!(e.quick);
-    assert_eq!(e.seed_base, 0, "the expectations are those of the default seeds");
+    assert_eq!(
+        e.seed_base, 0,
+        "the expectations are those of the default seeds"
+    );
     assert!(e.verdicts.len() > 100, "{} claims", e.verdicts.len());
     for (id, v) in &e.verdicts {
         assert!(Verdict::from_key(v).is_some(), "{id}: {v}");

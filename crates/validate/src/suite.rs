@@ -126,9 +126,7 @@ fn run_jobs(
     options: &Options,
     done: &(dyn Fn(&str) + Sync),
 ) -> Vec<(Job, Result<Measurement, String>)> {
-    jobs.sort_by(|a, b| {
-        cost(&cases[b.case], b.runner).total_cmp(&cost(&cases[a.case], a.runner))
-    });
+    jobs.sort_by(|a, b| cost(&cases[b.case], b.runner).total_cmp(&cost(&cases[a.case], a.runner)));
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::with_capacity(jobs.len()));
     let total = jobs.len();
@@ -150,7 +148,10 @@ fn run_jobs(
                 guard.push((job, r));
                 let n = guard.len();
                 drop(guard);
-                done(&format!("[{n}/{total}] {} seed {} {who}", case.id, job.seed));
+                done(&format!(
+                    "[{n}/{total}] {} seed {} {who}",
+                    case.id, job.seed
+                ));
             });
         }
     });
@@ -225,7 +226,10 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
     }
     runs.sort_by(|a, b| (a.source.as_str(), a.seed).cmp(&(b.source.as_str(), b.seed)));
     let of = |source: &str| -> Vec<Measurement> {
-        runs.iter().filter(|m| m.source == source).cloned().collect()
+        runs.iter()
+            .filter(|m| m.source == source)
+            .cloned()
+            .collect()
     };
     let concord = summarise(&of("concord"));
     let ns3 = summarise(&of(Variant::Reference.name()));
@@ -273,10 +277,15 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
 /// The grid in `path`, or the shipped one.
 pub fn load_grid(path: Option<&std::path::Path>) -> Result<Vec<Case>, String> {
     match path {
-        None => grid::parse(grid::DEFAULT_GRID, "crates/validate/grid.toml").map_err(|e| e.to_string()),
+        None => {
+            grid::parse(grid::DEFAULT_GRID, "crates/validate/grid.toml").map_err(|e| e.to_string())
+        }
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| {
-                format!("{}: cannot read the grid: {e}; fix: name a readable TOML file", p.display())
+                format!(
+                    "{}: cannot read the grid: {e}; fix: name a readable TOML file",
+                    p.display()
+                )
             })?;
             grid::parse(&text, &p.display().to_string()).map_err(|e| e.to_string())
         }
@@ -300,7 +309,9 @@ mod tests {
             diagnose: true,
         };
         let lines = Mutex::new(Vec::new());
-        let r = run(&cases, &opts, &|l| lines.lock().expect("lock").push(l.to_string()));
+        let r = run(&cases, &opts, &|l| {
+            lines.lock().expect("lock").push(l.to_string())
+        });
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].verdict, Verdict::NotCompared);
         assert_eq!(r[0].runs.len(), 2);
@@ -322,6 +333,10 @@ mod tests {
         };
         let r = run(&cases, &opts, &|_| {});
         assert_eq!(r[0].verdict, Verdict::Error);
-        assert!(r[0].errors[0].contains("fix: build it with bench/ns3/build-validate.sh"), "{:?}", r[0].errors);
+        assert!(
+            r[0].errors[0].contains("fix: build it with bench/ns3/build-validate.sh"),
+            "{:?}",
+            r[0].errors
+        );
     }
 }
