@@ -1,5 +1,10 @@
-//! The rate-controller interface shared by the Congestion Manager's AIMD, TFRC, WTP, the Kelly
-//! primal controller and the leaky buckets of GCCA.
+//! The rate-controller interface, implemented by the Congestion Manager's AIMD
+//! ([`crate::cm::aimd::Aimd`]), through which the CM's macroflows drive whichever controller
+//! they hold.
+//!
+//! TFRC, ECA's WTP shaper, the Kelly primal controller and GCCA's leaky buckets keep their own
+//! event APIs: each is driven by its protocol's messages (TFRC feedback, RLOAD, GCCP), not by the
+//! generic events below, so none implements this trait.
 //!
 //! A rate controller turns feedback into an allowed sending rate. Like the window controllers of
 //! [`crate::tcp::controller`], it is shaped around events: each takes `now`, each has a no-op

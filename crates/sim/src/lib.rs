@@ -20,6 +20,7 @@ pub mod routing;
 pub mod scenario;
 pub mod simulator;
 pub mod tfrc;
+pub mod timer;
 pub mod trace;
 
 pub use simulator::{SetupError, Simulator};

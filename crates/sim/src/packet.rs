@@ -109,6 +109,29 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// A packet of `size` bytes on the wire from `src` to `dst` in `flow`, created at
+    /// `created`, not ECN-capable, with no CP header and no ECA fields.
+    pub fn new(
+        src: NodeId,
+        dst: NodeId,
+        flow: FlowId,
+        size: u32,
+        created: Instant,
+        transport: Transport,
+    ) -> Packet {
+        Packet {
+            src,
+            dst,
+            flow,
+            size,
+            ecn: Ecn::NotEct,
+            created,
+            transport,
+            cp: None,
+            eca: crate::eca::LoadFields::default(),
+        }
+    }
+
     /// True if the packet carries payload (TCP data or UDP), not a pure ACK or a control
     /// message.
     pub fn is_data(&self) -> bool {

@@ -1,13 +1,15 @@
-//! The queue-discipline contract of a channel: one enum, one arm per discipline.
+//! The queue-discipline contract of a channel: one enum ([`Discipline`]), one arm per
+//! discipline, behind [`QueueDisc`], which puts ECA's load estimator in front when the channel
+//! runs ECA.
 //!
 //! A discipline owns the packets waiting at a channel's output (possibly in several internal
 //! queues) and gives two verdicts: at enqueue (forward, mark, drop the arrival) and at dequeue
 //! (the packet to transmit, possibly marked, after any packets it dropped at the head). The
 //! channel keeps the serialiser, the wire and the counters; the simulator sees only
 //! [`QueueDisc`]. A new discipline is one file (its algorithm in `concord_cc::aqm`) and one arm
-//! here.
+//! of [`Discipline`].
 
-use crate::eca::{EcaQueue, QueueEca};
+use crate::eca::QueueEca;
 use crate::gcca::GccaPort;
 use crate::packet::{NodeId, Packet};
 use crate::scenario::ChannelSpec;
@@ -69,9 +71,17 @@ pub struct Admission {
     fifo: Fifo,
 }
 
-/// A channel's queue discipline.
+/// A channel's queue discipline, with ECA's load estimator in front of it if the channel runs
+/// ECA (Barham, section IV.A.3: it counts every offered packet and stamps LOAD into it).
 #[derive(Clone, Debug)]
-pub enum QueueDisc {
+pub struct QueueDisc {
+    estimator: Option<Box<QueueEca>>,
+    discipline: Discipline,
+}
+
+/// The disciplines.
+#[derive(Clone, Debug)]
+pub enum Discipline {
     /// DropTail, RED and RED/ECN: decide at arrival, serve first in first out.
     Admission(Admission),
     /// GCCA's router port (GCCA sections 3.2, 3.3): its detector decides at arrival, its
@@ -81,41 +91,106 @@ pub enum QueueDisc {
     CoDel(CodelQueue<Packet>),
     /// FQ-CoDel (RFC 8290): per-flow queues, each with CoDel, served by deficit round robin.
     FqCodel(Box<FqCodel<Packet>>),
-    /// ECA's load estimator (Barham, section IV.A.3) in front of another discipline: it counts
-    /// every offered packet and stamps LOAD into it.
-    Eca(Box<EcaQueue>),
 }
 
 impl QueueDisc {
     /// The discipline of a channel of `spec`.
     pub fn new(spec: &ChannelSpec) -> QueueDisc {
-        let inner = QueueDisc::without_eca(spec);
-        match spec
-            .eca
-            .as_ref()
-            .and_then(|e| QueueEca::new(e, spec.rate, Instant::ZERO))
-        {
-            Some(eca) => QueueDisc::Eca(Box::new(EcaQueue { eca, inner })),
-            None => inner,
+        QueueDisc {
+            estimator: spec
+                .eca
+                .as_ref()
+                .and_then(|e| QueueEca::new(e, spec.rate, Instant::ZERO))
+                .map(Box::new),
+            discipline: Discipline::new(spec),
         }
     }
 
-    /// The discipline of `spec`'s queue alone.
-    fn without_eca(spec: &ChannelSpec) -> QueueDisc {
+    /// Offers `pkt` (see [`Discipline::enqueue`]); ECA's estimator, if any, counts it and
+    /// stamps LOAD first.
+    #[inline]
+    pub fn enqueue(
+        &mut self,
+        now: Instant,
+        mut pkt: Packet,
+        upstream: NodeId,
+        bypass: bool,
+        rng: &mut Rng,
+        dropped: &mut Vec<Packet>,
+    ) -> (Verdict, Option<Packet>) {
+        if let Some(e) = self.estimator.as_deref_mut() {
+            e.stamp(now, &mut pkt);
+        }
+        self.discipline
+            .enqueue(now, pkt, upstream, bypass, rng, dropped)
+    }
+
+    /// See [`Discipline::dequeue`].
+    #[inline]
+    pub fn dequeue(
+        &mut self,
+        now: Instant,
+        dropped: &mut Vec<Packet>,
+        marks: &mut u64,
+    ) -> Option<Packet> {
+        self.discipline.dequeue(now, dropped, marks)
+    }
+
+    /// See [`Discipline::on_link_idle`].
+    #[inline]
+    pub fn on_link_idle(&mut self, now: Instant) {
+        self.discipline.on_link_idle(now);
+    }
+
+    /// Packets and bytes waiting.
+    #[inline]
+    pub fn len(&self) -> QueueLen {
+        self.discipline.len()
+    }
+
+    /// The discipline's average queue estimate (RED's avg), if it keeps one.
+    pub fn average(&self) -> Option<f64> {
+        self.discipline.average()
+    }
+
+    /// The discipline.
+    pub fn discipline(&self) -> &Discipline {
+        &self.discipline
+    }
+
+    /// The GCCA port, if the discipline is one.
+    pub fn gcca(&self) -> Option<&GccaPort> {
+        self.discipline.gcca()
+    }
+
+    /// The GCCA port, if the discipline is one.
+    pub fn gcca_mut(&mut self) -> Option<&mut GccaPort> {
+        self.discipline.gcca_mut()
+    }
+
+    /// ECA's load estimator in front of the discipline, if any.
+    pub fn eca(&self) -> Option<&QueueEca> {
+        self.estimator.as_deref()
+    }
+}
+
+impl Discipline {
+    /// The discipline of `spec`'s queue.
+    fn new(spec: &ChannelSpec) -> Discipline {
         if let Some(port) = spec
             .gcca
             .as_ref()
             .and_then(|g| GccaPort::new(g, &spec.queue, spec.rate))
         {
-            return QueueDisc::Gcca(Box::new(port));
+            return Discipline::Gcca(Box::new(port));
         }
         match &spec.queue {
-            AqmConfig::CoDel(c) => QueueDisc::CoDel(CodelQueue::new(*c)),
-            AqmConfig::FqCodel(c) => QueueDisc::FqCodel(Box::new(FqCodel::new(*c))),
+            AqmConfig::CoDel(c) => Discipline::CoDel(CodelQueue::new(*c)),
+            AqmConfig::FqCodel(c) => Discipline::FqCodel(Box::new(FqCodel::new(*c))),
             other => {
                 let aqm = Aqm::new(other, spec.rate.bps())
                     .unwrap_or(Aqm::DropTail(concord_cc::aqm::DropTail::new(other.limit())));
-                QueueDisc::Admission(Admission {
+                Discipline::Admission(Admission {
                     aqm,
                     fifo: Fifo::default(),
                 })
@@ -143,7 +218,7 @@ impl QueueDisc {
         dropped: &mut Vec<Packet>,
     ) -> (Verdict, Option<Packet>) {
         match self {
-            QueueDisc::Admission(q) => {
+            Discipline::Admission(q) => {
                 let verdict = q.aqm.on_arrival(
                     now,
                     q.fifo.len(),
@@ -163,18 +238,14 @@ impl QueueDisc {
                 q.fifo.push(pkt);
                 (verdict, None)
             }
-            QueueDisc::Gcca(port) => (port.enqueue(now, pkt, upstream, rng), None),
-            QueueDisc::CoDel(q) => match q.enqueue(now, pkt) {
+            Discipline::Gcca(port) => (port.enqueue(now, pkt, upstream, rng), None),
+            Discipline::CoDel(q) => match q.enqueue(now, pkt) {
                 Ok(()) => (Verdict::Enqueue, None),
                 Err(_) => (Verdict::DropFull, None),
             },
-            QueueDisc::FqCodel(q) => {
+            Discipline::FqCodel(q) => {
                 q.enqueue(now, pkt, dropped);
                 (Verdict::Enqueue, None)
-            }
-            QueueDisc::Eca(q) => {
-                q.eca.stamp(now, &mut pkt);
-                q.inner.enqueue(now, pkt, upstream, bypass, rng, dropped)
             }
         }
     }
@@ -190,11 +261,10 @@ impl QueueDisc {
         marks: &mut u64,
     ) -> Option<Packet> {
         let d: Dequeued<Packet> = match self {
-            QueueDisc::Admission(q) => return q.fifo.pop(),
-            QueueDisc::Gcca(port) => return port.dequeue(now),
-            QueueDisc::CoDel(q) => q.dequeue(now, dropped),
-            QueueDisc::FqCodel(q) => q.dequeue(now, dropped),
-            QueueDisc::Eca(q) => return q.inner.dequeue(now, dropped, marks),
+            Discipline::Admission(q) => return q.fifo.pop(),
+            Discipline::Gcca(port) => return port.dequeue(now),
+            Discipline::CoDel(q) => q.dequeue(now, dropped),
+            Discipline::FqCodel(q) => q.dequeue(now, dropped),
         };
         *marks += u64::from(d.marked);
         d.packet
@@ -204,8 +274,7 @@ impl QueueDisc {
     #[inline]
     pub fn on_link_idle(&mut self, now: Instant) {
         match self {
-            QueueDisc::Admission(q) => q.aqm.on_departure(now, q.fifo.len()),
-            QueueDisc::Eca(q) => q.inner.on_link_idle(now),
+            Discipline::Admission(q) => q.aqm.on_departure(now, q.fifo.len()),
             _ => {}
         }
     }
@@ -214,29 +283,26 @@ impl QueueDisc {
     #[inline]
     pub fn len(&self) -> QueueLen {
         match self {
-            QueueDisc::Admission(q) => q.fifo.len(),
-            QueueDisc::Gcca(port) => port.queue_len(),
-            QueueDisc::CoDel(q) => q.len(),
-            QueueDisc::FqCodel(q) => q.len(),
-            QueueDisc::Eca(q) => q.inner.len(),
+            Discipline::Admission(q) => q.fifo.len(),
+            Discipline::Gcca(port) => port.queue_len(),
+            Discipline::CoDel(q) => q.len(),
+            Discipline::FqCodel(q) => q.len(),
         }
     }
 
     /// The discipline's average queue estimate (RED's avg), if it keeps one.
     pub fn average(&self) -> Option<f64> {
         match self {
-            QueueDisc::Admission(q) => q.aqm.average(),
-            QueueDisc::Gcca(port) => Some(port.detector.avg()),
-            QueueDisc::CoDel(_) | QueueDisc::FqCodel(_) => None,
-            QueueDisc::Eca(q) => q.inner.average(),
+            Discipline::Admission(q) => q.aqm.average(),
+            Discipline::Gcca(port) => Some(port.detector.avg()),
+            Discipline::CoDel(_) | Discipline::FqCodel(_) => None,
         }
     }
 
     /// The GCCA port, if this is one (or one behind an ECA estimator).
     pub fn gcca(&self) -> Option<&GccaPort> {
         match self {
-            QueueDisc::Gcca(port) => Some(port),
-            QueueDisc::Eca(q) => q.inner.gcca(),
+            Discipline::Gcca(port) => Some(port),
             _ => None,
         }
     }
@@ -244,16 +310,7 @@ impl QueueDisc {
     /// The GCCA port, if this is one (or one behind an ECA estimator).
     pub fn gcca_mut(&mut self) -> Option<&mut GccaPort> {
         match self {
-            QueueDisc::Gcca(port) => Some(port),
-            QueueDisc::Eca(q) => q.inner.gcca_mut(),
-            _ => None,
-        }
-    }
-
-    /// The ECA estimator in front of the discipline, if any.
-    pub fn eca(&self) -> Option<&QueueEca> {
-        match self {
-            QueueDisc::Eca(q) => Some(&q.eca),
+            Discipline::Gcca(port) => Some(port),
             _ => None,
         }
     }

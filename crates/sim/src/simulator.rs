@@ -758,20 +758,20 @@ impl Simulator {
                 }
             }
             batch.push(Packet {
-                cp: None,
-                src,
-                dst,
-                flow: f as FlowId,
-                size: seg.len + t.header_bytes,
                 ecn: if seg.ect { Ecn::Ect0 } else { Ecn::NotEct },
-                created: now,
-                transport: Transport::TcpData {
-                    seq: seg.seq,
-                    len: seg.len,
-                    cwr: seg.cwr,
-                    ts_val: (now.as_nanos() / 1_000_000) as u32,
-                },
-                eca: Default::default(),
+                ..Packet::new(
+                    src,
+                    dst,
+                    f as FlowId,
+                    seg.len + t.header_bytes,
+                    now,
+                    Transport::TcpData {
+                        seq: seg.seq,
+                        len: seg.len,
+                        cwr: seg.cwr,
+                        ts_val: (now.as_nanos() / 1_000_000) as u32,
+                    },
+                )
             });
         }
         if flow.trace_cwnd {
@@ -791,8 +791,7 @@ impl Simulator {
         }
         let want = t.sender.poll_timeout();
         if let Some(at) = want {
-            if t.sender_timer.is_none_or(|armed| at < armed) {
-                t.sender_timer = Some(at);
+            if crate::timer::arm_earlier(&mut t.sender_timer, at) {
                 self.events.push(at, Event::SenderTimer(f as FlowId));
             }
         }
@@ -818,24 +817,22 @@ impl Simulator {
         let Agent::Tcp(t) = &mut flow.agent else {
             return Ok(());
         };
-        let ack = t.receiver.poll_ack().map(|a| Packet {
-            cp: None,
-            src: dst,
-            dst: src,
-            flow: f as FlowId,
-            size: t.header_bytes,
-            ecn: Ecn::NotEct,
-            created: now,
-            transport: Transport::TcpAck {
-                ack: a.ack,
-                ece: a.ece,
-                ts_ecr: t.ts_recent,
-            },
-            eca: Default::default(),
+        let ack = t.receiver.poll_ack().map(|a| {
+            Packet::new(
+                dst,
+                src,
+                f as FlowId,
+                t.header_bytes,
+                now,
+                Transport::TcpAck {
+                    ack: a.ack,
+                    ece: a.ece,
+                    ts_ecr: t.ts_recent,
+                },
+            )
         });
         if let Some(at) = t.receiver.poll_timeout() {
-            if t.receiver_timer.is_none_or(|armed| at < armed) {
-                t.receiver_timer = Some(at);
+            if crate::timer::arm_earlier(&mut t.receiver_timer, at) {
                 self.events.push(at, Event::ReceiverTimer(f as FlowId));
             }
         }
@@ -901,20 +898,17 @@ impl Simulator {
             let seq = u.next_seq;
             u.next_seq += 1;
             let size = u.packet_size.max(UDP_IP_HEADER);
-            let pkt = Packet {
-                cp: None,
+            let pkt = Packet::new(
                 src,
                 dst,
-                flow: f,
+                f,
                 size,
-                ecn: Ecn::NotEct,
-                created: now,
-                transport: Transport::Udp {
+                now,
+                Transport::Udp {
                     seq,
                     len: size - UDP_IP_HEADER,
                 },
-                eca: Default::default(),
-            };
+            );
             let gap = u.rate.transmit_time(size as u64);
             let next = (now + gap).min(u.phase_end);
             self.eca_send(f, src, pkt)?;

@@ -63,8 +63,9 @@ fn managed_tcp_flows_share_in_proportion_to_their_weights_near_the_target() {
     assert!((b / a - 3.0).abs() < 0.3, "{a} {b}");
     assert!((a + b - 7.8).abs() < 0.6, "{a} {b}");
     // The router's L is what the sources were told: ACKs carried it back.
-    let router_load = sim.eca.queues[0]
-        .as_ref()
+    let router_load = sim.channels[0]
+        .disc()
+        .eca()
         .expect("bottleneck runs ECA")
         .estimator
         .load();

@@ -34,6 +34,7 @@
 pub mod aging;
 pub mod aimd;
 pub mod api;
+pub mod app;
 pub mod config;
 pub mod macroflow;
 pub mod manager;
@@ -42,6 +43,7 @@ pub mod prober;
 pub mod responder;
 pub mod scheduler;
 pub mod segregation;
+pub mod tcp_adapter;
 pub mod thresh;
 
 #[cfg(test)]

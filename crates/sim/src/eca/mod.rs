@@ -121,19 +121,10 @@ impl QueueEca {
     }
 }
 
-/// An ECA queue: the load estimator in front of the channel's discipline.
-#[derive(Clone, Debug)]
-pub struct EcaQueue {
-    /// The estimator and its encoding.
-    pub eca: QueueEca,
-    /// The discipline behind it.
-    pub inner: crate::queue_disc::QueueDisc,
-}
-
 /// ECA's run-time state in a simulator.
 #[derive(Debug, Default)]
 pub struct EcaState {
-    /// True if some channel's queue runs ECA (its estimator lives in the channel's discipline).
+    /// True if some channel's queue runs ECA (its estimator sits in front of the channel's discipline).
     pub has_queues: bool,
     /// Per flow: its source host's part, if the flow is under ECA.
     pub hosts: Vec<Option<HostEca>>,

@@ -10,6 +10,7 @@ use crate::flow::Agent;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::scenario::Scenario;
 use crate::trace::capture::{address_node, flow_ports, node_address, CaptureError};
+use concord_cc::cm::tcp_adapter;
 use concord_cc::cm::{
     CmConfig, CmEvent, CmUpdate, CongestionManager, FeedbackMode, FlowKey, FlowTag, LossMode,
     ProbeMessage, ProbeResponder, ResponderConfig,
@@ -303,17 +304,14 @@ impl Simulator {
                     };
                     let mut bytes = Vec::new();
                     ProbeMessage::Probe(probe).encode(&mut bytes);
-                    let pkt = Packet {
-                        src: node,
-                        dst: to,
-                        flow: CM_CONTROL_FLOW,
-                        size: bytes.len() as u32 + UDP_IP_HEADER,
-                        ecn: Ecn::NotEct,
-                        created: now,
-                        transport: Transport::CmProbe(probe),
-                        cp: None,
-                        eca: Default::default(),
-                    };
+                    let pkt = Packet::new(
+                        node,
+                        to,
+                        CM_CONTROL_FLOW,
+                        bytes.len() as u32 + UDP_IP_HEADER,
+                        now,
+                        Transport::CmProbe(probe),
+                    );
                     if self.cm_probe_lost() {
                         self.cm.probes_lost += 1;
                     } else {
@@ -340,8 +338,7 @@ impl Simulator {
         if let Some(at) = host.cm.poll_timeout() {
             // A deadline already past is due now.
             let at = at.max(self.now);
-            if at < self.end && host.armed.is_none_or(|armed| at < armed) {
-                host.armed = Some(at);
+            if at < self.end && crate::timer::arm_earlier(&mut host.armed, at) {
                 self.events.push(at, Event::Cm(CmTimer::Host(node)));
             }
         }
@@ -412,20 +409,17 @@ impl Simulator {
             }
             _ => 0,
         };
-        Packet {
+        Packet::new(
             src,
             dst,
-            flow: f,
+            f,
             size,
-            ecn: Ecn::NotEct,
-            created: self.now,
-            transport: Transport::Udp {
+            self.now,
+            Transport::Udp {
                 seq,
                 len: size.saturating_sub(UDP_IP_HEADER),
             },
-            cp: None,
-            eca: Default::default(),
-        }
+        )
     }
 
     /// `cm_notify(nsent)` for flow `f`.
@@ -458,36 +452,18 @@ impl Simulator {
     }
 
     /// TCP hook on an ACK for flow `f`: a TCP/CM flow passes it to its CM as `cm_update`
-    /// (paper section 3.2.1). Bytes acknowledged count with their share of header bytes, so
-    /// that the CM's rate is in bytes on the wire like its grants, and at most one segment per
-    /// ACK: RFC 5681's increase (eqs. 2 and 3) counts ACKs, not bytes, so a NewReno receiver's
-    /// delayed ACKs halve its sender's growth, and the CM, which counts bytes, would otherwise
-    /// grow twice as fast as the TCP it must be no more aggressive than (paper section 2.1).
+    /// (paper section 3.2.1; the mapping is [`tcp_adapter::update_for_ack`]).
     pub(super) fn cm_on_ack(&mut self, f: FlowId, out: &AckOutcome) {
         let now = self.now;
         let Some((src, id)) = self.cm_handle(f) else {
             return;
         };
-        if out.ignored || (out.bytes_acked == 0 && !out.fast_retransmit && !out.ecn_reduction) {
-            return;
-        }
         let Some(Agent::Tcp(t)) = self.flows.get(f as usize).map(|fl| &fl.agent) else {
             return;
         };
-        let mss = t.sender.config().mss.max(1);
-        let wire = |payload: u64| payload + payload.div_ceil(mss) * u64::from(t.header_bytes);
-        let loss_mode = if out.fast_retransmit {
-            LossMode::Transient
-        } else if out.ecn_reduction {
-            LossMode::Ecn
-        } else {
-            LossMode::NoCongestion
-        };
-        let update = CmUpdate {
-            nrecd: wire(out.bytes_acked.min(mss)),
-            nlost: if out.fast_retransmit { wire(mss) } else { 0 },
-            loss_mode,
-            rtt: out.rtt,
+        let Some(update) = tcp_adapter::update_for_ack(out, t.sender.config().mss, t.header_bytes)
+        else {
+            return;
         };
         if let Some(host) = self.host_cm(src) {
             let _ = host.cm.update(now, id, &update);
@@ -501,10 +477,7 @@ impl Simulator {
         let Some((src, id)) = self.cm_handle(f) else {
             return;
         };
-        let update = CmUpdate {
-            loss_mode: LossMode::Persistent,
-            ..CmUpdate::default()
-        };
+        let update = tcp_adapter::update_for_timeout();
         if let Some(host) = self.host_cm(src) {
             let _ = host.cm.update(now, id, &update);
         }
@@ -636,17 +609,14 @@ impl Simulator {
                     return Ok(true);
                 }
                 let handle = self.cm.responses.insert(response);
-                let reply = Packet {
-                    src: pkt.dst,
-                    dst: pkt.src,
-                    flow: CM_CONTROL_FLOW,
-                    size: size + UDP_IP_HEADER,
-                    ecn: Ecn::NotEct,
-                    created: now,
-                    transport: Transport::CmResponse(handle),
-                    cp: None,
-                    eca: Default::default(),
-                };
+                let reply = Packet::new(
+                    pkt.dst,
+                    pkt.src,
+                    CM_CONTROL_FLOW,
+                    size + UDP_IP_HEADER,
+                    now,
+                    Transport::CmResponse(handle),
+                );
                 self.forward(pkt.dst, reply)?;
                 Ok(true)
             }
@@ -720,21 +690,18 @@ impl Simulator {
             return Ok(());
         }
         let (src, dst) = (flow.src, flow.dst);
-        let ack = Packet {
-            src: dst,
-            dst: src,
-            flow: f,
-            size: UDP_IP_HEADER + CM_ACK_PAYLOAD,
-            ecn: Ecn::NotEct,
-            created: self.now,
-            transport: Transport::CmAck {
+        let ack = Packet::new(
+            dst,
+            src,
+            f,
+            UDP_IP_HEADER + CM_ACK_PAYLOAD,
+            self.now,
+            Transport::CmAck {
                 seq,
                 received,
                 echo: sent,
             },
-            cp: None,
-            eca: Default::default(),
-        };
+        );
         self.forward(dst, ack)
     }
 

@@ -15,7 +15,6 @@ use concord_cc::cp::{
 use concord_cc::rng::Rng;
 use concord_cc::tfrc::TfrcConfig;
 use concord_cc::time::{Duration, Instant};
-use concord_cc::wire::Ecn;
 
 /// Random stream of the AP at node `n`: `AP_STREAM + n` (BFLD's draws).
 const AP_STREAM: u64 = 0x3000_0000;
@@ -152,8 +151,7 @@ impl Simulator {
                 continue;
             }
             let next = (last + rate.transmit_time(u64::from(c.packet_size))).max(now);
-            if next < end && next < stop && c.send_timer.is_none_or(|armed| next < armed) {
-                c.send_timer = Some(next);
+            if next < end && next < stop && crate::timer::arm_earlier(&mut c.send_timer, next) {
                 self.events.push(next, Event::Cp(CpTimer::Send(f)));
             }
         }
@@ -194,15 +192,8 @@ impl Simulator {
                     let size = IP_HEADER + h.encoded_len() as u32;
                     let handle = self.cp.headers.insert(h);
                     let pkt = Packet {
-                        src: n,
-                        dst,
-                        flow: FlowId::MAX,
-                        size,
-                        ecn: Ecn::NotEct,
-                        created: now,
-                        transport: Transport::CpControl,
                         cp: Some(handle),
-                        eca: Default::default(),
+                        ..Packet::new(n, dst, FlowId::MAX, size, now, Transport::CpControl)
                     };
                     self.forward(n, pkt)?;
                 }
@@ -234,8 +225,7 @@ impl Simulator {
         let gap = c.rate.transmit_time(u64::from(c.packet_size));
         let next = now + gap; // saturating
         let mut arm = None;
-        if next < end && next < stop && c.send_timer.is_none_or(|armed| next < armed) {
-            c.send_timer = Some(next);
+        if next < end && next < stop && crate::timer::arm_earlier(&mut c.send_timer, next) {
             arm = Some(next);
         }
         if let Some(at) = arm {
@@ -243,15 +233,8 @@ impl Simulator {
         }
         let handle = self.cp.headers.insert(header);
         let pkt = Packet {
-            src,
-            dst,
-            flow: f,
-            size,
-            ecn: Ecn::NotEct,
-            created: now,
-            transport: Transport::Udp { seq, len },
             cp: Some(handle),
-            eca: Default::default(),
+            ..Packet::new(src, dst, f, size, now, Transport::Udp { seq, len })
         };
         self.forward(src, pkt)
     }

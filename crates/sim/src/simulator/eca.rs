@@ -15,11 +15,11 @@ use concord_cc::time::Duration;
 use concord_cc::units::Rate;
 
 impl Simulator {
-    /// Builds the estimators of the ECA queues and the source hosts' shapers from the scenario.
+    /// Builds the source hosts' shapers from the scenario (the queues' estimators live in the
+    /// channels' disciplines, the `QueueDisc` in front of the discipline).
     pub(super) fn setup_eca(&mut self, sc: &Scenario) {
         let now = self.now;
         let mut state = EcaState {
-            // The estimators live in the channels' disciplines (`QueueDisc::Eca`).
             has_queues: self.channels.iter().any(|c| c.disc().eca().is_some()),
             admission: vec![None; sc.nodes.len()],
             ..EcaState::default()
@@ -228,17 +228,14 @@ impl Simulator {
                         continue;
                     };
                     let (src, dst) = (flow.src, flow.dst);
-                    let mut p = Packet {
-                        src: dst,
-                        dst: src,
-                        flow: m.flow,
-                        size: super::UDP_IP_HEADER,
-                        ecn: concord_cc::wire::Ecn::NotEct,
-                        created: now,
-                        transport: Transport::Udp { seq: 0, len: 0 },
-                        eca: Default::default(),
-                        cp: None,
-                    };
+                    let mut p = Packet::new(
+                        dst,
+                        src,
+                        m.flow,
+                        super::UDP_IP_HEADER,
+                        now,
+                        Transport::Udp { seq: 0, len: 0 },
+                    );
                     p.eca.set_rload(m.rload);
                     self.eca.reports_sent += 1;
                     self.forward(dst, p)?;

@@ -16,7 +16,6 @@ use concord_cc::gcca::{
     NeighbourTable, NodeRole, Outgoing, TcpConnections, TcpWindow, WindowAdjuster,
 };
 use concord_cc::time::Instant;
-use concord_cc::wire::Ecn;
 
 /// The flow id GCCP packets carry: they belong to no flow.
 const NO_FLOW: FlowId = FlowId::MAX;
@@ -88,17 +87,14 @@ impl Simulator {
             if let (Some(NodeGcca::Host(host)), Some(hs)) = (nodes.get_mut(spec.from), host_spec) {
                 let flow = self.flows.get(f);
                 let padding = flow.map(|fl| {
-                    padding_of(&Packet {
-                        cp: None,
-                        src: fl.src,
-                        dst: fl.dst,
-                        flow: f as FlowId,
-                        size: 0,
-                        ecn: Ecn::NotEct,
-                        created: Instant::ZERO,
-                        transport: Transport::Udp { seq: 0, len: 0 },
-                        eca: Default::default(),
-                    })
+                    padding_of(&Packet::new(
+                        fl.src,
+                        fl.dst,
+                        f as FlowId,
+                        0,
+                        Instant::ZERO,
+                        Transport::Udp { seq: 0, len: 0 },
+                    ))
                 });
                 match (&spec.kind, padding) {
                     (FlowKind::Tcp { .. }, Some(p)) => {
@@ -183,17 +179,14 @@ impl Simulator {
                 0
             };
         let now = self.now;
-        let pkt = Packet {
-            cp: None,
-            src: node,
-            dst: to,
-            flow: NO_FLOW,
-            size: (len as u32 + FRAME_OVERHEAD).max(64),
-            ecn: Ecn::NotEct,
-            created: now,
-            transport: Transport::Gccp(msg),
-            eca: Default::default(),
-        };
+        let pkt = Packet::new(
+            node,
+            to,
+            NO_FLOW,
+            (len as u32 + FRAME_OVERHEAD).max(64),
+            now,
+            Transport::Gccp(msg),
+        );
         if let Offer::Transmitting(d) = self.channels[c as usize].offer_control(now, pkt) {
             self.events.push(now + d, Event::TxDone(c));
             self.capture.packet(c, now, &pkt)?;

@@ -136,20 +136,17 @@ impl Simulator {
                 break;
             };
             t.sent += 1;
-            batch.push(Packet {
-                cp: None,
-                eca: Default::default(),
+            batch.push(Packet::new(
                 src,
                 dst,
-                flow: f,
-                size: t.packet_size,
-                ecn: Ecn::NotEct,
-                created: now,
-                transport: Transport::TfrcData {
+                f,
+                t.packet_size,
+                now,
+                Transport::TfrcData {
                     header,
                     len: t.packet_size.saturating_sub(UDP_IP + DATA_HEADER),
                 },
-            });
+            ));
         }
         self.arm_tfrc_sender(f);
         for p in batch {
@@ -171,13 +168,11 @@ impl Simulator {
         };
         let mut push = Vec::with_capacity(2);
         let next = t.sender.next_send_time().max(now);
-        if next < end && next < stop && t.send_timer.is_none_or(|armed| next < armed) {
-            t.send_timer = Some(next);
+        if next < end && next < stop && crate::timer::arm_earlier(&mut t.send_timer, next) {
             push.push((next, TfrcTimer::Send(f)));
         }
         if let Some(at) = t.sender.poll_timeout().map(|at| at.max(now)) {
-            if at < end && t.nofeedback_timer.is_none_or(|armed| at < armed) {
-                t.nofeedback_timer = Some(at);
+            if at < end && crate::timer::arm_earlier(&mut t.nofeedback_timer, at) {
                 push.push((at, TfrcTimer::NoFeedback(f)));
             }
         }
@@ -197,21 +192,20 @@ impl Simulator {
         let Agent::Tfrc(t) = &mut flow.agent else {
             return Ok(());
         };
-        let report = t.receiver.poll_feedback(now).map(|fb| Packet {
-            cp: None,
-            eca: Default::default(),
-            src: dst,
-            dst: src,
-            flow: f,
-            size: FEEDBACK_SIZE,
-            ecn: Ecn::NotEct,
-            created: now,
-            transport: Transport::TfrcFeedback {
-                t_recvdata: fb.t_recvdata,
-                t_delay: fb.t_delay,
-                x_recv: fb.x_recv,
-                p_bits: fb.p.to_bits(),
-            },
+        let report = t.receiver.poll_feedback(now).map(|fb| {
+            Packet::new(
+                dst,
+                src,
+                f,
+                FEEDBACK_SIZE,
+                now,
+                Transport::TfrcFeedback {
+                    t_recvdata: fb.t_recvdata,
+                    t_delay: fb.t_delay,
+                    x_recv: fb.x_recv,
+                    p_bits: fb.p.to_bits(),
+                },
+            )
         });
         let mut arm = None;
         if let Some(at) = t.receiver.poll_timeout() {
@@ -224,8 +218,7 @@ impl Simulator {
                 None
             };
             if let Some(at) = at.filter(|&a| a < end) {
-                if t.feedback_timer.is_none_or(|armed| at < armed) {
-                    t.feedback_timer = Some(at);
+                if crate::timer::arm_earlier(&mut t.feedback_timer, at) {
                     arm = Some(at);
                 }
             }
