@@ -273,9 +273,8 @@ impl Discipline {
     /// The link went idle at `now` (RED starts its idle clock, ns-2's `REDQueue::deque`).
     #[inline]
     pub fn on_link_idle(&mut self, now: Instant) {
-        match self {
-            Discipline::Admission(q) => q.aqm.on_departure(now, q.fifo.len()),
-            _ => {}
+        if let Discipline::Admission(q) = self {
+            q.aqm.on_departure(now, q.fifo.len());
         }
     }
 
