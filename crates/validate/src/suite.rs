@@ -24,6 +24,25 @@ pub struct Options {
     pub jobs: usize,
     /// Run the ns-3 variants for every case outside a target.
     pub diagnose: bool,
+    /// Kernel TCP on the namespace test bed: the bed and the congestion controls (`reno`,
+    /// `cubic`); the cases it can host run once each (first seed), one at a time, after the
+    /// simulations.
+    pub linux: Option<(crate::linux::Bed, Vec<String>)>,
+}
+
+/// concord against kernel TCP on one case.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinuxComparison {
+    /// The congestion control.
+    pub cc: String,
+    /// The kernel's figures (one run).
+    pub summary: Option<Summary>,
+    /// The targets checked against the kernel.
+    pub checks: Vec<Check>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The error, if the run failed.
+    pub error: String,
 }
 
 /// The outcome of one case.
@@ -88,6 +107,8 @@ pub struct CaseResult {
     pub cause: String,
     /// Errors, if any run failed.
     pub errors: Vec<String>,
+    /// concord against kernel TCP, where the test bed hosts the case.
+    pub linux: Vec<LinuxComparison>,
     /// Every run's figures.
     pub runs: Vec<Measurement>,
 }
@@ -210,7 +231,57 @@ pub fn run(cases: &[Case], options: &Options, done: &(dyn Fn(&str) + Sync)) -> V
                 .collect();
         }
     }
+    if let Some((bed, ccs)) = &options.linux {
+        for (c, r) in cases.iter().zip(results.iter_mut()) {
+            if crate::linux::unhostable(c).is_some() {
+                continue;
+            }
+            for cc in ccs {
+                let outcome = crate::linux::run(c, cc, bed);
+                done(&format!("{} linux {cc}: {}", c.id, if outcome.is_ok() { "done" } else { "failed" }));
+                r.linux.push(compare_linux(c, r, cc, outcome));
+            }
+        }
+    }
     results
+}
+
+fn compare_linux(
+    c: &Case,
+    r: &CaseResult,
+    cc: &str,
+    outcome: Result<Measurement, String>,
+) -> LinuxComparison {
+    match outcome {
+        Err(error) => LinuxComparison {
+            cc: cc.into(),
+            summary: None,
+            checks: Vec::new(),
+            verdict: Verdict::Error,
+            error,
+        },
+        Ok(m) => {
+            let s = summarise(&[m]);
+            let k = match (&r.concord, &s) {
+                (Some(concord), Some(k)) => checks(c, concord, k),
+                _ => Vec::new(),
+            };
+            let verdict = if k.is_empty() {
+                Verdict::NotCompared
+            } else if k.iter().all(|x| x.pass) {
+                Verdict::Within
+            } else {
+                Verdict::Outside
+            };
+            LinuxComparison {
+                cc: cc.into(),
+                summary: s,
+                checks: k,
+                verdict,
+                error: String::new(),
+            }
+        }
+    }
 }
 
 /// One case's result from every outcome.
@@ -266,6 +337,7 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
         verdict,
         cause: why,
         errors,
+        linux: Vec::new(),
         runs,
     }
 }
@@ -298,6 +370,7 @@ mod tests {
             ns3: None,
             jobs: 2,
             diagnose: true,
+            linux: None,
         };
         let lines = Mutex::new(Vec::new());
         let r = run(&cases, &opts, &|l| lines.lock().expect("lock").push(l.to_string()));
@@ -319,6 +392,7 @@ mod tests {
             ns3: Some(PathBuf::from("/nonexistent/validate")),
             jobs: 1,
             diagnose: false,
+            linux: None,
         };
         let r = run(&cases, &opts, &|_| {});
         assert_eq!(r[0].verdict, Verdict::Error);
