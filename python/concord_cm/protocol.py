@@ -46,6 +46,7 @@ class ErrorCode(enum.IntEnum):
     INVALID_THRESH = 5
     OUT_OF_HANDLES = 6
     TOO_MANY_FLOWS = 7
+    INVALID_REPORT = 8
     MALFORMED = 16
     UNAVAILABLE = 17
 

@@ -2,9 +2,11 @@
 
 mod bench;
 mod clock;
+mod plot;
 mod progress;
 mod reproduce;
 mod run;
+mod sweep;
 mod table;
 mod validate;
 
@@ -32,8 +34,13 @@ const EXAMPLES: &str = "Examples:
   concord report report --readme README.md                       the README's Results section
   concord run scenarios/basic/dumbbell-4-droptail.toml          run a scenario, print a summary
   concord run scenarios/basic/dumbbell-4-red.toml --seed 7 --out results/red
+  concord run scenarios/basic/dumbbell-4-red.toml --set topology.bottleneck.rate=20Mbps
+  concord sweep examples/sweep-red.toml --out results/sweep      a grid x seeds into results.parquet
+  concord plot results/red                                       goodput, cwnd, queue, delay CDF as SVG
   concord bench                                                  64 NewReno flows on a 10 Mbps dumbbell
   concord bench --flows 16 --duration 30s --json                 machine-readable figures
+  concord completions bash > ~/.local/share/bash-completion/completions/concord
+  concord man > ~/.local/share/man/man1/concord.1
   concord validate --quick                                       concord against ns-3 on a grid subset
 
 Exit codes: 0 success, 1 a claim failed or a runtime failure (e.g. unwritable output),
@@ -41,19 +48,40 @@ Exit codes: 0 success, 1 a claim failed or a runtime failure (e.g. unwritable ou
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run one scenario and write its results (CSV tables and summary.json).
+    /// Run one scenario and write its results (CSV tables, summary.json, and meta.json and
+    /// scenario.toml saying how the run was made).
     Run {
         /// The scenario file (TOML).
         scenario: PathBuf,
         /// Override the scenario's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Set a scenario key by its dotted path, e.g. `topology.bottleneck.rate=20Mbps` or
+        /// `flow[0].count=2` (repeatable). The value is TOML (`20`, `true`, `"x"`) or else a
+        /// string, and is checked like the file's.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
         /// Where to write results [default: results/<scenario name>].
         #[arg(long)]
         out: Option<PathBuf>,
         /// Print the summary as JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Run a scenario over a grid of overrides times seeds into one tidy table.
+    ///
+    /// The sweep file names the base scenario, fixed overrides (`[set]`), the keys to vary
+    /// (`[[vary]]` with `values` or `range`) and the seeds. Writes DIR/results.parquet (one row
+    /// per flow per run: the run, the swept keys, the seed, the flow's figures and the run's),
+    /// DIR/runs.json (each run's metadata) and, with --csv, DIR/results.csv.
+    Sweep(sweep::SweepArgs),
+    /// Draw the standard time plots of a `concord run` output directory as SVG.
+    ///
+    /// Writes DIR/plots/goodput.svg (per flow), cwnd.svg (flows in `record.cwnd`), queue.svg
+    /// (sampled queues) and delay-cdf.svg (each flow's one-way delay CDF).
+    Plot {
+        /// A directory written by `concord run`.
+        dir: PathBuf,
     },
     /// Measure the simulator's speed on the standard dumbbell benchmark.
     ///
@@ -97,17 +125,52 @@ enum Command {
         #[arg(long = "figure", value_name = "FIGURE", requires = "readme")]
         figures: Vec<String>,
     },
+    /// Print a shell completion script for concord.
+    ///
+    /// bash: `concord completions bash > ~/.local/share/bash-completion/completions/concord`;
+    /// zsh: `concord completions zsh > ~/.zfunc/_concord` (with ~/.zfunc on fpath);
+    /// fish: `concord completions fish > ~/.config/fish/completions/concord.fish`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print concord's manual page (roff).
+    ///
+    /// `concord man > ~/.local/share/man/man1/concord.1`, then `man concord`.
+    Man,
 }
 
 fn main() -> ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "concord", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man => clap_mangen::Man::new(<Cli as clap::CommandFactory>::command())
+            .render(&mut std::io::stdout())
+            .or_else(|e| match e.kind() {
+                // The reader has what it wanted (`concord man | head`).
+                std::io::ErrorKind::BrokenPipe => Ok(()),
+                _ => Err(Failure::runtime(format!(
+                    "cannot write the manual page: {e}"
+                ))),
+            }),
         Command::Run {
             scenario,
             seed,
+            sets,
             out,
             json,
-        } => run::run(&scenario, seed, out, json),
+        } => run::run(&scenario, seed, &sets, out, json),
+        Command::Sweep(args) => sweep::sweep(&args),
+        Command::Plot { dir } => plot::plot(&dir).map(|files| {
+            for f in files {
+                println!("{}", f.display());
+            }
+        }),
         Command::Bench(args) => bench::bench(&args),
         Command::Validate(args) => validate::validate(&args),
         Command::Reproduce(args) => reproduce::reproduce(&args).and_then(all_pass),
@@ -135,6 +198,32 @@ fn main() -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// Ends the process with status 0, silently, when a write to standard output or standard error
+/// finds the reader gone (`concord report report | head`): the reader wanted no more. Any other
+/// failed `print!` (a full disk) ends it with one line and status 1. `print!` panics on such
+/// writes; every other panic goes to the default hook.
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        // Any other failed write to the terminal or a file (a full disk): one line, status 1.
+        if let Some(what) = message.strip_prefix("failed printing to ") {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "concord: cannot write to {what}");
+            std::process::exit(1);
+        }
+        default(info);
+    }));
 }
 
 /// Exit code 1 when a claim failed (the report says which and by how much).

@@ -98,6 +98,30 @@ enum State {
     },
 }
 
+/// An estimate of the time left, in seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Eta {
+    /// Nothing left.
+    Done,
+    /// Every experiment left has an estimate: the longest.
+    Known(f64),
+    /// Some experiments left have none: at least the longest of those that do.
+    AtLeast(f64),
+    /// No experiment left has one.
+    Unknown,
+}
+
+impl std::fmt::Display for Eta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Eta::Done => Ok(()),
+            Eta::Known(s) => write!(f, "eta {s:.0} s"),
+            Eta::AtLeast(s) => write!(f, "eta >= {s:.0} s"),
+            Eta::Unknown => write!(f, "eta ?"),
+        }
+    }
+}
+
 /// Bar width, characters.
 const BAR: usize = 20;
 /// Longest line drawn, characters.
@@ -201,22 +225,18 @@ impl Board {
                 run_fraction,
             } => {
                 let elapsed = now - started;
+                let eta = match Self::row_eta(r, now) {
+                    Some(e) => Eta::Known(e),
+                    None => Eta::Unknown,
+                };
                 match r.expected_s {
-                    Some(total) => {
-                        let frac = (simulated_s / total).clamp(0.0, 0.99);
-                        let eta = if frac > 0.0 {
-                            format!("eta {:.0} s", elapsed * (1.0 - frac) / frac)
-                        } else {
-                            "eta ?".into()
-                        };
-                        format!(
-                            "{:3.0}%  run {}  {elapsed:.0} s  {eta}",
-                            frac * 100.0,
-                            runs + 1
-                        )
-                    }
+                    Some(total) => format!(
+                        "{:3.0}%  run {}  {elapsed:.0} s  {eta}",
+                        (simulated_s / total).clamp(0.0, 0.99) * 100.0,
+                        runs + 1
+                    ),
                     None => format!(
-                        "run {} at {:3.0}%  {elapsed:.0} s  eta ? (no earlier report)",
+                        "run {} at {:3.0}%  {elapsed:.0} s  {eta}",
                         runs + 1,
                         run_fraction * 100.0
                     ),
@@ -244,21 +264,57 @@ impl Board {
         }
     }
 
+    /// The estimate of the time left for the whole run, from the running experiments' measured
+    /// progress: the longest of their estimates (they run side by side), as a lower bound
+    /// while any experiment is queued or has no estimate, unknown while none has one.
+    fn eta(&self, now: f64) -> Eta {
+        let mut longest: Option<f64> = None;
+        let mut unknown = false;
+        for r in &self.rows {
+            match &r.state {
+                State::Queued => unknown = true,
+                State::Done { .. } => {}
+                State::Running { .. } => match Self::row_eta(r, now) {
+                    Some(e) => longest = Some(longest.map_or(e, |l: f64| l.max(e))),
+                    None => unknown = true,
+                },
+            }
+        }
+        match (longest, unknown) {
+            (None, false) => Eta::Done,
+            (None, true) => Eta::Unknown,
+            (Some(e), false) => Eta::Known(e),
+            (Some(e), true) => Eta::AtLeast(e),
+        }
+    }
+
+    /// A running experiment's time left, from its simulated seconds against those of the
+    /// previous report; none without a previous report or before any progress.
+    fn row_eta(r: &Row, now: f64) -> Option<f64> {
+        let State::Running {
+            started,
+            simulated_s,
+            ..
+        } = &r.state
+        else {
+            return None;
+        };
+        let total = r.expected_s?;
+        let frac = (simulated_s / total).clamp(0.0, 0.99);
+        (frac > 0.0).then(|| (now - started) * (1.0 - frac) / frac)
+    }
+
     /// The line for the whole run: experiments done, elapsed time and an estimate of the rest.
     fn total_line(&self, now: f64) -> String {
         let n = self.rows.len().max(1);
         let done: f64 = self.rows.iter().map(Self::fraction).sum::<f64>() / n as f64;
-        let eta = if done > 0.0 && done < 1.0 {
-            format!("eta {:.0} s", now * (1.0 - done) / done)
-        } else {
-            String::new()
-        };
         format!(
-            "{:<28} {}  {}/{} done  {now:.0} s  {eta}",
+            "{:<28} {}  {}/{} done  {now:.0} s  {}",
             "all",
             bar(done),
             self.finished,
-            self.rows.len()
+            self.rows.len(),
+            self.eta(now)
         )
     }
 
@@ -332,5 +388,43 @@ mod tests {
         };
         assert!((Board::fraction(&b.rows[1]) - 0.5).abs() < 1e-12);
         assert!(Board::detail(&b.rows[1], 1.0).contains("eta ?"));
+    }
+
+    #[test]
+    fn the_whole_runs_eta_is_the_longest_running_estimate_and_a_lower_bound_while_work_is_unknown()
+    {
+        let mut b = Board::new(vec![
+            ("x/short".into(), Some(10.0)),
+            ("x/long".into(), Some(100.0)),
+            ("x/new".into(), None),
+        ]);
+        b.tty = false;
+        assert_eq!(b.eta(0.0), Eta::Unknown, "nothing has started");
+        // x/short: 5 of 10 s simulated in 2 s, 2 s left; x/long: 10 of 100 in 5 s, 45 s left.
+        b.rows[0].state = State::Running {
+            started: 0.0,
+            runs: 0,
+            simulated_s: 5.0,
+            run_fraction: 0.5,
+        };
+        b.rows[1].state = State::Running {
+            started: -3.0,
+            runs: 0,
+            simulated_s: 10.0,
+            run_fraction: 0.1,
+        };
+        assert_eq!(
+            b.eta(2.0),
+            Eta::AtLeast(45.0),
+            "x/new is queued with no estimate"
+        );
+        b.rows[2].state = State::Done {
+            secs: 1.0,
+            status: "1/1 claims pass".into(),
+            runs: 1,
+        };
+        assert_eq!(b.eta(2.0), Eta::Known(45.0));
+        assert_eq!(b.eta(2.0).to_string(), "eta 45 s");
+        assert_eq!(Eta::AtLeast(44.6).to_string(), "eta >= 45 s");
     }
 }

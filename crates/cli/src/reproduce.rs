@@ -3,8 +3,11 @@
 use crate::progress::Board;
 use crate::table::render;
 use crate::Failure;
-use concord_repro::claim::fmt_num;
-use concord_repro::report::{key_figures, render_readme_section, replace_section};
+use concord_repro::claim::{Kind, Verdict};
+use concord_repro::report::{
+    compare_verdicts, key_figures, Expectations, mean_ci_text, render_readme_section, replace_section,
+    summary_lines, verdicts,
+};
 use concord_repro::runner::{run_watched, Event, Work};
 use concord_repro::{registry, write_report, Ctx, Paper, Report};
 use std::collections::HashMap;
@@ -25,6 +28,54 @@ pub struct ReproduceArgs {
     /// Where the report goes.
     #[arg(long, default_value = "report")]
     pub out: PathBuf,
+    /// Added to every seed of every experiment: 1000 runs seeds 1001, 1002, ... instead of
+    /// 1, 2, ..., to check that a verdict does not hang on the seed set.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed_base: u64,
+    /// Compare every claim's verdict with this expectations file (written by
+    /// --write-expected) and exit 1 on any change, in either direction.
+    #[arg(long, value_name = "EXPECTED.json")]
+    pub check: Option<PathBuf>,
+    /// Exit 1 if a claim this expectations file marks reproduced ends with another verdict
+    /// (the seed-base check: other verdicts may differ).
+    #[arg(long, value_name = "EXPECTED.json")]
+    pub check_reproduced: Option<PathBuf>,
+    /// Write every claim's verdict to this expectations file.
+    #[arg(long, value_name = "EXPECTED.json")]
+    pub write_expected: Option<PathBuf>,
+}
+
+/// Reads an expectations file, or says what is wrong with it (exit code 2).
+fn read_expectations(path: &Path, quick: bool) -> Result<Expectations, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::input(format!(
+            "cannot read {}: {e}; give a file written by `concord reproduce --write-expected`",
+            path.display()
+        ))
+    })?;
+    let e: Expectations = serde_json::from_str(&text).map_err(|e| {
+        Failure::input(format!(
+            "{}: {e}; give a file written by `concord reproduce --write-expected`",
+            path.display()
+        ))
+    })?;
+    for (id, v) in &e.verdicts {
+        if concord_repro::claim::Verdict::from_key(v).is_none() {
+            return Err(Failure::input(format!(
+                "{}: claim {id} has the unknown verdict `{v}`; use one of reproduced, reproduced_under_deviation, seed_dependent, paper_inconsistent, not_reproduced",
+                path.display()
+            )));
+        }
+    }
+    if e.quick != quick {
+        return Err(Failure::input(format!(
+            "{} holds the verdicts of the {} setting; run with{} --quick to compare",
+            path.display(),
+            if e.quick { "quick" } else { "full" },
+            if e.quick { "" } else { "out" }
+        )));
+    }
+    Ok(e)
 }
 
 /// `concord reproduce`.
@@ -59,11 +110,26 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
                 .unwrap_or(1)
         })
         .max(1);
-    let ctx = Ctx { quick: a.quick };
+    // Bad expectation files are bad arguments: refuse them before running anything.
+    let check = a
+        .check
+        .as_deref()
+        .map(|p| read_expectations(p, a.quick))
+        .transpose()?;
+    let check_reproduced = a
+        .check_reproduced
+        .as_deref()
+        .map(|p| read_expectations(p, a.quick))
+        .transpose()?;
+    let ctx = Ctx {
+        quick: a.quick,
+        seed_base: a.seed_base,
+    };
     eprintln!(
-        "concord reproduce: {} experiments on {jobs} threads{}",
+        "concord reproduce: {} experiments on {jobs} threads{}, seed base {}",
         experiments.len(),
-        if a.quick { " (quick)" } else { "" }
+        if a.quick { " (quick)" } else { "" },
+        a.seed_base
     );
     let expected = previous_work(&a.out, a.quick);
     let mut board = Board::new(
@@ -80,8 +146,8 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
         Event::Finished { result, work } => {
             let status = match result {
                 Ok(o) => format!(
-                    "{}/{} claims pass",
-                    o.claims.iter().filter(|c| c.pass).count(),
+                    "{}/{} claims reproduced or holding",
+                    o.claims.iter().filter(|c| c.holds()).count(),
                     o.claims.len()
                 ),
                 Err(err) => format!("failed: {err}"),
@@ -91,6 +157,7 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
     });
     let (outcomes, work): (Vec<_>, Vec<Work>) = results.into_iter().unzip();
     let mut report = Report::new(a.quick, &experiments, &outcomes);
+    report.seed_base = a.seed_base;
     report.record_work(&work);
     write_report(&a.out, &report, &outcomes).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
@@ -101,17 +168,98 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
             a.out.display()
         ))
     })?;
+    for line in summary_lines(&report) {
+        println!("{line}");
+    }
+    println!();
     print!("{}", claims_table(&report));
-    let passed = report.claims.iter().filter(|c| c.pass).count();
-    println!(
-        "\n{passed} of {} claims pass; report: {}",
-        report.claims.len(),
-        a.out.join("index.html").display()
-    );
-    Ok(report.all_pass())
+    println!();
+    for line in summary_lines(&report) {
+        println!("{line}");
+    }
+    println!("report: {}", a.out.join("index.html").display());
+    if let Some(path) = &a.write_expected {
+        let e = Expectations {
+            quick: a.quick,
+            seed_base: a.seed_base,
+            verdicts: verdicts(&report),
+        };
+        let text = serde_json::to_string_pretty(&e).map_err(|e| Failure::runtime(e.to_string()))?;
+        std::fs::write(path, text + "\n").map_err(|e| {
+            Failure::runtime(format!(
+                "cannot write {}: {e}; choose a writable path for --write-expected",
+                path.display()
+            ))
+        })?;
+        println!("expectations: {}", path.display());
+    }
+    let failed: Vec<String> = report
+        .experiments
+        .iter()
+        .filter_map(|e| e.error.as_ref().map(|err| format!("{}: {err}", e.id)))
+        .collect();
+    if !failed.is_empty() {
+        return Err(Failure::runtime(format!(
+            "{} experiment(s) did not run: {}",
+            failed.len(),
+            failed.join("; ")
+        )));
+    }
+    let now = verdicts(&report);
+    if let Some(e) = &check {
+        let changes = compare_verdicts(&e.verdicts, &now);
+        for c in &changes {
+            eprintln!(
+                "verdict changed: {}: expected {}, now {}",
+                c.id,
+                c.expected.as_deref().unwrap_or("(no such claim)"),
+                c.now.as_deref().unwrap_or("(claim gone)")
+            );
+        }
+        if !changes.is_empty() {
+            return Err(Failure::runtime(format!(
+                "{} verdict(s) differ from {}; review them, then regenerate it with --write-expected",
+                changes.len(),
+                a.check.as_deref().unwrap_or(Path::new("?")).display()
+            )));
+        }
+        println!("verdicts match {}", a.check.as_deref().unwrap_or(Path::new("?")).display());
+    }
+    if let Some(e) = &check_reproduced {
+        let reproduced = Verdict::Reproduced.key();
+        let flipped: Vec<String> = e
+            .verdicts
+            .iter()
+            .filter(|(_, v)| v.as_str() == reproduced)
+            .filter(|(id, _)| now.get(*id).map(String::as_str) != Some(reproduced))
+            .map(|(id, _)| {
+                format!(
+                    "{id} is {}",
+                    now.get(id).map(String::as_str).unwrap_or("gone")
+                )
+            })
+            .collect();
+        for f in &flipped {
+            eprintln!("reproduced at seed base {} but not here: {f}", e.seed_base);
+        }
+        if !flipped.is_empty() {
+            return Err(Failure::runtime(format!(
+                "{} claim(s) reproduced in {} are not at seed base {}",
+                flipped.len(),
+                a.check_reproduced.as_deref().unwrap_or(Path::new("?")).display(),
+                a.seed_base
+            )));
+        }
+        println!(
+            "every claim reproduced in {} is reproduced at seed base {}",
+            a.check_reproduced.as_deref().unwrap_or(Path::new("?")).display(),
+            a.seed_base
+        );
+    }
+    Ok(true)
 }
 
-/// The final terminal table: claim, ours vs paper, pass/fail.
+/// The final terminal table: claim, ours vs paper, verdict.
 pub fn claims_table(r: &Report) -> String {
     let rows: Vec<Vec<String>> = r
         .claims
@@ -122,17 +270,26 @@ pub fn claims_table(r: &Report) -> String {
                 c.figure.clone(),
                 c.metric.clone(),
                 c.paper_value.clone(),
-                fmt_num(c.ours),
-                if c.pass {
-                    "pass".into()
-                } else {
-                    format!("FAIL ({:.1}% off)", c.miss * 100.0)
+                mean_ci_text(c),
+                c.tolerance.clone(),
+                match c.kind {
+                    Kind::Paper => c.verdict.label().to_string(),
+                    Kind::Check if c.holds() => "check holds".into(),
+                    Kind::Check => "CHECK DOES NOT HOLD".into(),
                 },
             ]
         })
         .collect();
     render(
-        &["paper", "figure", "metric", "paper says", "ours", "result"],
+        &[
+            "paper",
+            "figure",
+            "metric",
+            "paper says",
+            "ours [95% CI]",
+            "tolerance",
+            "verdict",
+        ],
         &rows,
     )
 }
@@ -196,7 +353,7 @@ pub fn report(dir: &Path, action: ReportAction<'_>) -> Result<bool, Failure> {
         ReportAction::Markdown => {
             let r = load()?;
             print!("{}", concord_repro::report::render_markdown(&r));
-            Ok(r.all_pass())
+            Ok(true)
         }
         ReportAction::Readme { path, figures } => {
             let r = load()?;
@@ -213,7 +370,7 @@ pub fn report(dir: &Path, action: ReportAction<'_>) -> Result<bool, Failure> {
             let r = concord_repro::report::rerender(dir).map_err(fail)?;
             print!("{}", claims_table(&r));
             println!("\nreport: {}", dir.join("index.html").display());
-            Ok(r.all_pass())
+            Ok(true)
         }
     }
 }

@@ -4,8 +4,8 @@ use crate::progress::Progress;
 use crate::table::render;
 use crate::Failure;
 use concord_cc::time::{Duration, Instant};
-use concord_sim::results::RunResults;
-use concord_sim::scenario::{self, Scenario};
+use concord_sim::results::{RunMeta, RunResults};
+use concord_sim::scenario::{Scenario, ScenarioSource};
 use concord_sim::Simulator;
 use std::path::{Path, PathBuf};
 
@@ -32,15 +32,17 @@ pub fn simulate(
     Ok(sim)
 }
 
-/// `concord run SCENARIO [--seed N] [--out DIR] [--json]`.
+/// `concord run SCENARIO [--seed N] [--set KEY=VALUE]... [--out DIR] [--json]`.
 pub fn run(
     path: &Path,
     seed: Option<u64>,
+    sets: &[String],
     out: Option<PathBuf>,
     json: bool,
 ) -> Result<(), Failure> {
-    let sc = scenario::load_with(path, scenario::LoadOptions { seed })
-        .map_err(|e| Failure::input(e.to_string()))?;
+    let source = load_source(path, seed, sets)?;
+    let sc = source.build().map_err(|e| Failure::input(e.to_string()))?;
+    let scenario_toml = source.render().map_err(|e| Failure::input(e.to_string()))?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(directory_name(&sc.name)));
     std::fs::create_dir_all(&out).map_err(|e| {
         Failure::runtime(format!(
@@ -50,12 +52,24 @@ pub fn run(
     })?;
     let sim = simulate(&sc, Some(&out), &sc.name)?;
     let results = RunResults::from_simulator(&sim);
-    results.write_dir(&sim, &out).map_err(|e| {
-        Failure::runtime(format!(
-            "cannot write results to {}: {e}; choose a writable --out",
-            out.display()
-        ))
-    })?;
+    let meta = RunMeta {
+        concord_version: env!("CARGO_PKG_VERSION").to_string(),
+        git_revision: concord_py::GIT_REVISION.to_string(),
+        scenario: sc.name.clone(),
+        scenario_file: Some(path.display().to_string()),
+        overrides: overrides(&source),
+        seed: sc.seed,
+        command_line: std::env::args().collect(),
+    };
+    results
+        .write_dir(&sim, &out)
+        .and_then(|()| meta.write_dir(&scenario_toml, &out))
+        .map_err(|e| {
+            Failure::runtime(format!(
+                "cannot write results to {}: {e}; choose a writable --out",
+                out.display()
+            ))
+        })?;
     if json {
         let text =
             serde_json::to_string_pretty(&results).map_err(|e| Failure::runtime(e.to_string()))?;
@@ -65,6 +79,38 @@ pub fn run(
         println!("results: {}", out.display());
     }
     Ok(())
+}
+
+/// The scenario file at `path` with `--seed` and the `--set KEY=VALUE` overrides, in order.
+pub fn load_source(
+    path: &Path,
+    seed: Option<u64>,
+    sets: &[String],
+) -> Result<ScenarioSource, Failure> {
+    let input = |e: concord_sim::scenario::ScenarioError| Failure::input(e.to_string());
+    let mut source = ScenarioSource::from_file(path).map_err(input)?;
+    for assignment in sets {
+        source.set_cli(assignment).map_err(input)?;
+    }
+    if let Some(seed) = seed {
+        let seed = i64::try_from(seed).map_err(|_| {
+            Failure::input(format!(
+                "--seed {seed} is too large; give a seed from 0 to {}",
+                i64::MAX
+            ))
+        })?;
+        source.set("seed", seed).map_err(input)?;
+    }
+    Ok(source)
+}
+
+/// The overrides of `source` as `key = value` lines (values as TOML).
+pub fn overrides(source: &ScenarioSource) -> Vec<String> {
+    source
+        .overrides()
+        .iter()
+        .map(|o| format!("{} = {}", o.key, o.value))
+        .collect()
 }
 
 /// A scenario name as one safe path component: anything but letters, digits, `-`, `_` and `.`

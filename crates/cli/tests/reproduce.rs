@@ -141,3 +141,103 @@ fn report_readme_writes_the_results_section_and_its_figures() {
         Some("# no markers\n")
     );
 }
+
+#[test]
+fn verdicts_are_compared_with_an_expectations_file_and_any_change_exits_1() {
+    let base = temp("check");
+    let dir = base.join("report");
+    let expected = base.join("expected.json");
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "reproduce".to_string(),
+            "--quick".into(),
+            "--paper".into(),
+            "baseline".into(),
+            "--out".into(),
+            dir.display().to_string(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        common::concord(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let written = run(&["--write-expected", &expected.display().to_string()]);
+    assert_eq!(written.status.code(), Some(0), "{written:?}");
+    let stdout = String::from_utf8_lossy(&written.stdout);
+    assert!(
+        stdout.starts_with("Paper results: "),
+        "the verdict counts come first: {stdout}"
+    );
+    let text = std::fs::read_to_string(&expected).expect("expectations written");
+    let mut e: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(e["quick"], true);
+    let ids: Vec<String> = e["verdicts"]
+        .as_object()
+        .expect("verdicts")
+        .keys()
+        .cloned()
+        .collect();
+    assert!(ids.len() >= 7, "{ids:?}");
+
+    // The same verdicts: exit 0.
+    let same = run(&["--check", &expected.display().to_string()]);
+    assert_eq!(same.status.code(), Some(0), "{same:?}");
+
+    // A verdict that differs, either way, and a claim the file does not know: exit 1, each
+    // named on stderr.
+    e["verdicts"][&ids[0]] = "not_reproduced".into();
+    e["verdicts"]["baseline/bdp/no-such-claim"] = "reproduced".into();
+    std::fs::write(&expected, e.to_string()).expect("write");
+    let changed = run(&["--check", &expected.display().to_string()]);
+    assert_eq!(changed.status.code(), Some(1), "{changed:?}");
+    let stderr = String::from_utf8_lossy(&changed.stderr);
+    assert!(stderr.contains(&format!("verdict changed: {}", ids[0])), "{stderr}");
+    assert!(stderr.contains("baseline/bdp/no-such-claim"), "{stderr}");
+    assert!(dir.join("results.json").exists(), "the report is still written");
+
+    // --check-reproduced only minds claims the file marks reproduced.
+    let only = run(&["--check-reproduced", &expected.display().to_string()]);
+    assert_eq!(only.status.code(), Some(1), "{only:?}");
+    assert!(String::from_utf8_lossy(&only.stderr).contains("no-such-claim"));
+
+    // A file that is not an expectations file, or one of the other setting: exit 2, nothing run.
+    std::fs::write(&expected, "{\"quick\": true}").expect("write");
+    let bad = run(&["--check", &expected.display().to_string()]);
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--write-expected"));
+    std::fs::write(
+        &expected,
+        "{\"quick\": false, \"seed_base\": 0, \"verdicts\": {}}",
+    )
+    .expect("write");
+    let other = run(&["--check", &expected.display().to_string()]);
+    assert_eq!(other.status.code(), Some(2), "{other:?}");
+    assert!(String::from_utf8_lossy(&other.stderr).contains("full setting"));
+}
+
+#[test]
+fn seed_base_shifts_every_seed_and_is_recorded() {
+    let base = temp("seed-base");
+    let dir = base.join("report");
+    let out = common::concord(&[
+        "reproduce",
+        "--quick",
+        "--paper",
+        "baseline",
+        "--seed-base",
+        "1000",
+        "--out",
+        &dir.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let r: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).expect("results.json"),
+    )
+    .expect("json");
+    assert_eq!(r["seed_base"], 1000);
+    for c in r["claims"].as_array().expect("claims") {
+        for s in c["seeds"].as_array().expect("seeds") {
+            assert!(s.as_u64().is_some_and(|s| s > 1000), "{}: {s}", c["id"]);
+        }
+    }
+    let bad = common::concord(&["reproduce", "--quick", "--seed-base", "minus-one"]);
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+}

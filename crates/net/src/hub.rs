@@ -10,9 +10,10 @@ use crate::clock::Clock;
 use crate::protocol::{
     ErrorCode, Event, MacroflowInfo, Reply, Request, Status, MACROFLOWS_PER_PAGE,
 };
+use concord_cc::cm::probe::{TYPE_AUTHENTICATED, TYPE_PROBE};
 use concord_cc::cm::{
-    CmConfig, CmConfigError, CmError, CmEvent, CmStats, CongestionManager, FlowId, MacroflowId,
-    ProbeMessage, ProbeResponder, ResponderConfig,
+    CmConfig, CmConfigError, CmError, CmEvent, CmStats, CmUpdate, CongestionManager, FlowId,
+    MacroflowId, NonceSource, ProbeKey, ProbeMessage, ProbeResponder, ResponderConfig,
 };
 use concord_cc::rng::Rng;
 use concord_cc::{Duration, Instant};
@@ -29,12 +30,16 @@ use tokio::sync::{mpsc, Notify};
 pub struct HubConfig {
     /// The manager's parameters.
     pub cm: CmConfig,
-    /// The seed of the manager's random numbers (probe nonces).
+    /// The seed of the manager's seeded generator. Probe nonces do not use it: they come from
+    /// the operating system's CSPRNG ([`os_nonce`]), so that no one can predict them.
     pub seed: u64,
     /// The most flows one client may hold open at once.
     pub max_flows_per_client: usize,
     /// Events queued per client before further ones are dropped and counted.
     pub event_queue: usize,
+    /// The key shared with the peer daemons to authenticate probe messages (HMAC-SHA-256);
+    /// `None`: probes and responses are not authenticated.
+    pub probe_key: Option<ProbeKey>,
 }
 
 impl Default for HubConfig {
@@ -44,6 +49,7 @@ impl Default for HubConfig {
             seed: 1,
             max_flows_per_client: 4096,
             event_queue: 8192,
+            probe_key: None,
         }
     }
 }
@@ -70,6 +76,9 @@ struct HubState {
     clients: HashMap<ClientId, ClientState>,
     /// Which client opened each open flow.
     owner: HashMap<FlowId, ClientId>,
+    /// Per open flow, the bytes reported sent (`notify`) and not yet reported received
+    /// (`update`): the most the next update may acknowledge.
+    unacked: HashMap<FlowId, u64>,
     /// The next client handle.
     next_client: u64,
     /// The deadline the timer task sleeps until, if any.
@@ -84,6 +93,8 @@ struct HubState {
     outbox: VecDeque<(Ipv4Addr, Vec<u8>)>,
     /// A probe transport runs; without one, probes are not queued.
     probes_enabled: bool,
+    /// The key probes are authenticated with, if any.
+    probe_key: Option<ProbeKey>,
 }
 
 /// How often the probe task drains the packet socket of [`Hub::run_probes_counting`].
@@ -126,12 +137,14 @@ const MAX_CATCH_UP: usize = 64;
 impl Hub {
     /// A hub with no clients. The manager's configuration is checked first.
     pub fn new(config: HubConfig) -> Result<Arc<Hub>, CmConfigError> {
-        let cm = CongestionManager::new(config.cm, Rng::new(config.seed))?;
+        let mut cm = CongestionManager::new(config.cm, Rng::new(config.seed))?;
+        cm.set_nonce_source(NonceSource::Os(os_nonce));
         Ok(Arc::new(Hub {
             state: Mutex::new(HubState {
                 cm,
                 clients: HashMap::new(),
                 owner: HashMap::new(),
+                unacked: HashMap::new(),
                 next_client: 0,
                 armed: None,
                 malformed_frames: 0,
@@ -139,6 +152,7 @@ impl Hub {
                 responder: ProbeResponder::new(ResponderConfig::default()),
                 outbox: VecDeque::new(),
                 probes_enabled: false,
+                probe_key: config.probe_key,
             }),
             wake: Notify::new(),
             probe_wake: Notify::new(),
@@ -209,6 +223,7 @@ impl Hub {
         let n = c.flows.len();
         for flow in c.flows {
             s.owner.remove(&flow);
+            s.unacked.remove(&flow);
             if let Err(e) = s.cm.close(now, flow) {
                 tracing::warn!(%flow, error = %e, "closing a departed client's flow");
             }
@@ -344,23 +359,83 @@ impl Hub {
     }
 
     /// A probe-protocol datagram from `from`: a probe is answered by the responder (the
-    /// encoded response is returned), anything else goes to the manager as a response.
+    /// encoded response is returned), anything else goes to the manager as a response. With a
+    /// [`HubConfig::probe_key`], both must carry its tag.
     fn on_probe_datagram(&self, from: Ipv4Addr, data: &[u8]) -> Option<Vec<u8>> {
         let now = self.clock.now();
+        let key = self.config.probe_key.as_ref();
         let mut s = self.lock();
-        if let Ok(ProbeMessage::Probe(_)) = ProbeMessage::decode(data) {
+        // The type byte says which side a datagram is for; each side counts what it refuses.
+        let is_probe = data
+            .get(1)
+            .is_some_and(|t| t & !TYPE_AUTHENTICATED == TYPE_PROBE);
+        if is_probe {
             let mut out = Vec::new();
-            return match s.responder.on_datagram(now, from, data, &mut out) {
+            return match s.responder.on_datagram_with(now, from, data, key, &mut out) {
                 Ok(true) => Some(out),
                 _ => None,
             };
         }
-        if let Err(e) = s.cm.on_datagram(now, from, data) {
+        if let Err(e) = s.cm.on_datagram_with(now, from, data, key) {
             tracing::debug!(%from, error = %e, "probe response not taken");
         }
         self.settle(s);
         None
     }
+}
+
+/// 64 bits from the operating system's CSPRNG (`getrandom(2)`), for probe nonces. Should the
+/// system call fail (it does not on Linux once the pool is initialised), `/dev/urandom`, and
+/// then std's `RandomState`, whose SipHash keys the OS seeded, stand in: a nonce is never
+/// drawn from a seeded generator.
+pub fn os_nonce() -> u64 {
+    if let Ok(v) = getrandom::u64() {
+        return v;
+    }
+    let mut b = [0u8; 8];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
+        .is_ok()
+    {
+        return u64::from_be_bytes(b);
+    }
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(std::process::id())
+}
+
+/// The most bytes one `notify` may report: one IPv4 packet (RFC 791's 16-bit total length).
+/// `cm_notify` reports one transmission (RFC 3124 section 4.2).
+pub const MAX_PACKET: u64 = 65_535;
+
+/// The longest RTT an `update` may report: 60 s, the upper bound RFC 6298 section 2.5 allows
+/// for the RTO. Anything longer is a client's error, not a path.
+pub const MAX_UPDATE_RTT: Duration = Duration::from_secs(60);
+
+/// Checks an `update` against what the flow sent: an RTT in (0, [`MAX_UPDATE_RTT`]], and no
+/// more bytes received than were reported sent and not yet acknowledged (`unacked`), as a TCP
+/// receiver refuses an ACK of data never sent (RFC 9293 section 3.10.7.4, as smoltcp does).
+/// Returns what stays unacknowledged after it.
+fn check_update(update: &CmUpdate, unacked: u64) -> Result<u64, Reply> {
+    if let Some(rtt) = update.rtt {
+        if rtt == Duration::ZERO || rtt > MAX_UPDATE_RTT {
+            return Err(Reply::Error {
+                code: ErrorCode::InvalidReport,
+                message: format!(
+                    "rtt {} ns is outside (0, 60 s]: report a measured round-trip time",
+                    rtt.as_nanos()
+                ),
+            });
+        }
+    }
+    unacked
+        .checked_sub(update.nrecd)
+        .ok_or_else(|| Reply::Error {
+            code: ErrorCode::InvalidReport,
+            message: format!(
+            "nrecd {} is more than the {unacked} bytes notified as sent and not yet acknowledged",
+            update.nrecd
+        ),
+        })
 }
 
 /// The protocol's code for a manager error.
@@ -528,11 +603,26 @@ impl HubState {
             }
             Request::Notify { flow, nsent } => {
                 let f = self.owned(client, flow)?;
-                done(self.cm.notify(now, f, nsent))
+                if nsent > MAX_PACKET {
+                    return Err(Reply::Error {
+                        code: ErrorCode::InvalidReport,
+                        message: format!(
+                            "nsent {nsent} is more than one IPv4 packet ({MAX_PACKET} bytes): \
+                             notify once per packet sent"
+                        ),
+                    });
+                }
+                self.cm.notify(now, f, nsent).map_err(|e| refused(&e))?;
+                let u = self.unacked.entry(f).or_insert(0);
+                *u = u.saturating_add(nsent);
+                Reply::Ok
             }
             Request::Update { flow, update } => {
                 let f = self.owned(client, flow)?;
-                done(self.cm.update(now, f, &update))
+                let left = check_update(&update, self.unacked.get(&f).copied().unwrap_or(0))?;
+                self.cm.update(now, f, &update).map_err(|e| refused(&e))?;
+                self.unacked.insert(f, left);
+                Reply::Ok
             }
             Request::Query { flow } => {
                 let f = self.owned(client, flow)?;
@@ -542,6 +632,7 @@ impl HubState {
                 let f = self.owned(client, flow)?;
                 self.cm.close(now, f).map_err(|e| refused(&e))?;
                 self.owner.remove(&f);
+                self.unacked.remove(&f);
                 if let Some(c) = self.clients.get_mut(&client) {
                     c.flows.remove(&f);
                 }
@@ -609,7 +700,7 @@ impl HubState {
                             self.outbox.pop_front();
                         }
                         let mut bytes = Vec::new();
-                        ProbeMessage::Probe(probe).encode(&mut bytes);
+                        ProbeMessage::Probe(probe).encode_with(self.probe_key.as_ref(), &mut bytes);
                         self.outbox.push_back((dst, bytes));
                     } else {
                         tracing::trace!(%dst, "no probe transport: probe not sent");
@@ -776,5 +867,185 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    fn opened(hub: &Hub, c: ClientId, port: u16) -> FlowId {
+        match hub.handle(c, Request::Open(key(port))) {
+            Reply::Opened(f) => f,
+            other => panic!("open refused: {other:?}"),
+        }
+    }
+
+    fn invalid(r: &Reply) -> bool {
+        matches!(
+            r,
+            Reply::Error {
+                code: ErrorCode::InvalidReport,
+                ..
+            }
+        )
+    }
+
+    fn update(nrecd: u64, rtt: Option<Duration>) -> Request {
+        Request::Update {
+            flow: FlowId(u32::MAX),
+            update: CmUpdate {
+                nrecd,
+                rtt,
+                ..CmUpdate::default()
+            },
+        }
+    }
+
+    fn on(flow: FlowId, r: Request) -> Request {
+        match r {
+            Request::Update { update, .. } => Request::Update { flow, update },
+            other => other,
+        }
+    }
+
+    #[tokio::test]
+    async fn an_update_acknowledging_bytes_never_sent_is_refused_and_the_shared_rate_holds() {
+        // The reproducer: A's flow sent nothing and reports 2^62 bytes received; B's flow in the
+        // same macroflow kept its rate.
+        let hub = Hub::new(HubConfig::default()).expect("valid config");
+        let (a, _ea) = hub.attach();
+        let (b, _eb) = hub.attach();
+        let fa = opened(&hub, a, 1);
+        let fb = opened(&hub, b, 2);
+        let rtt = Some(Duration::from_millis(10));
+        assert_eq!(hub.handle(b, on(fb, update(0, rtt))), Reply::Ok);
+        let before = hub.handle(b, Request::Query { flow: fb });
+        let r = hub.handle(a, on(fa, update(1 << 62, Some(Duration::from_micros(1)))));
+        assert!(invalid(&r), "{r:?}");
+        assert_eq!(hub.handle(b, Request::Query { flow: fb }), before);
+        // What was sent may be acknowledged, once.
+        assert_eq!(
+            hub.handle(
+                a,
+                Request::Notify {
+                    flow: fa,
+                    nsent: 1500
+                }
+            ),
+            Reply::Ok
+        );
+        assert_eq!(hub.handle(a, on(fa, update(1000, rtt))), Reply::Ok);
+        assert!(invalid(&hub.handle(a, on(fa, update(501, rtt)))));
+        assert_eq!(hub.handle(a, on(fa, update(500, rtt))), Reply::Ok);
+        assert!(invalid(&hub.handle(a, on(fa, update(1, rtt)))));
+    }
+
+    #[tokio::test]
+    async fn rtts_outside_0_to_60_s_are_refused_and_60_s_is_taken() {
+        let hub = Hub::new(HubConfig::default()).expect("valid config");
+        let (a, _ea) = hub.attach();
+        let f = opened(&hub, a, 1);
+        for bad in [0, 60_000_000_001, u64::MAX] {
+            let r = hub.handle(a, on(f, update(0, Some(Duration::from_nanos(bad)))));
+            assert!(invalid(&r), "rtt {bad}: {r:?}");
+        }
+        assert_eq!(
+            hub.handle(a, Request::Query { flow: f }),
+            Reply::Query(concord_cc::cm::QueryResult::default()),
+            "nothing taken"
+        );
+        assert_eq!(
+            hub.handle(a, on(f, update(0, Some(Duration::from_secs(60))))),
+            Reply::Ok
+        );
+        assert_eq!(hub.handle(a, on(f, update(0, None))), Reply::Ok);
+    }
+
+    #[tokio::test]
+    async fn the_extremes_of_every_report_field_are_refused_or_taken_without_a_panic() {
+        // Runs in the test profile, which checks integer overflow.
+        let hub = Hub::new(HubConfig::default()).expect("valid config");
+        let (a, _ea) = hub.attach();
+        let f = opened(&hub, a, 1);
+        assert!(invalid(&hub.handle(
+            a,
+            Request::Notify {
+                flow: f,
+                nsent: 65_536
+            }
+        )));
+        assert!(invalid(&hub.handle(
+            a,
+            Request::Notify {
+                flow: f,
+                nsent: u64::MAX
+            }
+        )));
+        assert_eq!(
+            hub.handle(
+                a,
+                Request::Notify {
+                    flow: f,
+                    nsent: 65_535
+                }
+            ),
+            Reply::Ok
+        );
+        for _ in 0..3 {
+            assert!(invalid(&hub.handle(a, on(f, update(u64::MAX, None)))));
+        }
+        let r = hub.handle(
+            a,
+            Request::Request {
+                flow: f,
+                nbytes: u64::MAX,
+            },
+        );
+        assert_eq!(r, Reply::Ok);
+        let lossy = Request::Update {
+            flow: f,
+            update: CmUpdate {
+                nrecd: 65_535,
+                nlost: u64::MAX,
+                loss_mode: concord_cc::cm::LossMode::Persistent,
+                rtt: Some(Duration::from_secs(60)),
+            },
+        };
+        assert_eq!(hub.handle(a, lossy), Reply::Ok);
+    }
+
+    #[tokio::test]
+    async fn probe_nonces_come_from_the_os_not_from_the_seed() {
+        let hub = Hub::new(HubConfig::default()).expect("valid config");
+        let (a, _ea) = hub.attach();
+        let f = opened(&hub, a, 1);
+        let explicit = Request::SetFeedback {
+            flow: f,
+            mode: concord_cc::cm::FeedbackMode::Explicit,
+        };
+        assert_eq!(hub.handle(a, explicit), Reply::Ok);
+        let mut nonces = Vec::new();
+        for i in 0..4u64 {
+            hub.lock().probes_enabled = true;
+            assert_eq!(
+                hub.handle(
+                    a,
+                    Request::Notify {
+                        flow: f,
+                        nsent: 100
+                    }
+                ),
+                Reply::Ok
+            );
+            let mut s = hub.lock();
+            let now = s.cm.poll_timeout().expect("a probe is due") + Duration::from_secs(i);
+            s.cm.on_timeout(now);
+            s.drain_events();
+            for (_, bytes) in s.outbox.drain(..) {
+                if let Ok(ProbeMessage::Probe(p)) = ProbeMessage::decode(&bytes) {
+                    nonces.push(p.nonce);
+                }
+            }
+        }
+        assert!(nonces.len() >= 2, "{nonces:?}");
+        let mut seeded = Rng::new(HubConfig::default().seed);
+        let predicted: Vec<u64> = (0..nonces.len()).map(|_| seeded.next_u64()).collect();
+        assert!(nonces.iter().all(|n| !predicted.contains(n)), "{nonces:?}");
     }
 }

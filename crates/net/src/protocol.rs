@@ -177,6 +177,9 @@ pub enum ErrorCode {
     OutOfHandles,
     /// This connection holds as many flows as the daemon allows one client.
     TooManyFlows,
+    /// A `notify` or `update` that cannot be true: more bytes acknowledged than were sent,
+    /// an RTT outside (0, 60 s], a packet larger than 65,535 bytes. It changed nothing.
+    InvalidReport,
     /// The frame did not decode (sent in [`ServerMessage::Fatal`]).
     Malformed,
     /// The daemon is shutting down or cannot serve.
@@ -196,6 +199,7 @@ impl ErrorCode {
             ErrorCode::InvalidThresh => 5,
             ErrorCode::OutOfHandles => 6,
             ErrorCode::TooManyFlows => 7,
+            ErrorCode::InvalidReport => 8,
             ErrorCode::Malformed => 16,
             ErrorCode::Unavailable => 17,
             ErrorCode::Other(b) => b,
@@ -212,6 +216,7 @@ impl ErrorCode {
             5 => ErrorCode::InvalidThresh,
             6 => ErrorCode::OutOfHandles,
             7 => ErrorCode::TooManyFlows,
+            8 => ErrorCode::InvalidReport,
             16 => ErrorCode::Malformed,
             17 => ErrorCode::Unavailable,
             other => ErrorCode::Other(other),

@@ -500,14 +500,17 @@ async fn calls_after_the_daemon_is_gone_fail_instead_of_waiting() {
 /// `n` request, grant, notify round trips on `flow`; their duration.
 async fn round_trips(flow: &concord_net::client::Flow, events: &mut Events, n: u32) -> StdDuration {
     let start = StdInstant::now();
+    let mut unacked = 0;
     for i in 0..n {
         flow.request(100).await.expect("request");
         grant_of(events, flow.id()).await;
         flow.notify(100).await.expect("notify");
+        unacked += 100;
         if i % 100 == 0 {
-            // Feedback as a receiver would give it, so that aging does not slow the flow.
+            // Feedback as a receiver would give it, so that aging does not slow the flow: the
+            // bytes sent since the last one.
             let ack = CmUpdate {
-                nrecd: 10_000,
+                nrecd: std::mem::take(&mut unacked),
                 nlost: 0,
                 loss_mode: LossMode::NoCongestion,
                 rtt: Some(Duration::from_millis(100)),

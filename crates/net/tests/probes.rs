@@ -207,7 +207,9 @@ async fn forged_replayed_and_malformed_responses_never_raise_the_rate() {
             + s.responses_stale
             + s.responses_duplicate
     };
-    let before = dropped(a.cm_stats());
+    // Noise whose type byte says "probe" is refused (and counted) by the responder.
+    let refused = |h: &Hub| dropped(h.cm_stats()) + h.responder_stats().malformed;
+    let before = refused(&a);
     // A host that never got a probe.
     let spoofer = UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 2), 0))
         .await
@@ -277,13 +279,13 @@ async fn forged_replayed_and_malformed_responses_never_raise_the_rate() {
             rate <= rate0,
             "a forged response raised the rate: {rate0:?} -> {rate:?}"
         );
-        if dropped(now) - before >= N {
+        if refused(&a) - before >= N {
             break;
         }
         assert!(
             start.elapsed() < StdDuration::from_secs(10),
             "{} of {N} counted: {now:?}",
-            dropped(now) - before
+            refused(&a) - before
         );
         tokio::time::sleep(StdDuration::from_millis(5)).await;
     }
@@ -295,4 +297,80 @@ async fn forged_replayed_and_malformed_responses_never_raise_the_rate() {
     println!("all {N} counted and dropped: {s:?}; rate {rate0:?} never rose");
     // The daemon still serves its clients.
     assert!(cm.status().await.is_ok());
+}
+
+/// Two daemons on loopback with probe keys `ka` and `kb`; a flow from A to B in explicit mode
+/// sends on every grant for `run` (or until 3 responses were accepted). Returns A's and B's
+/// hubs.
+async fn keyed_exchange(
+    ka: Option<concord_cc::cm::ProbeKey>,
+    kb: Option<concord_cc::cm::ProbeKey>,
+    run: StdDuration,
+) -> (Arc<Hub>, Arc<Hub>) {
+    let (dir_a, dir_b) = (TempDir::new("key-a"), TempDir::new("key-b"));
+    let config = |probe_key| HubConfig {
+        cm: concord_cc::cm::CmConfig {
+            initial_rtt: concord_cc::Duration::from_millis(20),
+            ..concord_cc::cm::CmConfig::default()
+        },
+        probe_key,
+        ..HubConfig::default()
+    };
+    let a = spawn_daemon(&dir_a.socket(), config(ka));
+    let b = spawn_daemon(&dir_b.socket(), config(kb));
+    let ua = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .expect("bind");
+    let ub = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .expect("bind");
+    let (pa, pb) = (
+        ua.local_addr().expect("addr").port(),
+        ub.local_addr().expect("addr").port(),
+    );
+    with_probes(&a, ua, pb).await;
+    with_probes(&b, ub, pa).await;
+    let sender = CmClient::connect(dir_a.socket()).await.expect("connect");
+    let receiver = CmClient::connect(dir_b.socket()).await.expect("connect");
+    let mut events = sender.events().expect("events");
+    let key = FlowKey::new(Ipv4Addr::LOCALHOST, 5004, 40_000);
+    let flow = sender.open(key).await.expect("open");
+    flow.set_feedback(FeedbackMode::Explicit)
+        .await
+        .expect("explicit");
+    flow.request(1_000_000).await.expect("request");
+    let start = Instant::now();
+    while start.elapsed() < run && a.cm_stats().responses_accepted < 3 {
+        let Ok(Some(e)) = timeout(StdDuration::from_millis(50), events.next()).await else {
+            continue;
+        };
+        if let Event::Grant { bytes, .. } = e {
+            flow.notify(bytes).await.expect("notify");
+            receiver
+                .received(Ipv4Addr::LOCALHOST, key.tag(), bytes, false)
+                .await
+                .expect("received");
+        }
+    }
+    (a, b)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemons_that_share_a_key_authenticate_probes_and_other_keys_are_refused() {
+    let k1 = concord_cc::cm::ProbeKey([7; 32]);
+    let k2 = concord_cc::cm::ProbeKey([8; 32]);
+    let (a, b) = keyed_exchange(Some(k1), Some(k1), StdDuration::from_secs(10)).await;
+    assert!(a.cm_stats().responses_accepted >= 3, "{:?}", a.cm_stats());
+    assert_eq!(b.responder_stats().malformed, 0);
+    // A receiver with another key, or none, answers nothing.
+    for kb in [Some(k2), None] {
+        let (a, b) = keyed_exchange(Some(k1), kb, StdDuration::from_secs(1)).await;
+        assert_eq!(a.cm_stats().responses_accepted, 0, "{:?}", a.cm_stats());
+        assert_eq!(b.responder_stats().probes_answered, 0);
+        assert!(
+            b.responder_stats().malformed > 0,
+            "{:?}",
+            b.responder_stats()
+        );
+    }
 }

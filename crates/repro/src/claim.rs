@@ -1,5 +1,5 @@
-//! A claim: one number of a paper's figure or table, what concord measures for it, and whether
-//! the two agree within the stated tolerance.
+//! A claim: one number of a paper's figure or table, the paper's words, the tolerance fixed
+//! before the result is seen, what concord measures for it over its seeds, and the verdict.
 
 use serde::{Deserialize, Serialize};
 
@@ -141,37 +141,265 @@ pub fn fmt_num(x: f64) -> String {
     }
 }
 
-/// One checked claim.
+/// Whether a claim restates a paper's result or is one of concord's own checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A result the paper states (quoted, with its section): counted as a reproduction.
+    Paper,
+    /// A check concord derived (a baseline, a design consequence, a feature demo): listed
+    /// apart and never counted as a paper result.
+    #[default]
+    Check,
+}
+
+/// What a claim's measurements say about the paper's statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// At the paper's setting, the 95% interval of the measurement lies inside the tolerance.
+    Reproduced,
+    /// On a row whose setting deviates from the paper's (the deviation is named in the row):
+    /// the interval lies inside the tolerance.
+    ReproducedUnderDeviation,
+    /// The interval straddles the tolerance's edge: the verdict flips with the seeds
+    /// (inconclusive at this number of seeds).
+    SeedDependent,
+    /// The paper's own numbers contradict each other (the row says which), and concord's
+    /// measurement lies outside the tolerance.
+    PaperInconsistent,
+    /// The interval lies outside the tolerance.
+    NotReproduced,
+}
+
+impl Verdict {
+    /// Every verdict, in report order.
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Reproduced,
+        Verdict::ReproducedUnderDeviation,
+        Verdict::SeedDependent,
+        Verdict::PaperInconsistent,
+        Verdict::NotReproduced,
+    ];
+
+    /// The verdict in words, as tables print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::ReproducedUnderDeviation => "reproduced under a deviation",
+            Verdict::SeedDependent => "seed-dependent",
+            Verdict::PaperInconsistent => "paper inconsistent",
+            Verdict::NotReproduced => "not reproduced",
+        }
+    }
+
+    /// The verdict as `results.json` and expectation files spell it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::ReproducedUnderDeviation => "reproduced_under_deviation",
+            Verdict::SeedDependent => "seed_dependent",
+            Verdict::PaperInconsistent => "paper_inconsistent",
+            Verdict::NotReproduced => "not_reproduced",
+        }
+    }
+
+    /// The verdict from its key.
+    pub fn from_key(key: &str) -> Option<Verdict> {
+        Verdict::ALL.into_iter().find(|v| v.key() == key)
+    }
+}
+
+/// The setting of a row that is the paper's own.
+pub const PAPER_SETTING: &str = "paper";
+
+/// One claim: the paper's words, the tolerance fixed before the result was seen, the
+/// measurement per seed, its mean and 95% confidence interval, and the verdict they give.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Claim {
+    /// A stable key (`experiment/figure-metric` slug), what expectation files name.
+    #[serde(default)]
+    pub id: String,
+    /// The experiment that produced it (`paper/name`).
+    #[serde(default)]
+    pub experiment: String,
     /// The paper.
     pub paper: Paper,
+    /// A paper result or one of concord's checks.
+    #[serde(default)]
+    pub kind: Kind,
     /// The figure or table it reproduces, as the paper names it.
     pub figure: String,
+    /// The paper's section the quote comes from (empty for a check).
+    #[serde(default)]
+    pub section: String,
+    /// The paper's words (empty for a check).
+    #[serde(default)]
+    pub quote: String,
     /// What is measured, with its unit.
     pub metric: String,
     /// What the paper reports (a number or a statement).
     pub paper_value: String,
-    /// What concord measured.
-    pub ours: f64,
-    /// The check applied to `ours`.
+    /// `paper` when the row runs at the paper's setting, else the deviation in words.
+    #[serde(default = "paper_setting")]
+    pub setting: String,
+    /// The numeric target the tolerance is built around, if the paper gives a number.
+    #[serde(default)]
+    pub target: Option<f64>,
+    /// The check applied to the measurement (its 95% interval).
     pub check: Check,
     /// The check in words.
     pub tolerance: String,
-    /// Whether `ours` passes.
-    pub pass: bool,
-    /// How far outside the tolerance, as a fraction of the bound (0 when passing).
+    /// The seeds, one per value.
+    #[serde(default)]
+    pub seeds: Vec<u64>,
+    /// The measurement of each seed (a single value when the figure is one over all seeds);
+    /// a measurement that failed is NaN, written as `null`.
+    #[serde(default, deserialize_with = "nan_as_null::vec")]
+    pub values: Vec<f64>,
+    /// The measurement does not depend on the seed: nothing in the scenario draws from it.
+    #[serde(default)]
+    pub deterministic: bool,
+    /// "Significantly": an interval that straddles the bound means no significant
+    /// difference at 95%, so the claim is not reproduced rather than seed-dependent.
+    #[serde(default)]
+    pub significance: bool,
+    /// The mean of `values` (what tables show); `null` when a measurement failed.
+    #[serde(deserialize_with = "nan_as_null::one")]
+    pub ours: f64,
+    /// The 95% confidence interval of the mean (Student's t over the seeds); the mean twice
+    /// when there is one value.
+    #[serde(default, deserialize_with = "nan_as_null::pair")]
+    pub ci95: [f64; 2],
+    /// Which of the paper's numbers contradict each other, when they do.
+    #[serde(default)]
+    pub inconsistency: Option<String>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// How far the mean lies outside the tolerance, as a fraction of the bound (0 inside).
+    #[serde(deserialize_with = "nan_as_null::one")]
     pub miss: f64,
-    /// The seed of the run(s).
-    pub seed: u64,
     /// The scenario file(s) behind it.
     pub scenario: String,
     /// The quick setting was used.
     pub quick: bool,
 }
 
+fn paper_setting() -> String {
+    PAPER_SETTING.to_string()
+}
+
+/// JSON has no NaN: serde_json writes it as `null`; these read `null` back as NaN.
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer};
+
+    fn value(v: Option<f64>) -> f64 {
+        v.unwrap_or(f64::NAN)
+    }
+
+    pub fn one<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Option::<f64>::deserialize(d).map(value)
+    }
+
+    pub fn vec<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        Vec::<Option<f64>>::deserialize(d).map(|v| v.into_iter().map(value).collect())
+    }
+
+    pub fn pair<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; 2], D::Error> {
+        <[Option<f64>; 2]>::deserialize(d).map(|[a, b]| [value(a), value(b)])
+    }
+}
+
+/// Student's t quantile for a two-sided 95% interval with `df` degrees of freedom.
+pub fn t95(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+        2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        31..=40 => 2.021,
+        41..=60 => 2.000,
+        61..=120 => 1.980,
+        _ => 1.960,
+    }
+}
+
+/// The mean of `x` and its 95% confidence interval (Student's t); NaN for no values, the
+/// mean twice for one value.
+pub fn mean_ci95(x: &[f64]) -> (f64, [f64; 2]) {
+    let n = x.len();
+    if n == 0 || x.iter().any(|v| !v.is_finite()) {
+        return (f64::NAN, [f64::NAN, f64::NAN]);
+    }
+    let mean = x.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return (mean, [mean, mean]);
+    }
+    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = t95(n - 1) * (var / n as f64).sqrt();
+    (mean, [mean - half, mean + half])
+}
+
+impl Check {
+    /// The accepted interval `[lo, hi]` (infinite on an open side).
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            Check::AtLeast { min } => (min, f64::INFINITY),
+            Check::AtMost { max } => (f64::NEG_INFINITY, max),
+            Check::Between { lo, hi } => (lo, hi),
+            Check::Relative { target, rel } => {
+                (target - rel * target.abs(), target + rel * target.abs())
+            }
+        }
+    }
+}
+
+/// Where an interval lies against a tolerance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Wholly inside.
+    Inside,
+    /// Wholly outside.
+    Outside,
+    /// Across an edge.
+    Straddling,
+}
+
+/// Where `ci` lies against `check`; a NaN interval lies outside.
+pub fn place(check: Check, ci: [f64; 2]) -> Placement {
+    let (lo, hi) = check.bounds();
+    if ci.iter().any(|v| v.is_nan()) {
+        return Placement::Outside;
+    }
+    if ci[0] >= lo && ci[1] <= hi {
+        Placement::Inside
+    } else if ci[1] < lo || ci[0] > hi {
+        Placement::Outside
+    } else {
+        Placement::Straddling
+    }
+}
+
+/// A stable key from free text: lower-case ASCII letters and digits, runs of anything else
+/// as one `-`.
+pub fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
 impl Claim {
-    /// A claim judged by `check`.
+    /// A claim on one measured value, judged by `check`; a concord check at the paper's
+    /// setting until [`Claim::paper`] names the paper's words.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         paper: Paper,
@@ -184,20 +412,120 @@ impl Claim {
         scenario: &str,
         quick: bool,
     ) -> Claim {
-        Claim {
+        let mut c = Claim {
+            id: String::new(),
+            experiment: String::new(),
             paper,
+            kind: Kind::Check,
             figure: figure.to_string(),
+            section: String::new(),
+            quote: String::new(),
             metric: metric.to_string(),
             paper_value: paper_value.to_string(),
-            ours,
+            setting: paper_setting(),
+            target: None,
             check,
             tolerance: check.describe(),
-            pass: check.holds(ours),
-            miss: check.miss(ours),
-            seed,
+            seeds: vec![seed],
+            values: vec![ours],
+            deterministic: false,
+            significance: false,
+            ours,
+            ci95: [ours, ours],
+            inconsistency: None,
+            verdict: Verdict::NotReproduced,
+            miss: 0.0,
             scenario: scenario.to_string(),
             quick,
-        }
+        };
+        c.judge();
+        c
+    }
+
+    /// This claim restates the paper: its `section` and its words.
+    pub fn paper(mut self, section: &str, quote: &str) -> Claim {
+        self.kind = Kind::Paper;
+        self.section = section.to_string();
+        self.quote = quote.to_string();
+        self
+    }
+
+    /// The numeric target the tolerance is built around.
+    pub fn target(mut self, target: f64) -> Claim {
+        self.target = Some(target);
+        self
+    }
+
+    /// The row runs at a setting that deviates from the paper's, named here.
+    pub fn deviation(mut self, what: &str) -> Claim {
+        self.setting = what.to_string();
+        self.judge();
+        self
+    }
+
+    /// The measurement per seed: the claim's figure is their mean, judged by its 95% interval.
+    pub fn over_seeds(mut self, seeds: &[u64], values: &[f64]) -> Claim {
+        self.seeds = seeds.to_vec();
+        self.values = values.to_vec();
+        self.judge();
+        self
+    }
+
+    /// The one value stands for all of `seeds` (a count or pooled figure over them).
+    pub fn pooled_over(mut self, seeds: &[u64]) -> Claim {
+        self.seeds = seeds.to_vec();
+        self
+    }
+
+    /// Nothing in the scenario draws from the seed: one run is the whole distribution.
+    pub fn deterministic(mut self) -> Claim {
+        self.deterministic = true;
+        self.judge();
+        self
+    }
+
+    /// A "significantly" claim: an interval across the bound is no significant difference.
+    pub fn significance(mut self) -> Claim {
+        self.significance = true;
+        self.judge();
+        self
+    }
+
+    /// The paper's own numbers contradict each other, as `why` says.
+    pub fn inconsistent(mut self, why: &str) -> Claim {
+        self.inconsistency = Some(why.to_string());
+        self.judge();
+        self
+    }
+
+    /// Recomputes the mean, interval, miss and verdict from the values.
+    fn judge(&mut self) {
+        let (mean, ci) = if self.deterministic && !self.values.is_empty() {
+            let m = self.values[0];
+            (m, [m, m])
+        } else {
+            mean_ci95(&self.values)
+        };
+        self.ours = mean;
+        self.ci95 = ci;
+        self.miss = self.check.miss(mean);
+        let placement = place(self.check, ci);
+        self.verdict = match placement {
+            Placement::Inside if self.setting == PAPER_SETTING => Verdict::Reproduced,
+            Placement::Inside => Verdict::ReproducedUnderDeviation,
+            Placement::Straddling if !self.significance => Verdict::SeedDependent,
+            _ if self.inconsistency.is_some() => Verdict::PaperInconsistent,
+            _ => Verdict::NotReproduced,
+        };
+    }
+
+    /// True when the verdict is reproduced (at the paper's setting or under the row's
+    /// deviation).
+    pub fn holds(&self) -> bool {
+        matches!(
+            self.verdict,
+            Verdict::Reproduced | Verdict::ReproducedUnderDeviation
+        )
     }
 }
 
@@ -237,5 +565,105 @@ mod tests {
             assert_eq!(Paper::from_name(p.name()), Some(p));
         }
         assert_eq!(Paper::from_name("tcp"), None);
+    }
+
+    #[test]
+    fn the_interval_uses_students_t_over_the_seeds() {
+        let (m, ci) = mean_ci95(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(m, 3.0);
+        // sd = sqrt(2.5), t(4) = 2.776, half = 2.776 * sqrt(2.5 / 5) = 1.96292...
+        let half = 2.776 * 0.5f64.sqrt();
+        assert!((ci[0] - (3.0 - half)).abs() < 1e-12 && (ci[1] - (3.0 + half)).abs() < 1e-12);
+        assert_eq!(mean_ci95(&[7.0]), (7.0, [7.0, 7.0]));
+        assert!(mean_ci95(&[]).0.is_nan());
+        assert!(mean_ci95(&[1.0, f64::NAN]).1[0].is_nan());
+        assert_eq!(t95(19), 2.093);
+    }
+
+    fn ratio_claim(values: &[f64]) -> Claim {
+        let seeds: Vec<u64> = (1..=values.len() as u64).collect();
+        Claim::new(
+            Paper::Cm,
+            "Fig. 9",
+            "ratio",
+            "0.77",
+            f64::NAN,
+            Check::Relative {
+                target: 0.77,
+                rel: 0.15,
+            },
+            1,
+            "s.toml",
+            true,
+        )
+        .paper("4.1", "about 0.77")
+        .over_seeds(&seeds, values)
+    }
+
+    #[test]
+    fn the_verdict_comes_from_where_the_interval_lies() {
+        // Tolerance 0.6545..0.8855.
+        assert_eq!(
+            ratio_claim(&[0.76, 0.78, 0.77, 0.77, 0.77]).verdict,
+            Verdict::Reproduced
+        );
+        assert_eq!(
+            ratio_claim(&[0.40, 0.42, 0.41, 0.41, 0.41]).verdict,
+            Verdict::NotReproduced
+        );
+        assert_eq!(
+            ratio_claim(&[0.5, 0.9, 0.7, 0.6, 0.8]).verdict,
+            Verdict::SeedDependent,
+            "mean 0.7 inside, interval 0.50..0.90 across both edges"
+        );
+        let dev = ratio_claim(&[0.77; 5]).deviation("RED queue instead of DropTail");
+        assert_eq!(dev.verdict, Verdict::ReproducedUnderDeviation);
+        assert!(dev.holds());
+        let inc = ratio_claim(&[0.40; 5]).inconsistent("Table 1 gives 0.5");
+        assert_eq!(inc.verdict, Verdict::PaperInconsistent);
+        let sig = ratio_claim(&[0.5, 0.9, 0.7, 0.6, 0.8]).significance();
+        assert_eq!(sig.verdict, Verdict::NotReproduced);
+        assert_eq!(sig.kind, Kind::Paper);
+    }
+
+    #[test]
+    fn a_deterministic_claim_is_judged_on_its_one_value() {
+        let c = Claim::new(
+            Paper::Mccp,
+            "Table 1",
+            "u",
+            "7.2%",
+            0.071,
+            Check::Relative {
+                target: 0.072,
+                rel: 0.1,
+            },
+            1,
+            "s.toml",
+            true,
+        )
+        .deterministic();
+        assert_eq!(c.verdict, Verdict::Reproduced);
+        assert_eq!(c.ci95, [0.071, 0.071]);
+        assert_eq!(c.kind, Kind::Check, "no quote: a concord check");
+    }
+
+    #[test]
+    fn a_failed_measurement_round_trips_through_json_as_null() {
+        let c = ratio_claim(&[0.7, f64::NAN, 0.8, 0.7, 0.7]);
+        assert_eq!(c.verdict, Verdict::NotReproduced, "NaN is never inside");
+        let json = serde_json::to_string(&c).expect("serialises");
+        assert!(json.contains("\"ours\":null"), "{json}");
+        let back: Claim = serde_json::from_str(&json).expect("reads back");
+        assert!(back.ours.is_nan() && back.values[1].is_nan() && back.ci95[0].is_nan());
+        assert_eq!(back.values[0], 0.7);
+    }
+
+    #[test]
+    fn verdicts_round_trip_through_their_keys_and_slugs_are_stable() {
+        for v in Verdict::ALL {
+            assert_eq!(Verdict::from_key(v.key()), Some(v));
+        }
+        assert_eq!(slug("Fig. 3a (2 Mbit/s) — TCP/CM"), "fig-3a-2-mbit-s-tcp-cm");
     }
 }

@@ -3,7 +3,7 @@
 //! exponential aging (Fig. 6), the scheduler (Fig. 7), and the probe protocol under probe and
 //! response loss (section 2.2.2).
 
-use crate::claim::{Check, Claim, Paper};
+use crate::claim::{fmt_num, Check, Claim, Paper};
 use crate::plot::{Bars, Plot, Reference, Style};
 use crate::runner::{
     scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome, ReproError,
@@ -90,14 +90,18 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-/// The seeds of a sweep: five in the full run, three in quick mode.
+/// The seeds of a stochastic claim (20 in the full run, 5 in quick mode, shifted by the seed
+/// base).
 fn seeds(ctx: &Ctx) -> Vec<u64> {
-    if ctx.quick {
-        (1..=3).collect()
-    } else {
-        (1..=5).collect()
-    }
+    ctx.seeds()
 }
+
+/// Section 4.1's words on Fig. 9.
+const FIG9_QUOTE: &str = "Using TCP Newreno, the performance of the four connections varies between 120 Kbps and 213 Kbps ... All four connections achieve throughputs of 120 Kbps ... the aggregate throughput obtained by TCP/CM (~500 Kbps) is lower than the aggregate throughput obtained by independent TCP Newreno connections (~650 Kbps)";
+/// Section 4.2's words on Fig. 10.
+const FIG10_QUOTE: &str = "The TCP Newreno transfer obtained approximately 150Kbps. The combination of the audio, at 50Kbps, and the TCP/CM, at 85Kbps, was quite close to the traditional TCP performance. The audio primarily used the 80Kbps encoding, occasionally switching to the 40 and 160Kbps encodings.";
+/// Fig. 10's queue, which the paper does not name.
+const FIG10_QUEUE: &str = "RED bottleneck queue (the paper names no queue; concord's other CM scenarios use DropTail)";
 
 fn mean(x: &[f64]) -> f64 {
     if x.is_empty() {
@@ -170,6 +174,7 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let cm_text = substitute(WEB_FILE, WEB, CM_MARKER, "cm = {}")?;
     let mut out = Outcome::default();
     let (mut reno_spread, mut cm_spread, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut reno_min, mut reno_max, mut cm_each) = (Vec::new(), Vec::new(), Vec::new());
     let mut first: Vec<(String, Vec<f64>)> = Vec::new();
     let mut traces = Plot::new(
         "Fig. 9: data delivered per connection (seed 1)",
@@ -197,8 +202,11 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
             sums[k] = tput.iter().sum();
             if k == 0 {
                 reno_spread.push(max_over_min(&tput));
+                reno_min.push(smallest(&tput));
+                reno_max.push(largest(&tput));
             } else {
                 cm_spread.push(max_over_min(&tput));
+                cm_each.push(mean(&tput));
             }
             if seed == seeds[0] {
                 first.push((label.to_string(), tput));
@@ -218,40 +226,92 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
         ratio.push(sums[1] / sums[0]);
     }
     let seed = seeds[0];
-    let n = seeds.len();
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Fig. 9: 4 NewReno connections, 1 Mbps, 120 ms RTT",
-        &format!("max/min per-connection throughput, mean over {n} seeds"),
-        "widely spread: 120 to 213 kbit/s (1.78)",
-        mean(&reno_spread),
-        Check::AtLeast { min: 1.2 },
-        seed,
-        WEB_FILE,
-        ctx.quick,
-    ));
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Fig. 9: 4 TCP/CM connections, 1 Mbps, 120 ms RTT",
-        &format!("max/min per-connection throughput, worst of {n} seeds"),
+    let fig9 = |figure: &str, metric: &str, paper: &str, check: Check, values: &[f64]| {
+        Claim::new(
+            Paper::Cm,
+            figure,
+            metric,
+            paper,
+            f64::NAN,
+            check,
+            seed,
+            WEB_FILE,
+            ctx.quick,
+        )
+        .paper("4.1 Web Performance", FIG9_QUOTE)
+        .over_seeds(&seeds, values)
+    };
+    let reno = "Fig. 9: 4 NewReno connections, 1 Mbps, 120 ms RTT";
+    let cm = "Fig. 9: 4 TCP/CM connections, 1 Mbps, 120 ms RTT";
+    out.claims.push(
+        fig9(
+            reno,
+            "max/min per-connection throughput",
+            "120 to 213 kbit/s (1.78)",
+            Check::Relative {
+                target: 213.0 / 120.0,
+                rel: 0.25,
+            },
+            &reno_spread,
+        )
+        .target(213.0 / 120.0),
+    );
+    out.claims.push(
+        fig9(
+            reno,
+            "slowest connection's throughput (kbit/s)",
+            "120",
+            Check::Relative {
+                target: 120.0,
+                rel: 0.25,
+            },
+            &reno_min,
+        )
+        .target(120.0),
+    );
+    out.claims.push(
+        fig9(
+            reno,
+            "fastest connection's throughput (kbit/s)",
+            "213",
+            Check::Relative {
+                target: 213.0,
+                rel: 0.25,
+            },
+            &reno_max,
+        )
+        .target(213.0),
+    );
+    out.claims.push(fig9(
+        cm,
+        "max/min per-connection throughput",
         "all four at 120 kbit/s (within 10%)",
-        largest(&cm_spread),
         Check::AtMost { max: 1.1 },
-        seed,
-        WEB_FILE,
-        ctx.quick,
+        &cm_spread,
     ));
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Fig. 9: ensemble throughput, TCP/CM against NewReno",
-        &format!("sum of TCP/CM throughputs / sum of NewReno's, mean over {n} seeds"),
-        "below 1: about 500 vs 650 kbit/s (0.77)",
-        mean(&ratio),
-        Check::Between { lo: 0.55, hi: 0.95 },
-        seed,
-        WEB_FILE,
-        ctx.quick,
-    ));
+    out.claims.push(
+        fig9(
+            cm,
+            "mean per-connection throughput (kbit/s)",
+            "120",
+            Check::Relative {
+                target: 120.0,
+                rel: 0.25,
+            },
+            &cm_each,
+        )
+        .target(120.0),
+    );
+    out.claims.push(
+        fig9(
+            "Fig. 9: ensemble throughput, TCP/CM against NewReno",
+            "sum of TCP/CM throughputs / sum of NewReno's",
+            "below 1: about 500 vs 650 kbit/s (0.77)",
+            Check::Between { lo: 0.55, hi: 0.95 },
+            &ratio,
+        )
+        .target(500.0 / 650.0),
+    );
     let bars = Bars {
         title: format!("Fig. 9: per-connection throughput (seed {seed})"),
         y_label: "throughput (kbit/s)".into(),
@@ -297,6 +357,7 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let seeds = seeds(ctx);
     let mut out = Outcome::default();
     let (mut ratios, mut nearest_most_used, mut near_band) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rates: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     let mut shares_fig = Vec::new();
     let mut rows = vec!["seed,mean_share_bps,nearest_bps,time_fraction_per_encoding".to_string()];
     for &seed in &seeds {
@@ -311,6 +372,9 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
         };
         let (a, t, n) = (g("audio"), g("tcp-cm"), g("newreno"));
         ratios.push((a + t) / n);
+        for (k, v) in [a, t, n].into_iter().enumerate() {
+            rates[k].push(v / 1e3);
+        }
         let end = sim.end();
         let Some(Agent::CmApp(app)) = sim.flows.get_mut(0).map(|f| &mut f.agent) else {
             continue;
@@ -436,39 +500,64 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
         ));
     }
     let seed = seeds[0];
-    let n = seeds.len();
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Fig. 10: audio + TCP/CM against NewReno, 0.5 Mbps, 120 ms RTT",
-        &format!("(audio + TCP/CM goodput) / NewReno goodput, mean over {n} seeds"),
-        "close: 50 + 85 vs 150 kbit/s (0.9)",
-        mean(&ratios),
-        Check::Between { lo: 0.75, hi: 1.25 },
-        seed,
-        AUDIO_FILE,
-        ctx.quick,
-    ));
-    out.claims.push(Claim::new(
-        Paper::Cm,
+    let fig10 = |figure: &str, metric: &str, paper: &str, check: Check, values: &[f64]| {
+        Claim::new(
+            Paper::Cm,
+            figure,
+            metric,
+            paper,
+            f64::NAN,
+            check,
+            seed,
+            AUDIO_FILE,
+            ctx.quick,
+        )
+        .paper("4.2 Layered Audio Performance", FIG10_QUOTE)
+        .deviation(FIG10_QUEUE)
+        .over_seeds(&seeds, values)
+    };
+    let setting = "Fig. 10: audio + TCP/CM against NewReno, 0.5 Mbps, 120 ms RTT";
+    out.claims.push(
+        fig10(
+            setting,
+            "(audio + TCP/CM goodput) / NewReno goodput",
+            "close: 50 + 85 vs 150 kbit/s (0.9)",
+            Check::Between { lo: 0.75, hi: 1.25 },
+            &ratios,
+        )
+        .target(0.9),
+    );
+    for (k, (who, paper)) in [("audio", 50.0), ("TCP/CM", 85.0), ("NewReno", 150.0)]
+        .into_iter()
+        .enumerate()
+    {
+        out.claims.push(
+            fig10(
+                setting,
+                &format!("{who} goodput (kbit/s)"),
+                &fmt_num(paper),
+                Check::Relative {
+                    target: paper,
+                    rel: 0.25,
+                },
+                &rates[k],
+            )
+            .target(paper),
+        );
+    }
+    out.claims.push(fig10(
         "Fig. 10: the audio server's encodings",
-        &format!("seeds (of {n}) whose most-used encoding is the one nearest its share"),
+        "most-used encoding is the one nearest its share (1 yes, 0 no, per seed)",
         "primarily the 80 kbit/s encoding, the one nearest its share",
-        nearest_most_used.iter().sum(),
-        Check::AtLeast { min: n as f64 },
-        seed,
-        AUDIO_FILE,
-        ctx.quick,
+        Check::AtLeast { min: 1.0 },
+        &nearest_most_used,
     ));
-    out.claims.push(Claim::new(
-        Paper::Cm,
+    out.claims.push(fig10(
         "Fig. 10: the audio server's encodings",
-        &format!("fraction of time on the nearest encoding or a neighbour, worst of {n} seeds"),
+        "fraction of time on the nearest encoding or a neighbour",
         "occasionally switching to the 40 and 160 kbit/s encodings",
-        smallest(&near_band),
         Check::AtLeast { min: 0.8 },
-        seed,
-        AUDIO_FILE,
-        ctx.quick,
+        &near_band,
     ));
     Ok(out)
 }
@@ -492,10 +581,6 @@ const DROP_RATES: [&str; 5] = ["0.5", "1", "2", "3", "5"];
 
 /// The bottleneck rates of the Fig. 3 bandwidth sweep, in Mbit/s.
 const BANDWIDTHS_MBPS: [f64; 5] = [0.5, 1.0, 2.0, 4.0, 8.0];
-
-/// Seeds of the bandwidth sweep, whose points are fitted together (RED's drops are random, and
-/// one seed's slope ratio moves by about 0.1).
-const BANDWIDTH_SEEDS: [u64; 3] = [1, 2, 3];
 
 /// What decides n_d in a Fig. 3 run.
 #[derive(Clone, Copy)]
@@ -528,20 +613,39 @@ fn received_and_dropped(
     Ok((n_r, n_d))
 }
 
-/// One Fig. 3 sweep's points and fitted lines, NewReno first, then TCP/CM.
-struct Sweep {
-    /// (n_r / n_d, n_r^2) of every run.
-    points: [Vec<(f64, f64)>; 2],
-    /// (slope, intercept, r^2).
-    fits: [(f64, f64, f64); 2],
+/// One Fig. 3 sweep at one seed: (n_r / n_d, n_r) of every run, NewReno first, then TCP/CM.
+type SweepPoints = [Vec<(f64, f64)>; 2];
+
+/// The exponent b of n_r = a (n_r / n_d)^b fitted by least squares on logarithms: 0.5 for a
+/// TCP-friendly flow (n_r^2 = K^2 n_r / n_d + K^2 when n_d << n_r, lambda = K / sqrt(p)), 1
+/// for lambda = K / p, 0 for a rate that ignores loss.
+pub fn friendliness_exponent(points: &[(f64, f64)]) -> f64 {
+    let logs: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(x, y)| *x > 0.0 && *y > 0.0 && x.is_finite())
+        .map(|(x, y)| (x.ln(), y.ln()))
+        .collect();
+    if logs.len() < 2 {
+        return f64::NAN;
+    }
+    linear_fit(&logs).0
 }
 
-/// The Fig. 3 claims of one sweep, called `what`, run with `seed` (the first of several whose
-/// points `what` says are fitted together), and its figure.
+/// The slope of the line n_r^2 = K^2 n_r / n_d + K^2 through `points` ((n_r / n_d, n_r)).
+fn squared_slope(points: &[(f64, f64)]) -> f64 {
+    let sq: Vec<(f64, f64)> = points.iter().map(|(x, y)| (*x, y * y)).collect();
+    linear_fit(&sq).0
+}
+
+/// The Fig. 3 claims of one sweep, called `what`, fitted seed by seed (`per_seed` in the
+/// order of `seeds`), and its figure (every seed's points, the line fitted to all of them).
+#[allow(clippy::too_many_arguments)]
 fn fig3_outcome(
     out: &mut Outcome,
-    sweep: &Sweep,
-    (what, seed): (&str, u64),
+    per_seed: &[SweepPoints],
+    seeds: &[u64],
+    what: &str,
+    paper_row: Option<&str>,
     id: &str,
     file: &str,
     ctx: &Ctx,
@@ -551,25 +655,44 @@ fn fig3_outcome(
         "n_r / n_d",
         "n_r^2 (millions)",
     );
+    let as_row = |c: Claim| match paper_row {
+        Some(deviation) => c
+            .paper(
+                "2.1 Stable Congestion Control",
+                "for the experimental data for TCP/CM to be consistent with the TCP-friendly relationship, n_r = K/sqrt(n_d/n), or n_r^2 = K^2(n_r/n_d) + K^2 must hold. That is, n_r^2 must be linear in n_r/n_d. Our measurements are consistent with this",
+            )
+            .deviation(deviation),
+        None => c,
+    };
     for (k, label) in ["NewReno", "TCP/CM"].into_iter().enumerate() {
-        let (slope, intercept, r2) = sweep.fits[k];
-        out.claims.push(Claim::new(
-            Paper::Cm,
-            &format!("Fig. 3: {label}, {what}"),
-            "r^2 of the line n_r^2 = K^2 n_r / n_d + K^2",
-            "linear: consistent with lambda = K / sqrt(p)",
-            r2,
-            Check::AtLeast { min: 0.9 },
-            seed,
-            file,
-            ctx.quick,
-        ));
-        let x1 = sweep.points[k].iter().map(|p| p.0).fold(0.0, f64::max);
+        let exponents: Vec<f64> = per_seed
+            .iter()
+            .map(|s| friendliness_exponent(&s[k]))
+            .collect();
+        out.claims.push(
+            as_row(Claim::new(
+                Paper::Cm,
+                &format!("Fig. 3: {label}, {what}"),
+                "exponent b of n_r = a (n_r/n_d)^b (0.5: lambda = K/sqrt(p); 1: lambda = K/p)",
+                "n_r^2 linear in n_r/n_d: b = 0.5",
+                f64::NAN,
+                Check::Between { lo: 0.35, hi: 0.65 },
+                seeds[0],
+                file,
+                ctx.quick,
+            ))
+            .target(0.5)
+            .over_seeds(seeds, &exponents),
+        );
+        let pooled: Vec<(f64, f64)> = per_seed.iter().flat_map(|s| s[k].clone()).collect();
+        let sq: Vec<(f64, f64)> = pooled.iter().map(|(x, y)| (*x, y * y)).collect();
+        let (slope, intercept, _) = linear_fit(&sq);
+        let x1 = sq.iter().map(|p| p.0).fold(0.0, f64::max);
         plot = plot
             .series(
                 &format!("{label} runs"),
                 Style::Points,
-                sweep.points[k].iter().map(|(x, y)| (*x, y / 1e6)).collect(),
+                sq.iter().map(|(x, y)| (*x, y / 1e6)).collect(),
             )
             .series(
                 &format!("{label} fit"),
@@ -577,28 +700,36 @@ fn fig3_outcome(
                 vec![(0.0, intercept / 1e6), (x1, (intercept + slope * x1) / 1e6)],
             );
     }
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        &format!("Fig. 3: slopes of the fits, TCP/CM against NewReno, {what}"),
-        "slope of TCP/CM's line / slope of NewReno's",
-        "similar slopes (same packet size and RTT)",
-        sweep.fits[1].0 / sweep.fits[0].0,
-        Check::Between { lo: 0.7, hi: 1.3 },
-        seed,
-        file,
-        ctx.quick,
-    ));
+    let ratios: Vec<f64> = per_seed
+        .iter()
+        .map(|s| squared_slope(&s[1]) / squared_slope(&s[0]))
+        .collect();
+    out.claims.push(
+        as_row(Claim::new(
+            Paper::Cm,
+            &format!("Fig. 3: slopes of the fits, TCP/CM against NewReno, {what}"),
+            "slope of TCP/CM's line / slope of NewReno's",
+            "similar slopes (same packet size and RTT)",
+            f64::NAN,
+            Check::Between { lo: 0.7, hi: 1.3 },
+            seeds[0],
+            file,
+            ctx.quick,
+        ))
+        .target(1.0)
+        .over_seeds(seeds, &ratios),
+    );
     out.figures
         .push(Figure::new(id, &plot.title, plot.to_svg()));
 }
 
 /// Fig. 3, twice. Over a range of bottleneck bandwidths, as the paper swept it (the paper ran
 /// the transfers under Web-like background traffic; concord runs each protocol alone on a RED
-/// bottleneck of 0.5 to 8 Mbps scaled to one BDP, `friendliness-bandwidth.toml`), three seeds
-/// fitted together. And over a range of random drop rates at a 10 Mbps bottleneck the flow does
-/// not fill (`friendliness.toml`), where both protocols see the same loss process by
-/// construction. In each run n_r packets are received and n_d dropped; n_r^2 against
-/// n_r / n_d is fitted with a line for NewReno and for TCP/CM.
+/// bottleneck of 0.5 to 8 Mbps scaled to one BDP, `friendliness-bandwidth.toml`: a deviation
+/// the rows name), one fit per seed. And, as a concord check, over a range of random drop
+/// rates at a 10 Mbps bottleneck the flow does not fill (`friendliness.toml`), where both
+/// protocols see the same loss process by construction. In each run n_r packets are received
+/// and n_d dropped.
 fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let mut out = Outcome::default();
     let mut rows = vec!["sweep,transport,seed,setting,n_r,n_d".to_string()];
@@ -609,55 +740,50 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "duration = \"400s\"",
         &format!("duration = \"{duration}\""),
     )?;
-    let mut bw = Sweep {
-        points: [Vec::new(), Vec::new()],
-        fits: [(0.0, 0.0, 0.0); 2],
-    };
-    for (k, label) in ["NewReno", "TCP/CM"].into_iter().enumerate() {
-        let text = if k == 0 {
-            bw_base.clone()
-        } else {
-            substitute(FRIENDLY_BW_FILE, &bw_base, CM_MARKER, "cm = {}")?
-        };
-        for mbps in BANDWIDTHS_MBPS {
-            // One BDP of queue in bytes: rate * 120 ms.
-            let bdp = (mbps * 1e6 * 0.120 / 8.0).round() as u64;
-            let swept = substitute(
-                FRIENDLY_BW_FILE,
-                &text,
-                "rate = \"1Mbps\", delay = \"58ms\", queue = { kind = \"red\", limit = \"15000B\"",
-                &format!(
-                    "rate = \"{mbps}Mbps\", delay = \"58ms\", queue = {{ kind = \"red\", limit = \"{bdp}B\""
-                ),
-            )?;
-            for seed in BANDWIDTH_SEEDS {
+    let seeds = seeds(ctx);
+    let mut per_seed: Vec<SweepPoints> = Vec::new();
+    for &seed in &seeds {
+        let mut points: SweepPoints = [Vec::new(), Vec::new()];
+        for (k, label) in ["NewReno", "TCP/CM"].into_iter().enumerate() {
+            let text = if k == 0 {
+                bw_base.clone()
+            } else {
+                substitute(FRIENDLY_BW_FILE, &bw_base, CM_MARKER, "cm = {}")?
+            };
+            for mbps in BANDWIDTHS_MBPS {
+                // One BDP of queue in bytes: rate * 120 ms.
+                let bdp = (mbps * 1e6 * 0.120 / 8.0).round() as u64;
+                let swept = substitute(
+                    FRIENDLY_BW_FILE,
+                    &text,
+                    "rate = \"1Mbps\", delay = \"58ms\", queue = { kind = \"red\", limit = \"15000B\"",
+                    &format!(
+                        "rate = \"{mbps}Mbps\", delay = \"58ms\", queue = {{ kind = \"red\", limit = \"{bdp}B\""
+                    ),
+                )?;
                 let (n_r, n_d) =
                     received_and_dropped(FRIENDLY_BW_FILE, &swept, Some(seed), Drops::Queue)?;
                 rows.push(format!(
                     "bandwidth,{label},{seed},{mbps}Mbps,{n_r:.0},{n_d}"
                 ));
-                bw.points[k].push((n_r / n_d, n_r * n_r));
+                points[k].push((n_r / n_d, n_r));
             }
         }
-        bw.fits[k] = linear_fit(&bw.points[k]);
+        per_seed.push(points);
     }
     fig3_outcome(
         &mut out,
-        &bw,
-        (
-            "0.5-8 Mbps RED bottleneck, 120 ms RTT, seeds 1-3 fitted together",
-            BANDWIDTH_SEEDS[0],
-        ),
+        &per_seed,
+        &seeds,
+        "0.5-8 Mbps RED bottleneck, 120 ms RTT",
+        Some("each protocol alone on a RED bottleneck of 0.5-8 Mbps scaled to one BDP (the paper's runs had Web-like background traffic)"),
         "cm-fig3-friendliness-bandwidth",
         FRIENDLY_BW_FILE,
         ctx,
     );
-    let mut drops = Sweep {
-        points: [Vec::new(), Vec::new()],
-        fits: [(0.0, 0.0, 0.0); 2],
-    };
+    let mut drops: SweepPoints = [Vec::new(), Vec::new()];
     let cm_text = substitute(FRIENDLY_FILE, FRIENDLY, CM_MARKER, "cm = {}")?;
-    let drop_seed = scenario_from(FRIENDLY_FILE, FRIENDLY, None)?.seed;
+    let drop_seed = ctx.seed(1);
     for (k, (label, text)) in [("NewReno", FRIENDLY), ("TCP/CM", cm_text.as_str())]
         .into_iter()
         .enumerate()
@@ -669,16 +795,18 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 "loss = \"1%\"",
                 &format!("loss = \"{p}%\""),
             )?;
-            let (n_r, n_d) = received_and_dropped(FRIENDLY_FILE, &swept, None, Drops::Wire)?;
+            let (n_r, n_d) =
+                received_and_dropped(FRIENDLY_FILE, &swept, Some(drop_seed), Drops::Wire)?;
             rows.push(format!("drop rate,{label},{drop_seed},{p}%,{n_r:.0},{n_d}"));
-            drops.points[k].push((n_r / n_d, n_r * n_r));
+            drops[k].push((n_r / n_d, n_r));
         }
-        drops.fits[k] = linear_fit(&drops.points[k]);
     }
     fig3_outcome(
         &mut out,
-        &drops,
-        ("10 Mbps, 120 ms RTT, 0.5-5% drops", drop_seed),
+        &[drops],
+        &[drop_seed],
+        "concord's sweep: 10 Mbps, 120 ms RTT, 0.5-5% drops",
+        None,
         "cm-fig3-friendliness",
         FRIENDLY_FILE,
         ctx,
@@ -702,7 +830,7 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let mut picks: Vec<Vec<f64>> = Vec::new();
     let mut rows = vec!["bottleneck,image,hint,representation_bytes,completion_s".to_string()];
     for (label, text) in [("1 Mbps", WEBSERVER), ("256 kbit/s", slow.as_str())] {
-        let sc = scenario_from(WEBSERVER_FILE, text, None)?;
+        let sc = scenario_from(WEBSERVER_FILE, text, Some(ctx.seed(1)))?;
         let (r, sim) = simulate(&sc)?;
         let start = sc.flows[1].start.as_secs_f64();
         let chosen: Vec<f64> = (1..=3)
@@ -746,7 +874,10 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 sc.seed,
                 WEBSERVER_FILE,
                 ctx.quick,
-            ));
+            )
+            // Section 3.2.1 describes the API's use and reports no experiment: a feature
+            // demonstration, a concord check.
+            .deterministic());
             let late = largest(
                 &(1..=3)
                     .map(|f| r.flows[f].completion_s.map_or(f64::INFINITY, |c| c - start))
@@ -762,7 +893,10 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 sc.seed,
                 WEBSERVER_FILE,
                 ctx.quick,
-            ));
+            )
+            // Section 3.2.1 describes the API's use and reports no experiment: a feature
+            // demonstration, a concord check.
+            .deterministic());
             let steps = chosen.windows(2).filter(|w| w[1] > w[0]).count();
             out.claims.push(Claim::new(
                 Paper::Cm,
@@ -774,7 +908,10 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 sc.seed,
                 WEBSERVER_FILE,
                 ctx.quick,
-            ));
+            )
+            // Section 3.2.1 describes the API's use and reports no experiment: a feature
+            // demonstration, a concord check.
+            .deterministic());
         }
         picks.push(chosen);
     }
@@ -786,10 +923,11 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "a slower path gets smaller representations",
         sum(&picks[1]) / sum(&picks[0]),
         Check::AtMost { max: 0.5 },
-        1,
+        ctx.seed(1),
         WEBSERVER_FILE,
         ctx.quick,
-    ));
+    )
+    .deterministic());
     let bars = Bars {
         title: "Section 3.2.1: representation picked per image".into(),
         y_label: "representation (KB)".into(),
@@ -825,16 +963,31 @@ fn bulk_loss(sim: &Simulator) -> f64 {
     (f.queue_drops - f.queue_drops_at_warmup) as f64 / sent as f64
 }
 
-/// The mean over `seeds` of [`bulk_loss`] for the scenario `text` (a variant of `bulk.toml`).
-fn mean_bulk_loss(text: &str, seeds: &[u64]) -> Result<f64, ReproError> {
+/// [`bulk_loss`] for the scenario `text` (a variant of `bulk.toml`) at each of `seeds`.
+fn bulk_losses(text: &str, seeds: &[u64]) -> Result<Vec<f64>, ReproError> {
     let mut per_seed = Vec::new();
     for &seed in seeds {
         let sc = scenario_from(BULK_FILE, text, Some(seed))?;
         let (_, sim) = simulate(&sc)?;
         per_seed.push(bulk_loss(&sim));
     }
-    Ok(mean(&per_seed))
+    Ok(per_seed)
 }
+
+/// The mean over `seeds` of [`bulk_loss`] for the scenario `text`.
+fn mean_bulk_loss(text: &str, seeds: &[u64]) -> Result<f64, ReproError> {
+    Ok(mean(&bulk_losses(text, seeds)?))
+}
+
+/// `a[i] / b[i]` for each seed.
+fn per_seed_ratio(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(x, y)| x / y).collect()
+}
+
+/// Fig. 4's settings that are concord's, not the paper's.
+const FIG4_DEVIATION: &str = "exponential aging off, a probe response's RTT counted once per packet it covers, a byte-counted queue, loss measured after the warm-up";
+/// Section 2.2.1's words on Fig. 4.
+const FIG4_QUOTE: &str = "Figure 4 shows the performance of CM's congestion control at different feedback frequencies, by plotting packet loss probabilities. These results show that for good adaptation, feedback should be obtained at least twice every round-trip period.";
 
 /// Fig. 4's feedback frequencies, in probes per RTT (0.25: one probe every four RTTs).
 const FIG4_PROBES_PER_RTT: [f64; 7] = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
@@ -856,9 +1009,7 @@ const _: () =
 /// sweep with aging on the minimum RTT is drawn as well ("probes + aging"): below one probe per
 /// RTT aging holds the loss down by giving up throughput (both are in `cm-feedback.csv`).
 fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
-    // More seeds than the other experiments: the claims compare losses of 1.5-2% a few tenths
-    // of a point apart, and these runs take milliseconds.
-    let seeds: Vec<u64> = (1..=if ctx.quick { 5 } else { 10 }).collect();
+    let seeds = seeds(ctx);
     let aging_off = substitute(BULK_FILE, BULK, "aging = \"min_rtt\"", "aging = \"off\"")?;
     let at_rate = |base: &str, p: f64| {
         substitute(
@@ -869,9 +1020,12 @@ fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
         )
     };
     let mut losses = Vec::new();
+    let mut losses_per_seed = Vec::new();
     let mut aged = Vec::new();
     for &p in &FIG4_PROBES_PER_RTT {
-        losses.push(mean_bulk_loss(&at_rate(&aging_off, p)?, &seeds)?);
+        let l = bulk_losses(&at_rate(&aging_off, p)?, &seeds)?;
+        losses.push(mean(&l));
+        losses_per_seed.push(l);
         aged.push(mean_bulk_loss(&at_rate(BULK, p)?, &seeds)?);
     }
     // Per-ACK feedback: the same sender, its receiver acknowledging every packet.
@@ -881,7 +1035,8 @@ fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "to = \"d1\"\npacket_size = \"1000B\"\n",
         "to = \"d1\"\npacket_size = \"1000B\"\nfeedback = \"ack\"\n",
     )?;
-    let per_ack = mean_bulk_loss(&per_ack_text, &seeds)?;
+    let per_ack_seeds = bulk_losses(&per_ack_text, &seeds)?;
+    let per_ack = mean(&per_ack_seeds);
     let tcp_cm_text = substitute(
         BULK_FILE,
         BULK,
@@ -890,66 +1045,61 @@ fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
     )?;
     let tcp_cm = mean_bulk_loss(&tcp_cm_text, &seeds)?;
     let (once, twice) = (FIG4_ONCE, FIG4_TWICE);
-    // Up to twice per RTT the loss must fall at every step; from there on it must stay within
-    // 20% of per-ACK feedback (the ratio farthest from 1 is reported; NaN if any run is).
-    let falling = losses[..=twice].windows(2).filter(|w| w[1] < w[0]).count();
-    let worst = losses[twice..]
-        .iter()
-        .map(|l| l / per_ack)
-        .reduce(|w, r| {
-            if w.is_nan() || r.is_nan() {
-                f64::NAN
-            } else if (r - 1.0).abs() > (w - 1.0).abs() {
-                r
-            } else {
-                w
-            }
+    // Up to twice per RTT the loss must fall at every step (counted per seed); from there on
+    // each rate's loss must stay within 20% of per-ACK feedback (a claim per rate, per seed).
+    let falling: Vec<f64> = (0..seeds.len())
+        .map(|s| {
+            losses_per_seed[..=twice]
+                .windows(2)
+                .filter(|w| w[1][s] < w[0][s])
+                .count() as f64
         })
-        .unwrap_or(f64::NAN);
+        .collect();
     let mut out = Outcome::default();
-    let n = seeds.len();
-    out.claims.push(Claim::new(
-        Paper::Cm,
+    let fig4 = |figure: &str, metric: &str, paper: &str, check: Check, values: &[f64]| {
+        Claim::new(
+            Paper::Cm,
+            figure,
+            metric,
+            paper,
+            f64::NAN,
+            check,
+            seeds[0],
+            BULK_FILE,
+            ctx.quick,
+        )
+        .paper("2.2.1 Feedback frequency", FIG4_QUOTE)
+        .deviation(FIG4_DEVIATION)
+        .over_seeds(&seeds, values)
+    };
+    out.claims.push(fig4(
         "Fig. 4: loss probability against feedback frequency",
-        &format!(
-            "steps from 0.25 to 2 probes per RTT where the loss falls (of {twice}), aging off, \
-             mean over {n} seeds"
-        ),
+        &format!("steps from 0.25 to 2 probes per RTT where the loss falls (of {twice})"),
         "falls as feedback frequency rises",
-        falling as f64,
         Check::AtLeast { min: twice as f64 },
-        seeds[0],
-        BULK_FILE,
-        ctx.quick,
+        &falling,
     ));
-    out.claims.push(Claim::new(
-        Paper::Cm,
+    out.claims.push(fig4(
         "Fig. 4: loss probability against feedback frequency",
-        &format!(
-            "loss at 1 probe per RTT / loss of the same sender with per-ACK feedback, aging off, \
-             mean over {n} seeds"
-        ),
+        "loss at 1 probe per RTT / loss of the same sender with per-ACK feedback",
         "feedback less often than twice per RTT does not adapt well",
-        losses[once] / per_ack,
         Check::AtLeast { min: 1.2 },
-        seeds[0],
-        BULK_FILE,
-        ctx.quick,
+        &per_seed_ratio(&losses_per_seed[once], &per_ack_seeds),
     ));
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Fig. 4: 2 to 16 probes per RTT against per-ACK feedback (one CM sender)",
-        &format!(
-            "loss at 2, 4, 8 and 16 probes per RTT / loss of the same sender with per-ACK \
-             feedback, the ratio farthest from 1, aging off, mean over {n} seeds"
-        ),
-        "at 2 or more feedbacks per RTT, close to per-ACK feedback",
-        worst,
-        Check::Between { lo: 0.8, hi: 1.2 },
-        seeds[0],
-        BULK_FILE,
-        ctx.quick,
-    ));
+    for (i, p) in FIG4_PROBES_PER_RTT.iter().enumerate().skip(twice) {
+        out.claims.push(
+            fig4(
+                "Fig. 4: 2 to 16 probes per RTT against per-ACK feedback (one CM sender)",
+                &format!(
+                    "loss at {p} probes per RTT / loss of the same sender with per-ACK feedback"
+                ),
+                "at 2 or more feedbacks per RTT, close to per-ACK feedback",
+                Check::Between { lo: 0.8, hi: 1.2 },
+                &per_seed_ratio(&losses_per_seed[i], &per_ack_seeds),
+            )
+            .target(1.0),
+        );
+    }
     let log2 = |ls: &[f64]| -> Vec<(f64, f64)> {
         FIG4_PROBES_PER_RTT
             .iter()
@@ -1001,7 +1151,7 @@ const AGING_PROBE_LOSS: &str = "0.3";
 /// Fig. 6: packets lost with one probe per RTT and 30% probe and response loss under aging on
 /// the minimum RTT, the mean RTT, and no aging.
 fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
-    let seeds: Vec<u64> = (1..=AGING_SEEDS).collect();
+    let seeds = ctx.seeds_n(AGING_SEEDS);
     let one = substitute(BULK_FILE, BULK, "probes_per_rtt = 2", "probes_per_rtt = 1")?;
     let one = substitute(
         BULK_FILE,
@@ -1010,6 +1160,7 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
         &format!("probe_loss = {AGING_PROBE_LOSS}\n"),
     )?;
     let mut lost = Vec::new();
+    let mut lost_per_seed = Vec::new();
     let policies = ["min_rtt", "mean_rtt", "off"];
     let mut sequence = Plot::new(
         "Fig. 6: data delivered with aging on the minimum and the mean RTT (seed 1)",
@@ -1034,31 +1185,44 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
             }
         }
         lost.push(mean(&per_seed));
+        lost_per_seed.push(per_seed);
     }
     let mut out = Outcome::default();
-    let n = seeds.len();
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Fig. 6: aging half-life, 1 probe per RTT, 30% probe and response loss",
-        &format!("packets lost, aging on min RTT / on mean RTT, mean over {n} seeds"),
-        "below 1: the minimum RTT is significantly better",
-        lost[0] / lost[1],
-        Check::AtMost { max: 0.99 },
-        seeds[0],
-        BULK_FILE,
-        ctx.quick,
-    ));
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Section 2.2.3: aging against open-loop sending, 30% probe and response loss",
-        &format!("packets lost, aging on min RTT / no aging, mean over {n} seeds"),
-        "below 1: sending open-loop at the old rate loses more",
-        lost[0] / lost[2],
-        Check::AtMost { max: 0.5 },
-        seeds[0],
-        BULK_FILE,
-        ctx.quick,
-    ));
+    out.claims.push(
+        Claim::new(
+            Paper::Cm,
+            "Fig. 6: aging half-life, 1 probe per RTT, 30% probe and response loss",
+            "packets lost, aging on min RTT / on mean RTT, per seed",
+            "below 1: the minimum RTT is significantly better",
+            f64::NAN,
+            Check::AtMost { max: 1.0 },
+            seeds[0],
+            BULK_FILE,
+            ctx.quick,
+        )
+        .paper(
+            "2.2.3 Exponential aging, Figure 6",
+            "Figure 6: Sequence traces showing that exponential aging based on mean round-trip time is significantly inferior to using the minimum.",
+        )
+        .deviation("30% probe and response loss injected so that aging acts (the paper states no loss level)")
+        .significance()
+        .over_seeds(&seeds, &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[1])),
+    );
+    // The paper states no experiment here: a concord check of the design.
+    out.claims.push(
+        Claim::new(
+            Paper::Cm,
+            "Section 2.2.3: aging against open-loop sending, 30% probe and response loss",
+            "packets lost, aging on min RTT / no aging, per seed",
+            "below 1: sending open-loop at the old rate loses more",
+            f64::NAN,
+            Check::AtMost { max: 0.5 },
+            seeds[0],
+            BULK_FILE,
+            ctx.quick,
+        )
+        .over_seeds(&seeds, &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[2])),
+    );
     let bars = Bars {
         title: "Fig. 6: packets lost with 1 probe per RTT".into(),
         y_label: "packets lost".into(),
@@ -1098,7 +1262,7 @@ fn scheduler(ctx: &Ctx) -> Result<Outcome, ReproError> {
         ("equal", SCHEDULER.to_string(), [1.0, 1.0, 1.0]),
         ("weighted 1:2:3", weighted, [1.0, 2.0, 3.0]),
     ] {
-        let sc = scenario_from(SCHEDULER_FILE, &text, None)?;
+        let sc = scenario_from(SCHEDULER_FILE, &text, Some(ctx.seed(1)))?;
         let (_, sim) = simulate(&sc)?;
         // From 5 s after the last flow started.
         let from = sc.flows[2].start.as_secs_f64() + 5.0;
@@ -1114,7 +1278,12 @@ fn scheduler(ctx: &Ctx) -> Result<Outcome, ReproError> {
             sc.seed,
             SCHEDULER_FILE,
             ctx.quick,
-        ));
+        )
+        .paper(
+            "2.4 Flow Scheduling",
+            "The scheduler apportions bandwidth among flows in proportion to pre-configured weights, as well as receiver hints.",
+        )
+        .deterministic());
         let mut plot = Plot::new(
             &format!("Fig. 7: per-flow rate, {label} (1 s bins)"),
             "time (s)",
@@ -1177,14 +1346,16 @@ fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
     out.claims.push(Claim::new(
         Paper::Cm,
         "Section 2.2.2: probe protocol, 30% of probes and responses lost",
-        "|estimated / true loss rate - 1|, worst over seeds",
+        "|estimated / true loss rate - 1|",
         "robust to lost probes and responses (within 10%)",
-        largest(&errors),
+        f64::NAN,
         Check::AtMost { max: 0.1 },
-        1,
+        ctx.seed(1),
         PROBES_FILE,
         ctx.quick,
-    ));
+    )
+    // "Within 10%" is concord's number: a check of the design, not a paper result.
+    .over_seeds(&seeds(ctx), &errors));
     out.raw.push(("cm-probes.csv".into(), rows.join("\n")));
     Ok(out)
 }

@@ -2,7 +2,7 @@
 //! written into a temporary directory and renamed into place, so that a run killed half-way
 //! never leaves a torn report.
 
-use crate::claim::{fmt_num, Claim, Paper};
+use crate::claim::{fmt_num, slug, Claim, Kind, Paper, Verdict};
 use crate::runner::{Experiment, Outcome, ReproError, Work};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -31,6 +31,9 @@ pub struct ExperimentEntry {
     pub figures: Vec<FigureEntry>,
     /// Why it produced nothing, if it failed.
     pub error: Option<String>,
+    /// Its raw tables, files under `raw/`.
+    #[serde(default)]
+    pub raw: Vec<String>,
     /// Scenario runs it simulated (0 when not recorded).
     #[serde(default)]
     pub runs: usize,
@@ -46,7 +49,10 @@ pub struct Report {
     pub concord_version: String,
     /// The quick setting was used.
     pub quick: bool,
-    /// Every claim.
+    /// What was added to every seed (`--seed-base`).
+    #[serde(default)]
+    pub seed_base: u64,
+    /// Every claim: the paper results and concord's own checks.
     pub claims: Vec<Claim>,
     /// Every experiment run.
     pub experiments: Vec<ExperimentEntry>,
@@ -64,7 +70,12 @@ impl Report {
         for (e, o) in experiments.iter().zip(outcomes) {
             let (figures, error) = match o {
                 Ok(o) => {
-                    claims.extend(o.claims.iter().cloned());
+                    for c in &o.claims {
+                        let mut c = c.clone();
+                        c.experiment = e.id.to_string();
+                        c.id = claim_id(&claims, e.id, &c);
+                        claims.push(c);
+                    }
                     (
                         o.figures
                             .iter()
@@ -84,6 +95,10 @@ impl Report {
                 title: e.title.to_string(),
                 figures,
                 error,
+                raw: o
+                    .as_ref()
+                    .map(|o| o.raw.iter().map(|(n, _)| n.clone()).collect())
+                    .unwrap_or_default(),
                 runs: 0,
                 simulated_s: 0.0,
             });
@@ -91,6 +106,7 @@ impl Report {
         Report {
             concord_version: env!("CARGO_PKG_VERSION").to_string(),
             quick,
+            seed_base: 0,
             claims,
             experiments: entries,
         }
@@ -104,9 +120,181 @@ impl Report {
         }
     }
 
-    /// True when every claim passed and every experiment ran.
-    pub fn all_pass(&self) -> bool {
-        self.claims.iter().all(|c| c.pass) && self.experiments.iter().all(|e| e.error.is_none())
+    /// True when every experiment ran (whatever the verdicts).
+    pub fn all_ran(&self) -> bool {
+        self.experiments.iter().all(|e| e.error.is_none())
+    }
+
+    /// The paper results (never concord's own checks).
+    pub fn paper_claims(&self) -> impl Iterator<Item = &Claim> {
+        self.claims.iter().filter(|c| c.kind == Kind::Paper)
+    }
+
+    /// concord's own checks.
+    pub fn checks(&self) -> impl Iterator<Item = &Claim> {
+        self.claims.iter().filter(|c| c.kind == Kind::Check)
+    }
+
+    /// The experiment entry of `claim`.
+    pub fn experiment_of(&self, claim: &Claim) -> Option<&ExperimentEntry> {
+        self.experiments.iter().find(|e| e.id == claim.experiment)
+    }
+}
+
+/// A claim's key: `experiment/slug-of-figure-and-metric`, with `-2`, `-3` ... for repeats.
+fn claim_id(earlier: &[Claim], experiment: &str, c: &Claim) -> String {
+    let base = format!("{experiment}/{}", slug(&format!("{} {}", c.figure, c.metric)));
+    let mut id = base.clone();
+    let mut n = 1;
+    while earlier.iter().any(|e| e.id == id) {
+        n += 1;
+        id = format!("{base}-{n}");
+    }
+    id
+}
+
+/// How many of `claims` ended with each verdict, in [`Verdict::ALL`] order.
+pub fn verdict_counts<'a>(claims: impl Iterator<Item = &'a Claim>) -> [usize; 5] {
+    let mut n = [0; 5];
+    for c in claims {
+        if let Some(i) = Verdict::ALL.iter().position(|v| *v == c.verdict) {
+            n[i] += 1;
+        }
+    }
+    n
+}
+
+/// `9 reproduced, 2 not reproduced, 1 reproduced under a deviation` (verdicts with no claim
+/// left out; `none` when there is nothing to count).
+pub fn counts_sentence(n: [usize; 5]) -> String {
+    let parts: Vec<String> = Verdict::ALL
+        .iter()
+        .zip(n)
+        .filter(|(_, k)| *k > 0)
+        .map(|(v, k)| format!("{k} {}", v.label()))
+        .collect();
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The display name of a paper.
+pub fn paper_title(p: Paper) -> &'static str {
+    match p {
+        Paper::Baseline => "Baselines",
+        Paper::Cm => "CM",
+        Paper::Gcca => "GCCA",
+        Paper::Eca => "ECA",
+        Paper::Mccp => "MCCP",
+        Paper::Cp => "CP",
+    }
+}
+
+/// The verdict counts per paper and in total, paper results only, then the checks: the lines
+/// that open the README's Results and the HTML page.
+pub fn summary_lines(r: &Report) -> Vec<String> {
+    let mut lines = vec![format!(
+        "Paper results: {} ({} claims).",
+        counts_sentence(verdict_counts(r.paper_claims())),
+        r.paper_claims().count()
+    )];
+    for p in Paper::ALL {
+        let of_paper: Vec<&Claim> = r.paper_claims().filter(|c| c.paper == p).collect();
+        if of_paper.is_empty() {
+            continue;
+        }
+        lines.push(format!(
+            "{}: {}.",
+            paper_title(p),
+            counts_sentence(verdict_counts(of_paper.into_iter()))
+        ));
+    }
+    let checks: Vec<&Claim> = r.checks().collect();
+    let held = checks.iter().filter(|c| c.holds()).count();
+    lines.push(format!(
+        "concord's own checks (baselines, derived claims, feature demos; not paper results): {held} of {} hold.",
+        checks.len()
+    ));
+    lines
+}
+
+/// `mean [lo, hi]` for tables, or the value alone when it is one figure.
+pub fn mean_ci_text(c: &Claim) -> String {
+    if c.values.len() > 1 && !c.deterministic {
+        format!(
+            "{} [{}, {}]",
+            fmt_num(c.ours),
+            fmt_num(c.ci95[0]),
+            fmt_num(c.ci95[1])
+        )
+    } else {
+        fmt_num(c.ours)
+    }
+}
+
+/// The seeds in words: `1-5`, `1-20`, `deterministic (seed 1)`.
+pub fn seeds_text(c: &Claim) -> String {
+    let range = match (c.seeds.first(), c.seeds.last()) {
+        (Some(a), Some(b)) if a == b => format!("{a}"),
+        (Some(a), Some(b)) if c.seeds.len() as u64 == b - a + 1 => format!("{a}-{b}"),
+        (Some(_), Some(_)) => c
+            .seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        _ => "-".into(),
+    };
+    if c.deterministic {
+        format!("deterministic (seed {range})")
+    } else if c.values.len() == 1 && c.seeds.len() > 1 {
+        format!("{range}, pooled")
+    } else {
+        range
+    }
+}
+
+/// The setting in words: `paper`, or `deviation: ...`.
+pub fn setting_text(c: &Claim) -> String {
+    if c.setting == crate::claim::PAPER_SETTING {
+        "paper".into()
+    } else {
+        format!("deviation: {}", c.setting)
+    }
+}
+
+/// The file a not-reproduced row's analysis lives in (relative to the repository root) and
+/// the anchor of a claim in it.
+pub const ANALYSIS_DOC: &str = "docs/analysis.md";
+
+/// The anchor of a claim in [`ANALYSIS_DOC`] and on the HTML page.
+pub fn anchor(c: &Claim) -> String {
+    slug(&c.id)
+}
+
+/// True when a row needs a written analysis of its own: a paper result not reproduced or
+/// whose paper is inconsistent. (Seed-dependent rows share one section, [`SEED_DEPENDENT`].)
+pub fn needs_analysis(c: &Claim) -> bool {
+    c.kind == Kind::Paper
+        && matches!(
+            c.verdict,
+            Verdict::NotReproduced | Verdict::PaperInconsistent
+        )
+}
+
+/// The anchor in [`ANALYSIS_DOC`] of the section on seed-dependent rows.
+pub const SEED_DEPENDENT: &str = "seed-dependent-rows";
+
+/// Where a row's analysis is, relative to the repository root, if it needs one.
+pub fn analysis_link(c: &Claim) -> Option<String> {
+    if needs_analysis(c) {
+        Some(format!("{ANALYSIS_DOC}#{}", anchor(c)))
+    } else if c.kind == Kind::Paper && c.verdict == Verdict::SeedDependent {
+        Some(format!("{ANALYSIS_DOC}#{SEED_DEPENDENT}"))
+    } else {
+        None
     }
 }
 
@@ -117,95 +305,352 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The distinct figures of `claims`, in order of first appearance.
+fn figures_of<'a>(claims: &[&'a Claim]) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for c in claims {
+        let short = short_figure(&c.figure);
+        if !out.contains(&short) {
+            out.push(short);
+        }
+    }
+    out
+}
+
+/// `Fig. 5` of `Fig. 5 (10 Mbit/s, ...)` or `Fig. 9: 4 NewReno ...`: the figure's name without
+/// its setting.
+fn short_figure(figure: &str) -> &str {
+    figure
+        .split([':', ','])
+        .next()
+        .unwrap_or(figure)
+        .split(" (")
+        .next()
+        .unwrap_or(figure)
+        .trim()
+}
+
+/// A scenario field that names one file (no `{a,b}` or `+` lists): a link target.
+fn scenario_path(c: &Claim) -> Option<&str> {
+    let s = c.scenario.trim();
+    (s.starts_with("scenarios/") && s.ends_with(".toml") && !s.contains(['{', ' ', ',']))
+        .then_some(s)
+}
+
 /// The HTML page of a report; figures are referenced from `figures/`.
 pub fn render_html(r: &Report) -> String {
-    let passed = r.claims.iter().filter(|c| c.pass).count();
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>concord: reproduced results</title>\n<style>\n");
-    h.push_str("body{font-family:Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\n");
-    h.push_str("table{border-collapse:collapse;width:100%;margin:1em 0}th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;font-size:14px}\n");
-    h.push_str("td.num{text-align:right;font-variant-numeric:tabular-nums}.pass{color:#1a7f37;font-weight:bold}.fail{color:#cf222e;font-weight:bold}\n");
-    h.push_str("figure{display:inline-block;margin:0.5em}figure img{border:1px solid #eee}figcaption{font-size:13px;color:#555}\n</style></head><body>\n");
-    let _ = writeln!(h, "<h1>concord: reproduced results</h1>\n<p>concord {} &middot; {} setting &middot; <span class=\"{}\">{passed} of {} claims pass</span></p>", escape(&r.concord_version), if r.quick { "quick" } else { "full" }, if passed == r.claims.len() { "pass" } else { "fail" }, r.claims.len());
+    h.push_str("body{font-family:Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\n");
+    h.push_str("table{border-collapse:collapse;width:100%;margin:1em 0}th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;font-size:13px;vertical-align:top}\n");
+    h.push_str("td.num{text-align:right;font-variant-numeric:tabular-nums}.reproduced{color:#1a7f37;font-weight:bold}.deviation{color:#9a6700;font-weight:bold}.seed{color:#8250df;font-weight:bold}.not{color:#cf222e;font-weight:bold}\n");
+    h.push_str("q{font-style:italic;color:#444}figure{display:inline-block;margin:0.5em}figure img{border:1px solid #eee}figcaption{font-size:13px;color:#555}\n</style></head><body>\n");
+    let _ = writeln!(
+        h,
+        "<h1>concord: reproduced results</h1>\n<p>concord {} &middot; {} setting &middot; seed base {}</p>",
+        escape(&r.concord_version),
+        if r.quick { "quick" } else { "full" },
+        r.seed_base
+    );
+    h.push_str("<ul class=\"summary\">\n");
+    for line in summary_lines(r) {
+        let _ = writeln!(h, "<li>{}</li>", escape(&line));
+    }
+    h.push_str("</ul>\n<h2>Contents</h2>\n<ul>\n");
     for paper in Paper::ALL {
-        let exps: Vec<&ExperimentEntry> =
-            r.experiments.iter().filter(|e| e.paper == paper).collect();
-        if exps.is_empty() {
+        let claims: Vec<&Claim> = r.paper_claims().filter(|c| c.paper == paper).collect();
+        if claims.is_empty() {
             continue;
         }
-        let _ = writeln!(h, "<h2 id=\"{0}\">{0}</h2>", paper.name());
-        let claims: Vec<&Claim> = r.claims.iter().filter(|c| c.paper == paper).collect();
-        h.push_str("<table><tr><th>figure</th><th>metric</th><th>paper</th><th>ours</th><th>tolerance</th><th>result</th><th>seed</th><th>scenario</th></tr>\n");
+        let _ = writeln!(
+            h,
+            "<li><a href=\"#{}\">{}</a>: {}</li>",
+            paper.name(),
+            paper_title(paper),
+            escape(&figures_of(&claims).join(", "))
+        );
+    }
+    h.push_str("<li><a href=\"#checks\">concord's own checks</a></li>\n<li><a href=\"#figures\">Figures</a></li>\n</ul>\n");
+    let verdict_cell = |c: &Claim| {
+        let class = match c.verdict {
+            Verdict::Reproduced => "reproduced",
+            Verdict::ReproducedUnderDeviation => "deviation",
+            Verdict::SeedDependent => "seed",
+            Verdict::PaperInconsistent | Verdict::NotReproduced => "not",
+        };
+        let mut cell = format!("<span class=\"{class}\">{}</span>", c.verdict.label());
+        if let Some(why) = &c.inconsistency {
+            let _ = write!(cell, "<br>inconsistent: {}", escape(why));
+        }
+        if let Some(link) = analysis_link(c) {
+            let _ = write!(cell, " (<a href=\"../{link}\">analysis</a>)");
+        }
+        cell
+    };
+    let links = |c: &Claim| {
+        let mut l = Vec::new();
+        if let Some(e) = r.experiment_of(c) {
+            if let Some(f) = e.figures.first() {
+                l.push(format!("<a href=\"figures/{}\">figure</a>", escape(&f.file)));
+            }
+            if let Some(raw) = e.raw.first() {
+                l.push(format!("<a href=\"raw/{}\">raw</a>", escape(raw)));
+            }
+        }
+        match scenario_path(c) {
+            Some(p) => l.push(format!("<a href=\"../{0}\">{0}</a>", escape(p))),
+            None => l.push(escape(&c.scenario)),
+        }
+        l.join(" &middot; ")
+    };
+    for paper in Paper::ALL {
+        let claims: Vec<&Claim> = r.paper_claims().filter(|c| c.paper == paper).collect();
+        if claims.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            h,
+            "<h2 id=\"{}\">{}</h2>\n<p>{}</p>",
+            paper.name(),
+            paper_title(paper),
+            escape(&counts_sentence(verdict_counts(claims.iter().copied())))
+        );
+        h.push_str("<table><tr><th>figure</th><th>the paper's words</th><th>metric</th><th>target</th><th>tolerance</th><th>setting</th><th>seeds</th><th>concord: mean [95% CI]</th><th>verdict</th><th>links</th></tr>\n");
         for c in claims {
-            let verdict = if c.pass {
-                "<span class=\"pass\">pass</span>".to_string()
-            } else {
-                format!(
-                    "<span class=\"fail\">fail</span> (off by {:.1}%)",
-                    c.miss * 100.0
-                )
-            };
             let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{verdict}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                "<tr id=\"{}\"><td>{}</td><td><q>{}</q> ({})</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                anchor(c),
                 escape(&c.figure),
+                escape(&c.quote),
+                escape(&c.section),
                 escape(&c.metric),
-                escape(&c.paper_value),
-                fmt_num(c.ours),
+                c.target.map(fmt_num).unwrap_or_else(|| escape(&c.paper_value)),
                 escape(&c.tolerance),
-                c.seed,
-                escape(&c.scenario)
+                escape(&setting_text(c)),
+                escape(&seeds_text(c)),
+                mean_ci_text(c),
+                verdict_cell(c),
+                links(c)
             );
         }
         h.push_str("</table>\n");
-        for e in exps {
-            if let Some(err) = &e.error {
-                let _ = writeln!(
-                    h,
-                    "<p class=\"fail\">{}: {}</p>",
-                    escape(e.id.as_str()),
-                    escape(err)
-                );
-            }
-            for f in &e.figures {
-                let _ = writeln!(h, "<figure><img src=\"figures/{}\" alt=\"{}\" width=\"640\" height=\"400\"><figcaption>{}</figcaption></figure>", escape(&f.file), escape(&f.title), escape(&f.title));
-            }
+    }
+    h.push_str("<h2 id=\"checks\">concord's own checks</h2>\n<p>Baselines, claims concord derived from the designs, and feature demonstrations: not paper results, never counted as reproductions.</p>\n");
+    h.push_str("<table><tr><th>paper</th><th>figure</th><th>metric</th><th>expected</th><th>tolerance</th><th>seeds</th><th>concord: mean [95% CI]</th><th>verdict</th><th>links</th></tr>\n");
+    for c in r.checks() {
+        let _ = writeln!(
+            h,
+            "<tr id=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            anchor(c),
+            c.paper.name(),
+            escape(&c.figure),
+            escape(&c.metric),
+            escape(&c.paper_value),
+            escape(&c.tolerance),
+            escape(&seeds_text(c)),
+            mean_ci_text(c),
+            if c.holds() { "holds" } else { "does not hold" },
+            links(c)
+        );
+    }
+    h.push_str("</table>\n<h2 id=\"figures\">Figures</h2>\n");
+    for e in &r.experiments {
+        if let Some(err) = &e.error {
+            let _ = writeln!(
+                h,
+                "<p class=\"not\">{}: {}</p>",
+                escape(e.id.as_str()),
+                escape(err)
+            );
+        }
+        for f in &e.figures {
+            let _ = writeln!(h, "<figure><img src=\"figures/{}\" alt=\"{}\" width=\"640\" height=\"400\"><figcaption>{}</figcaption></figure>", escape(&f.file), escape(&f.title), escape(&f.title));
         }
     }
     h.push_str("</body></html>\n");
     h
 }
 
-/// The claims as a Markdown table (for the README's Results section), grouped by paper.
+/// The claims as Markdown (the README's Results section): the verdict counts per paper, a
+/// table of contents by paper and figure, then a table per paper and one of concord's own
+/// checks. Figures and raw tables are linked under `report_dir` (where `concord reproduce`
+/// writes them), scenario files and analyses by their repository paths.
 pub fn render_markdown(r: &Report) -> String {
-    let passed = r.claims.iter().filter(|c| c.pass).count();
+    render_markdown_linked(r, "report")
+}
+
+/// [`render_markdown`] with figures and raw tables linked under `report_dir`.
+pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
     let mut m = format!(
-        "{passed} of {} claims pass ({} setting, concord {}).\n\n",
-        r.claims.len(),
-        if r.quick { "quick" } else { "full" },
+        "{} setting, seed base {}, concord {}.\n\n",
+        if r.quick { "Quick" } else { "Full" },
+        r.seed_base,
         r.concord_version
     );
-    m.push_str("| paper | figure | metric | paper says | concord | tolerance | result |\n|---|---|---|---|---|---|---|\n");
-    let cell = |s: &str| s.replace('|', "\\|");
-    for c in &r.claims {
-        let result = if c.pass {
-            "pass".to_string()
-        } else {
-            format!("**fail** ({:.1}% off)", c.miss * 100.0)
-        };
+    for line in summary_lines(r) {
+        let _ = writeln!(m, "- {line}");
+    }
+    m.push_str("\nContents:\n\n");
+    for paper in Paper::ALL {
+        let claims: Vec<&Claim> = r.paper_claims().filter(|c| c.paper == paper).collect();
+        if claims.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             m,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "- [{}](#results-{}): {}",
+            paper_title(paper),
+            paper.name(),
+            figures_of(&claims).join(", ")
+        );
+    }
+    m.push_str("- [concord's own checks](#results-concords-own-checks)\n\n");
+    let _ = writeln!(
+        m,
+        "Each row: the paper's words and section, the target and tolerance fixed before the result was seen, the \
+         setting (`paper` or the deviation), the seeds, concord's mean with its 95% confidence interval over the seeds, \
+         and the verdict from where that interval lies. Figures and raw tables link into `{report_dir}/`, written by the \
+         command above; rows that do not reproduce link to their analysis in [{ANALYSIS_DOC}]({ANALYSIS_DOC}).\n"
+    );
+    let links = |c: &Claim| {
+        let mut l = Vec::new();
+        if let Some(e) = r.experiment_of(c) {
+            if let Some(f) = e.figures.first() {
+                l.push(format!("[figure]({report_dir}/figures/{})", f.file));
+            }
+            if let Some(raw) = e.raw.first() {
+                l.push(format!("[raw]({report_dir}/raw/{raw})"));
+            }
+        }
+        if let Some(p) = scenario_path(c) {
+            l.push(format!("[scenario]({p})"));
+        }
+        l.join(" ")
+    };
+    let verdict = |c: &Claim| {
+        let mut v = if c.holds() {
+            c.verdict.label().to_string()
+        } else {
+            format!("**{}**", c.verdict.label())
+        };
+        if let Some(why) = &c.inconsistency {
+            let _ = write!(v, " ({})", cell(why));
+        }
+        if let Some(link) = analysis_link(c) {
+            let _ = write!(v, " ([analysis]({link}))");
+        }
+        v
+    };
+    for paper in Paper::ALL {
+        let claims: Vec<&Claim> = r.paper_claims().filter(|c| c.paper == paper).collect();
+        if claims.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            m,
+            "### Results: {}\n\n{}.\n",
+            paper_title(paper),
+            counts_sentence(verdict_counts(claims.iter().copied()))
+        );
+        m.push_str("| figure | the paper's words | metric | target | tolerance | setting | seeds | concord: mean [95% CI] | verdict | links |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        let mut previous_quote = "";
+        for c in claims {
+            // The paper's words once per run of rows that quote them.
+            let words = if c.quote == previous_quote {
+                "(as above)".to_string()
+            } else {
+                format!("\"{}\" ({})", cell(&c.quote), cell(&c.section))
+            };
+            previous_quote = &c.quote;
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(&c.figure),
+                words,
+                cell(&c.metric),
+                c.target
+                    .map(fmt_num)
+                    .unwrap_or_else(|| cell(&c.paper_value)),
+                cell(&c.tolerance),
+                cell(&setting_text(c)),
+                seeds_text(c),
+                mean_ci_text(c),
+                verdict(c),
+                links(c)
+            );
+        }
+        m.push('\n');
+    }
+    m.push_str("### Results: concord's own checks\n\nBaselines, claims concord derived from the designs, and feature demonstrations: not paper results.\n\n");
+    m.push_str("| paper | figure | metric | expected | tolerance | seeds | concord: mean [95% CI] | holds | links |\n|---|---|---|---|---|---|---|---|---|\n");
+    for c in r.checks() {
+        let _ = writeln!(
+            m,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             c.paper.name(),
             cell(&c.figure),
             cell(&c.metric),
             cell(&c.paper_value),
-            fmt_num(c.ours),
             cell(&c.tolerance),
-            result
+            seeds_text(c),
+            mean_ci_text(c),
+            if c.holds() { "yes" } else { "**no**" },
+            links(c)
         );
     }
     m
+}
+
+/// The verdict of every claim, by id: what an expectations file holds.
+pub fn verdicts(r: &Report) -> std::collections::BTreeMap<String, String> {
+    r.claims
+        .iter()
+        .map(|c| (c.id.clone(), c.verdict.key().to_string()))
+        .collect()
+}
+
+/// The content of an expectations file (e.g. `crates/repro/expectations/quick.json`): the
+/// verdict of every claim of one setting, what `concord reproduce --check` compares with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Expectations {
+    /// The quick setting.
+    pub quick: bool,
+    /// The seed base the verdicts were taken at.
+    pub seed_base: u64,
+    /// Claim id to verdict key (`reproduced`, `not_reproduced`, ...).
+    pub verdicts: std::collections::BTreeMap<String, String>,
+}
+
+/// A difference between a report's verdicts and the expected ones.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerdictChange {
+    /// The claim.
+    pub id: String,
+    /// The expected verdict (None: a claim the expectations do not know).
+    pub expected: Option<String>,
+    /// The verdict now (None: a claim that no longer exists).
+    pub now: Option<String>,
+}
+
+/// Every claim whose verdict differs from `expected`, in either direction, including claims
+/// added or gone.
+pub fn compare_verdicts(
+    expected: &std::collections::BTreeMap<String, String>,
+    now: &std::collections::BTreeMap<String, String>,
+) -> Vec<VerdictChange> {
+    let mut ids: Vec<&String> = expected.keys().chain(now.keys()).collect();
+    ids.sort();
+    ids.dedup();
+    ids.into_iter()
+        .filter(|id| expected.get(*id) != now.get(*id))
+        .map(|id| VerdictChange {
+            id: id.clone(),
+            expected: expected.get(id).cloned(),
+            now: now.get(id).cloned(),
+        })
+        .collect()
 }
 
 /// Writes the report into `dir` atomically: everything goes into a sibling temporary
@@ -456,12 +901,14 @@ mod tests {
                 })
                 .collect(),
             error: None,
+            raw: vec![],
             runs: 0,
             simulated_s: 0.0,
         };
         let r = Report {
             concord_version: "0".into(),
             quick: true,
+            seed_base: 0,
             claims: vec![],
             experiments: vec![
                 entry("baseline/a", Paper::Baseline, &["b1"]),

@@ -35,6 +35,32 @@ pub enum ReproError {
 pub struct Ctx {
     /// Scale durations and grids down (with tolerances stated for the quick setting).
     pub quick: bool,
+    /// Added to every seed of every experiment (`--seed-base`), so that a verdict can be
+    /// checked on fresh seeds: 0 runs seeds 1, 2, ...
+    pub seed_base: u64,
+}
+
+/// Seeds of a stochastic claim in the full setting (at least 20).
+pub const FULL_SEEDS: u64 = 20;
+/// Seeds of a stochastic claim in the quick setting (at least 5).
+pub const QUICK_SEEDS: u64 = 5;
+
+impl Ctx {
+    /// The seeds of a stochastic claim: [`FULL_SEEDS`] (full) or [`QUICK_SEEDS`] (quick),
+    /// shifted by the seed base.
+    pub fn seeds(&self) -> Vec<u64> {
+        self.seeds_n(if self.quick { QUICK_SEEDS } else { FULL_SEEDS })
+    }
+
+    /// `n` seeds from 1, shifted by the seed base.
+    pub fn seeds_n(&self, n: u64) -> Vec<u64> {
+        (1..=n).map(|s| self.seed(s)).collect()
+    }
+
+    /// Seed `s` of an experiment, shifted by the seed base.
+    pub fn seed(&self, s: u64) -> u64 {
+        s.saturating_add(self.seed_base)
+    }
 }
 
 /// A figure an experiment drew.

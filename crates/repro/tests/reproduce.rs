@@ -15,22 +15,33 @@ fn run_baseline() -> (
         .into_iter()
         .filter(|e| e.paper == Paper::Baseline)
         .collect();
-    let outcomes = run_experiments(&exps, &Ctx { quick: true }, 2, &|_, _| {});
+    let ctx = Ctx {
+        quick: true,
+        ..Ctx::default()
+    };
+    let outcomes = run_experiments(&exps, &ctx, 2, &|_, _| {});
     (exps, outcomes)
 }
 
 #[test]
-fn every_baseline_claim_passes_and_the_report_is_complete_and_repeatable() {
+fn the_baseline_report_is_complete_and_repeatable_and_its_claims_are_checks_with_ids() {
     let (exps, outcomes) = run_baseline();
     let report = Report::new(true, &exps, &outcomes);
     assert!(report.claims.len() >= 7, "{} claims", report.claims.len());
+    let mut ids: Vec<&str> = report.claims.iter().map(|c| c.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), report.claims.len(), "claim ids are unique");
     for c in &report.claims {
-        assert!(
-            c.pass,
-            "claim failed: {} / {}: ours {} vs {}",
-            c.figure, c.metric, c.ours, c.tolerance
+        assert!(c.id.starts_with(&format!("{}/", c.experiment)), "{}", c.id);
+        assert_eq!(
+            c.kind,
+            concord_repro::claim::Kind::Check,
+            "a baseline is concord's check, never a paper result: {}",
+            c.id
         );
     }
+    assert_eq!(report.paper_claims().count(), 0);
     let dir = temp("a");
     write_report(&dir, &report, &outcomes).expect("report written");
     let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
@@ -63,17 +74,22 @@ fn every_baseline_claim_passes_and_the_report_is_complete_and_repeatable() {
             "{f} differs between runs"
         );
     }
-    // The Markdown table has a header and one row per claim.
+    // The Markdown opens with the counts, then lists every check in the checks table.
     let md = concord_repro::report::render_markdown(&report);
     assert_eq!(
         md.lines().filter(|l| l.starts_with("| baseline |")).count(),
         report.claims.len()
     );
-    assert!(md.starts_with(&format!(
-        "{} of {} claims pass",
-        report.claims.len(),
-        report.claims.len()
-    )));
+    assert!(md.starts_with("Quick setting, seed base 0"), "{md}");
+    assert!(md.contains("- Paper results: none (0 claims)."), "{md}");
+    let held = report.claims.iter().filter(|c| c.holds()).count();
+    assert!(
+        md.contains(&format!(
+            "not paper results): {held} of {} hold.",
+            report.claims.len()
+        )),
+        "{md}"
+    );
     // Re-rendering from results.json reproduces the page.
     std::fs::remove_file(dir.join("index.html")).expect("remove");
     concord_repro::report::rerender(&dir).expect("rerender");
@@ -92,6 +108,7 @@ fn writing_a_report_over_an_old_one_replaces_it_whole() {
     let report = Report {
         concord_version: "x".into(),
         quick: true,
+        seed_base: 0,
         claims: vec![],
         experiments: vec![],
     };
@@ -121,6 +138,7 @@ fn a_directory_that_is_not_a_report_is_never_replaced() {
     let report = Report {
         concord_version: "x".into(),
         quick: true,
+        seed_base: 0,
         claims: vec![],
         experiments: vec![],
     };

@@ -5,14 +5,13 @@
 //! smoltcp's test simulator: a packet is admitted or dropped by the queue, waits, is serialised,
 //! and then may be lost on the wire before it arrives.
 
-use crate::gcca::GccaPort;
 use crate::packet::{NodeId, Packet};
+use crate::queue_disc::QueueDisc;
 use crate::scenario::{ChannelSpec, LossFilter};
-use concord_cc::aqm::{Aqm, QueueLen, Verdict};
+use concord_cc::aqm::{QueueLen, Verdict};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
 use concord_cc::units::Rate;
-use concord_cc::wire::Ecn;
 use std::collections::VecDeque;
 
 /// Counters of a channel; `Copy` so that a snapshot at the end of the warm-up can be subtracted.
@@ -84,9 +83,10 @@ pub struct Channel {
     pub rate: Rate,
     /// Propagation delay.
     pub delay: Duration,
-    aqm: Aqm,
-    queue: VecDeque<Packet>,
-    queued_bytes: u64,
+    disc: QueueDisc,
+    /// Packets the discipline dropped other than a refused arrival (at dequeue, or pushed out
+    /// to make room), until the simulator takes them.
+    dropped: Vec<Packet>,
     in_service: Option<Packet>,
     loss: f64,
     loss_filter: LossFilter,
@@ -94,17 +94,15 @@ pub struct Channel {
     last_change: Instant,
     /// Counters.
     pub stats: ChannelStats,
-    /// Control packets (GCCP messages) waiting; served before the data queue, outside the AQM
-    /// and the queue's length.
+    /// Control packets (GCCP messages) waiting; served before the data queue, outside the
+    /// discipline and the queue's length.
     control: VecDeque<Packet>,
     /// Control packets sent.
     pub control_sent: u64,
-    /// GCCA's router part, if the queue is a GCCA queue (`kind = "gcca"`).
-    pub gcca: Option<Box<GccaPort>>,
 }
 
 impl Channel {
-    /// A channel from its specification; `rng` drives RED and the wire loss.
+    /// A channel from its specification; `rng` drives the discipline's draws and the wire loss.
     pub fn new(name: String, from: NodeId, to: NodeId, spec: &ChannelSpec, rng: Rng) -> Channel {
         Channel {
             name,
@@ -112,9 +110,8 @@ impl Channel {
             to,
             rate: spec.rate,
             delay: spec.delay,
-            aqm: Aqm::new(&spec.queue, spec.rate.bps()),
-            queue: VecDeque::new(),
-            queued_bytes: 0,
+            disc: QueueDisc::new(spec),
+            dropped: Vec::new(),
             in_service: None,
             loss: spec.loss,
             loss_filter: spec.loss_applies_to,
@@ -123,30 +120,46 @@ impl Channel {
             stats: ChannelStats::default(),
             control: VecDeque::new(),
             control_sent: 0,
-            gcca: spec
-                .gcca
-                .as_ref()
-                .and_then(|g| GccaPort::new(g, &spec.queue, spec.rate))
-                .map(Box::new),
         }
     }
 
     /// Packets waiting (not counting the one being transmitted).
+    #[inline]
     pub fn queue_len(&self) -> QueueLen {
-        QueueLen {
-            packets: self.queue.len() as u32,
-            bytes: self.queued_bytes,
-        }
+        self.disc.len()
     }
 
     /// The discipline's average queue, if it keeps one (RED's avg).
     pub fn aqm_average(&self) -> Option<f64> {
-        self.aqm.average()
+        self.disc.average()
     }
 
+    /// The queue discipline.
+    pub fn disc(&self) -> &QueueDisc {
+        &self.disc
+    }
+
+    /// The queue discipline, to deliver messages addressed to it (GCCP to a GCCA port).
+    pub fn disc_mut(&mut self) -> &mut QueueDisc {
+        &mut self.disc
+    }
+
+    /// Takes the packets the discipline dropped since the last call, other than refused
+    /// arrivals (which [`offer_from`](Self::offer_from) reports).
+    pub fn take_dropped(&mut self) -> Vec<Packet> {
+        std::mem::take(&mut self.dropped)
+    }
+
+    /// True if the discipline dropped packets the simulator has not taken yet.
+    #[inline]
+    pub fn has_dropped(&self) -> bool {
+        !self.dropped.is_empty()
+    }
+
+    #[inline]
     fn account_queue(&mut self, now: Instant) {
         let dt = now.saturating_since(self.last_change).as_nanos() as f64;
-        self.stats.queue_area += dt * self.queue.len() as f64;
+        self.stats.queue_area += dt * self.disc.len().packets as f64;
         self.last_change = now;
     }
 
@@ -155,17 +168,20 @@ impl Channel {
         self.account_queue(now);
     }
 
-    /// Offers a packet to the channel's queue.
-    pub fn offer(&mut self, now: Instant, mut pkt: Packet) -> Offer {
+    /// Offers a packet that came from neighbour `upstream` (the node itself for its own
+    /// packets) to the channel's discipline, and starts transmitting if the link is idle.
+    pub fn offer_from(&mut self, now: Instant, pkt: Packet, upstream: NodeId) -> Offer {
         self.stats.arrivals += 1;
-        let len = self.queue_len();
-        let verdict = self.aqm.on_arrival(
-            now,
-            len,
-            pkt.size as u64,
-            pkt.ecn.is_capable(),
-            &mut self.rng,
-        );
+        // The queue-length integral up to the arrival. Exact even when the length does not
+        // change: the terms are whole packet-nanoseconds, below 2^53.
+        self.account_queue(now);
+        let before = self.dropped.len();
+        let idle = self.in_service.is_none() && self.control.is_empty();
+        let (verdict, bypass) =
+            self.disc
+                .enqueue(now, pkt, upstream, idle, &mut self.rng, &mut self.dropped);
+        // Packets pushed out to make room are overflow drops.
+        self.stats.drops_full += (self.dropped.len() - before) as u64;
         match verdict {
             Verdict::DropFull => {
                 self.stats.drops_full += 1;
@@ -175,57 +191,23 @@ impl Channel {
                 self.stats.drops_early += 1;
                 return Offer::Dropped;
             }
-            Verdict::Mark => {
-                self.stats.marks += 1;
-                pkt.ecn = Ecn::Ce;
-            }
+            Verdict::Mark => self.stats.marks += 1,
             Verdict::Enqueue => {}
         }
-        if self.in_service.is_none() {
-            self.in_service = Some(pkt);
-            return Offer::Transmitting(self.rate.transmit_time(pkt.size as u64));
+        if let Some(p) = bypass {
+            self.in_service = Some(p);
+            return Offer::Transmitting(self.rate.transmit_time(u64::from(p.size)));
         }
-        self.account_queue(now);
-        self.queued_bytes += pkt.size as u64;
-        self.queue.push_back(pkt);
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u32);
-        Offer::Queued
-    }
-
-    /// Offers a packet that came from neighbour `upstream` (the node itself for its own
-    /// packets). A GCCA queue's detector decides in place of the AQM (GCCA Fig. 3): the packet
-    /// is queued unless the queue is full, the signals wait in the port's outbox, and the leaky
-    /// bucket decides when it leaves. Other queues behave as [`offer`](Self::offer).
-    pub fn offer_from(&mut self, now: Instant, pkt: Packet, upstream: NodeId) -> Offer {
-        if self.gcca.is_none() {
-            return self.offer(now, pkt);
-        }
-        self.stats.arrivals += 1;
-        let len = self.queue_len();
-        let Some(port) = self.gcca.as_deref_mut() else {
-            return Offer::Dropped;
-        };
-        let verdict = port
-            .detector
-            .on_arrival(now, len, pkt.size as u64, upstream, &mut self.rng);
-        port.note(&verdict, &pkt);
-        if verdict.verdict == Verdict::DropFull {
-            self.stats.drops_full += 1;
-            return Offer::Dropped;
-        }
-        self.account_queue(now);
-        self.queued_bytes += pkt.size as u64;
-        self.queue.push_back(pkt);
         let started = self.start_next(now);
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u32);
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.disc.len().packets);
         match started {
             Some(d) => Offer::Transmitting(d),
             None => Offer::Queued,
         }
     }
 
-    /// Offers a control packet (a GCCP message): it goes ahead of the data queue, past the AQM
-    /// and any leaky bucket.
+    /// Offers a control packet (a GCCP message): it goes ahead of the data queue, past the
+    /// discipline and any leaky bucket.
     pub fn offer_control(&mut self, now: Instant, pkt: Packet) -> Offer {
         self.control.push_back(pkt);
         match self.start_next(now) {
@@ -234,9 +216,8 @@ impl Channel {
         }
     }
 
-    /// Starts the next transmission if the channel is idle: a control packet first, then the
-    /// head of the data queue if the GCCA leaky bucket (if any) lets it go now. Returns its
-    /// transmission time.
+    /// Starts the next transmission if the channel is idle: a control packet first, then what
+    /// the discipline releases. Returns its transmission time.
     pub fn start_next(&mut self, now: Instant) -> Option<Duration> {
         if self.in_service.is_some() {
             return None;
@@ -246,24 +227,15 @@ impl Channel {
             self.in_service = Some(p);
             return Some(self.rate.transmit_time(p.size as u64));
         }
-        let size = self.queue.front()?.size as u64;
-        if let Some(port) = self.gcca.as_deref_mut() {
-            if !port.bucket.can_send(now, size) {
-                port.hold(now, size);
-                return None;
-            }
-            port.bucket.on_send(now, size);
-            port.wake = None;
-        }
-        let p = self.queue.pop_front()?;
+        let before = self.dropped.len();
+        let p = self
+            .disc
+            .dequeue(now, &mut self.dropped, &mut self.stats.marks);
+        // Drops at dequeue are the discipline's congestion signal (CoDel's control law).
+        self.stats.drops_early += (self.dropped.len() - before) as u64;
+        let p = p?;
         self.account_queue(now);
-        self.queued_bytes -= p.size as u64;
         self.in_service = Some(p);
-        let len = self.queue_len();
-        if let Some(port) = self.gcca.as_deref_mut() {
-            let normal = port.detector.on_departure(now, len);
-            port.outbox.extend(normal.into_iter().map(|s| (s, None)));
-        }
         Some(self.rate.transmit_time(p.size as u64))
     }
 
@@ -271,19 +243,11 @@ impl Channel {
     /// transmission time of the next packet if one starts.
     pub fn complete(&mut self, now: Instant) -> (Option<Packet>, Option<Duration>) {
         let done = self.in_service.take();
-        let mut next = None;
-        if self.gcca.is_some() || !self.control.is_empty() {
-            next = self.start_next(now);
-        } else if let Some(p) = self.queue.pop_front() {
-            self.account_queue(now);
-            self.queued_bytes -= p.size as u64;
-            next = Some(self.rate.transmit_time(p.size as u64));
-            self.in_service = Some(p);
-        }
+        let next = self.start_next(now);
         // RED's idle period starts when the link goes idle (ns-2's REDQueue::deque), not when
         // the last waiting packet enters service one transmission earlier.
         if self.in_service.is_none() {
-            self.aqm.on_departure(now, self.queue_len());
+            self.disc.on_link_idle(now);
         }
         let Some(pkt) = done else { return (None, next) };
         self.stats.tx_packets += 1;

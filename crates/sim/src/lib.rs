@@ -14,6 +14,7 @@ pub mod gcca;
 pub mod handles;
 pub mod metrics;
 pub mod packet;
+pub mod queue_disc;
 pub mod results;
 pub mod routing;
 pub mod scenario;

@@ -124,3 +124,21 @@ impl Packet {
         )
     }
 }
+
+impl concord_cc::aqm::QueuedPacket for Packet {
+    fn size(&self) -> u64 {
+        u64::from(self.size)
+    }
+
+    fn is_ect(&self) -> bool {
+        self.ecn.is_capable()
+    }
+
+    fn mark_ce(&mut self) {
+        self.ecn = Ecn::Ce;
+    }
+
+    fn flow(&self) -> u32 {
+        self.flow
+    }
+}

@@ -19,6 +19,14 @@ pub struct FlowSummary {
     pub name: String,
     /// `tcp`, `cbr` or `onoff`.
     pub kind: String,
+    /// TCP: the window controller (`newreno`, `westwood+`, `mccp`); TFRC: `tfrc`; else empty.
+    pub cc: String,
+    /// TCP: whether the flow negotiates ECN.
+    pub ecn: bool,
+    /// Whether the flow is scheduled by its host's Congestion Manager (TCP/CM, audio, cmudp).
+    pub cm: bool,
+    /// CM flows: the configured weight, dimensionless (`None`: not a CM flow).
+    pub cm_weight: Option<f64>,
     /// Source host.
     pub from: String,
     /// Destination host.
@@ -148,11 +156,16 @@ impl RunResults {
         let flows: Vec<FlowSummary> = sim
             .flows
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 let delivered = f.delivered - f.delivered_at_warmup;
                 let mut s = FlowSummary {
                     name: f.name.clone(),
                     kind: f.kind().to_string(),
+                    cc: String::new(),
+                    ecn: false,
+                    cm: false,
+                    cm_weight: None,
                     from: node(f.src),
                     to: node(f.dst),
                     goodput_bps: delivered as f64 * 8.0 / window,
@@ -176,8 +189,15 @@ impl RunResults {
                     delay_p90_ms: ms(f.network.delay.quantile(0.9)),
                     delay_p99_ms: ms(f.network.delay.quantile(0.99)),
                 };
+                if let Some(Some((weight, _hint))) = sim.cm.weights.get(i) {
+                    s.cm = true;
+                    s.cm_weight = Some(*weight);
+                }
                 match &f.agent {
                     Agent::Tcp(t) => {
+                        let config = t.sender.config();
+                        s.cc = config.cc.name().to_string();
+                        s.ecn = config.ecn;
                         // Counted over the measurement window, like the goodput beside them.
                         let (st, w) = (t.sender.stats(), t.stats_at_warmup);
                         s.segments_sent = st.segments_sent - w.segments_sent;
@@ -198,6 +218,7 @@ impl RunResults {
                         s.datagrams_received = u.received;
                     }
                     Agent::Tfrc(t) => {
+                        s.cc = "tfrc".to_string();
                         s.datagrams_sent = t.sent;
                         s.datagrams_received = t.received;
                     }
@@ -278,28 +299,43 @@ impl RunResults {
         std::fs::create_dir_all(dir)?;
         let json = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
         std::fs::write(dir.join("summary.json"), json + "\n")?;
-        std::fs::write(dir.join("flows.csv"), self.flows_csv())?;
-        std::fs::write(dir.join("channels.csv"), self.channels_csv())?;
-        std::fs::write(dir.join("goodput.csv"), goodput_csv(sim))?;
-        std::fs::write(dir.join("queues.csv"), queues_csv(sim))?;
-        std::fs::write(dir.join("delay.csv"), delay_csv(sim))?;
-        if !sim.cwnd_samples.is_empty() {
-            std::fs::write(dir.join("cwnd.csv"), cwnd_csv(sim))?;
-        }
-        if !sim.estimator_samples.is_empty() {
-            std::fs::write(dir.join("estimator.csv"), estimator_csv(sim))?;
+        for (stem, csv) in self.tables(sim) {
+            std::fs::write(dir.join(format!("{stem}.csv")), csv)?;
         }
         Ok(())
     }
 
+    /// The run's tables as CSV text, by file stem, as [`RunResults::write_dir`] writes them:
+    /// `flows`, `channels`, `goodput`, `queues`, `delay`, and `cwnd` and `estimator` when traced.
+    pub fn tables(&self, sim: &Simulator) -> Vec<(&'static str, String)> {
+        let mut tables = vec![
+            ("flows", self.flows_csv()),
+            ("channels", self.channels_csv()),
+            ("goodput", goodput_csv(sim)),
+            ("queues", queues_csv(sim)),
+            ("delay", delay_csv(sim)),
+        ];
+        if !sim.cwnd_samples.is_empty() {
+            tables.push(("cwnd", cwnd_csv(sim)));
+        }
+        if !sim.estimator_samples.is_empty() {
+            tables.push(("estimator", estimator_csv(sim)));
+        }
+        tables
+    }
+
     fn flows_csv(&self) -> String {
-        let mut s = String::from("flow,kind,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s,injected_losses,queue_drops\n");
+        let mut s = String::from("flow,kind,cc,ecn,cm,cm_weight,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,mean_rto_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s,injected_losses,queue_drops\n");
         for f in &self.flows {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{:.3},{},{},{},{},{:.6},{:.4},{:.4},{:.4},{:.4},{},{},{}",
+                "{},{},{},{},{},{},{},{},{:.3},{},{},{},{},{:.6},{:.6},{:.4},{:.4},{:.4},{:.4},{},{},{}",
                 field(&f.name),
                 f.kind,
+                field(&f.cc),
+                u8::from(f.ecn),
+                u8::from(f.cm),
+                f.cm_weight.map(|w| w.to_string()).unwrap_or_default(),
                 field(&f.from),
                 field(&f.to),
                 f.goodput_bps,
@@ -308,6 +344,7 @@ impl RunResults {
                 f.timeouts,
                 f.ecn_reductions,
                 f.mean_rtt_s,
+                f.mean_rto_s,
                 f.delay_mean_ms,
                 f.delay_p50_ms,
                 f.delay_p90_ms,
@@ -344,6 +381,36 @@ impl RunResults {
             );
         }
         s
+    }
+}
+
+/// What a run's output directory says about how it was made (`meta.json`), beside the scenario
+/// as run (`scenario.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunMeta {
+    /// concord's version.
+    pub concord_version: String,
+    /// The git revision concord was built from (`unknown` outside a git checkout).
+    pub git_revision: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The scenario file, if it came from one.
+    pub scenario_file: Option<String>,
+    /// The overrides applied to the file, `key = value` (values as TOML), in order.
+    pub overrides: Vec<String>,
+    /// The seed the run used.
+    pub seed: u64,
+    /// The command line (or the call) that made the run.
+    pub command_line: Vec<String>,
+}
+
+impl RunMeta {
+    /// Writes `meta.json` and `scenario.toml` (the scenario as run) into `dir`.
+    pub fn write_dir(&self, scenario_toml: &str, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        let json = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
+        std::fs::write(dir.join("meta.json"), json + "\n")?;
+        std::fs::write(dir.join("scenario.toml"), scenario_toml)
     }
 }
 

@@ -529,6 +529,7 @@ impl Simulator {
         if let Some(p) = done {
             self.events.push(now + delay, Event::Arrive(c, p));
         }
+        self.on_queue_drops(c);
         self.after_gcca_port(c)
     }
 
@@ -544,7 +545,7 @@ impl Simulator {
         pkt: Packet,
         upstream: NodeId,
     ) -> Result<(), CaptureError> {
-        let Some(mut pkt) = self.cp_through(node, pkt) else {
+        let Some(pkt) = self.cp_through(node, pkt) else {
             return Ok(());
         };
         let c = self.nodes[node as usize]
@@ -557,7 +558,6 @@ impl Simulator {
             return Ok(());
         }
         let now = self.now;
-        self.eca_stamp(c, &mut pkt);
         let offer = self.channels[c as usize].offer_from(now, pkt, upstream);
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
@@ -565,15 +565,38 @@ impl Simulator {
                 self.capture.packet(c, now, &p)?;
             }
         } else if matches!(offer, Offer::Dropped) {
-            self.cp_dropped(pkt.cp);
-            self.cm_dropped(&pkt);
-            if pkt.is_data() {
-                if let Some(fl) = self.flows.get_mut(pkt.flow as usize) {
-                    fl.queue_drops += 1;
-                }
+            self.on_queue_drop(&pkt);
+        }
+        self.on_queue_drops(c);
+        self.after_gcca_port(c)
+    }
+
+    /// A queue dropped `pkt`: the flow counts it, and the schemes that track packets in
+    /// flight forget it.
+    fn on_queue_drop(&mut self, pkt: &Packet) {
+        self.cp_dropped(pkt.cp);
+        self.cm_dropped(pkt);
+        if pkt.is_data() {
+            if let Some(fl) = self.flows.get_mut(pkt.flow as usize) {
+                fl.queue_drops += 1;
             }
         }
-        self.after_gcca_port(c)
+    }
+
+    /// The packets channel `c`'s discipline dropped besides a refused arrival (at dequeue,
+    /// or pushed out to make room) count as the refused arrivals do.
+    #[inline]
+    pub(crate) fn on_queue_drops(&mut self, c: u32) {
+        if self.channels[c as usize].has_dropped() {
+            self.take_queue_drops(c);
+        }
+    }
+
+    #[cold]
+    fn take_queue_drops(&mut self, c: u32) {
+        for pkt in self.channels[c as usize].take_dropped() {
+            self.on_queue_drop(&pkt);
+        }
     }
 
     fn deliver(&mut self, pkt: Packet) -> Result<(), CaptureError> {

@@ -134,8 +134,8 @@ fn congestion_from_downstream_slows_the_upstream_queue_and_no_router_drops() {
     let up_q = r#"{ kind = "gcca", limit = "200pkt", min_th = 100, max_th = 150, w_q = 0.1, decrease_step = "10%", min_rate = "5%" }"#;
     let sim = run(&load(&line(up_q, "", "", UDP_20M)));
     let port = sim.channels[channel(&sim, "up->r2")]
-        .gcca
-        .as_ref()
+        .disc()
+        .gcca()
         .expect("a gcca port");
     assert!(port.stats.congestion_in > 0);
     assert!(port.stats.holds > 0, "the bucket held packets back");
@@ -164,7 +164,7 @@ fn the_leaky_bucket_gates_departures_and_control_packets_jump_the_queue() {
     let spec = &sc.links[3].forward; // r2 -> b, 10 Mbit/s
     let mut ch = Channel::new("r2->b".into(), 3, 4, spec, Rng::new(1));
     let t0 = Instant::ZERO;
-    let port = ch.gcca.as_deref_mut().expect("a gcca port");
+    let port = ch.disc_mut().gcca_mut().expect("a gcca port");
     // Five CONGESTION messages: 10 -> 5 Mbit/s.
     for _ in 0..5 {
         port.bucket.on_message(t0, Code::Congestion);
@@ -195,7 +195,7 @@ fn the_leaky_bucket_gates_departures_and_control_packets_jump_the_queue() {
     // After it, the data packet waits for the bucket: the first packet left 250 B of the
     // 1500-byte burst, and the missing 1000 B take 1.6 ms at 5 Mbit/s.
     let t2 = t1 + next.unwrap_or(Duration::ZERO);
-    let level = ch.gcca.as_ref().map(|p| p.bucket.level(t2));
+    let level = ch.disc().gcca().map(|p| p.bucket.level(t2));
     assert_eq!(ch.complete(t2).1, None, "t2 {t2:?} level {level:?}");
     assert_eq!(ch.queue_len().packets, 1);
     assert_eq!(ch.start_next(Instant::from_micros(1_599)), None);

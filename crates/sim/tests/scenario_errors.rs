@@ -740,13 +740,13 @@ fn unknown_kinds_list_the_valid_ones() {
         "flow kinds are: tcp, cbr, onoff, tfrc, cudp",
     );
     assert!(!e.fix.contains("did you mean"), "{e}");
-    let e = reject_base("[defaults]\nqueue = { kind = \"codel\", limit = \"100pkt\" }\n");
+    let e = reject_base("[defaults]\nqueue = { kind = \"pie\", limit = \"100pkt\" }\n");
     check(
         &e,
         ErrorKind::BadValue,
         8,
-        "unknown queue kind `codel`",
-        "queue kinds are: droptail, red",
+        "unknown queue kind `pie`",
+        "queue kinds are: droptail, red, gcca, codel, fq_codel",
     );
     let e = reject_base("[[node]]\nname = \"x\"\nkind = \"switch\"\n");
     check(

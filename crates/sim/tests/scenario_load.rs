@@ -388,6 +388,22 @@ fn red_thresholds_may_be_percentages_of_the_limit() {
 }
 
 #[test]
+fn red_wait_and_spare_short_queue_are_read_and_default_off() {
+    let s = load(&format!(
+        "{DUMBBELL}[[link]]\nbetween = [\"r1\", \"r2\"]\n\
+         queue = {{ kind = \"red\", limit = \"100pkt\", wait = true, spare_short_queue = true }}\n"
+    ));
+    let expected = RedConfig {
+        wait: true,
+        spare_short_queue: true,
+        ..RedConfig::for_limit(QueueLimit::Packets(100))
+    };
+    assert_eq!(link(&s, "r1", "r2").forward.queue, AqmConfig::Red(expected));
+    let plain = RedConfig::for_limit(QueueLimit::Packets(100));
+    assert!(!plain.wait && !plain.spare_short_queue);
+}
+
+#[test]
 fn a_red_table_without_limit_takes_the_default_queues_limit() {
     let s = load(&format!(
         "{DUMBBELL}[[link]]\nbetween = [\"r1\", \"r2\"]\nqueue = {{ kind = \"red\" }}\n[defaults]\nqueue = \"40pkt\"\n"

@@ -1,19 +1,38 @@
-//! Active queue management: the admission decision of a router's output queue.
+//! Active queue management: the disciplines of a router's output queue.
 //!
-//! The simulator (and the user-space router) own the packets; an [`Aqm`] only decides, for each
-//! arriving packet, whether it is enqueued, enqueued with its ECN field set to CE, or dropped,
-//! from the queue's length before admission. Disciplines: [`DropTail`](drop_tail::DropTail)
-//! and [`Red`](red::Red) (Floyd & Jacobson 1993, with RFC 3168 ECN marking as an option).
+//! Two shapes. An admission discipline ([`Aqm`]: [`DropTail`](drop_tail::DropTail) and
+//! [`Red`](red::Red), Floyd & Jacobson 1993 with RFC 3168 ECN marking as an option) decides,
+//! for each arriving packet, whether it is enqueued, enqueued with its ECN field set to CE, or
+//! dropped, from the queue's length before admission; the caller owns the packets. A dequeue
+//! discipline owns its packets, generic over [`QueuedPacket`], and may drop or mark when a
+//! packet leaves: [`CodelQueue`](codel::CodelQueue) (RFC 8289) and
+//! [`FqCodel`](fq_codel::FqCodel) (RFC 8290, one CoDel per flow queue).
 
+pub mod codel;
 pub mod drop_tail;
+pub mod fq_codel;
 pub mod red;
 
 use crate::rng::Rng;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::units::Bytes;
 
+pub use codel::{CodelConfig, CodelQueue};
 pub use drop_tail::DropTail;
+pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use red::{Red, RedConfig};
+
+/// What a dequeue discipline needs to know of a packet it holds.
+pub trait QueuedPacket {
+    /// Bytes on the wire.
+    fn size(&self) -> Bytes;
+    /// True if the packet is ECN-capable (ECT(0) or ECT(1)).
+    fn is_ect(&self) -> bool;
+    /// Sets the ECN field to CE (RFC 3168 section 5).
+    fn mark_ce(&mut self);
+    /// The flow it belongs to, for a flow classifier (RFC 8290 section 4.1.1).
+    fn flow(&self) -> u32;
+}
 
 /// A queue's length, as seen by an admission decision.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -73,6 +92,10 @@ pub enum AqmConfig {
     },
     /// Random Early Detection, optionally marking ECN-capable packets instead of dropping.
     Red(RedConfig),
+    /// CoDel (RFC 8289).
+    CoDel(CodelConfig),
+    /// FQ-CoDel (RFC 8290).
+    FqCodel(FqCodelConfig),
 }
 
 /// Why a queue configuration is impossible.
@@ -105,6 +128,12 @@ pub enum AqmConfigError {
     /// RED's max_p is not in (0, 1].
     #[error("max_p = {0} must lie in (0, 1]; 0.1 is usual")]
     MaxP(f64),
+    /// CoDel's target or interval is zero.
+    #[error("CoDel's {0} is zero; RFC 8289 suggests target = \"5ms\" and interval = \"100ms\"")]
+    ZeroCodelTime(&'static str),
+    /// FQ-CoDel's flows or quantum is zero.
+    #[error("FQ-CoDel's {0} is zero; RFC 8290 suggests flows = 1024 and quantum = \"1514B\"")]
+    ZeroFqSetting(&'static str),
 }
 
 impl QueueLimit {
@@ -123,6 +152,8 @@ impl AqmConfig {
         match self {
             AqmConfig::DropTail { limit } => *limit,
             AqmConfig::Red(c) => c.limit,
+            AqmConfig::CoDel(c) => c.limit,
+            AqmConfig::FqCodel(c) => c.limit,
         }
     }
 
@@ -132,7 +163,27 @@ impl AqmConfig {
         if limit.value() <= 0.0 {
             return Err(AqmConfigError::ZeroLimit);
         }
+        let (target, interval) = match self {
+            AqmConfig::CoDel(c) => (c.target, c.interval),
+            AqmConfig::FqCodel(c) => {
+                if c.flows == 0 {
+                    return Err(AqmConfigError::ZeroFqSetting("flows"));
+                }
+                if c.quantum == 0 {
+                    return Err(AqmConfigError::ZeroFqSetting("quantum"));
+                }
+                (c.target, c.interval)
+            }
+            AqmConfig::DropTail { .. } => return Ok(()),
+            AqmConfig::Red(_) => (Duration::ZERO, Duration::ZERO),
+        };
         let AqmConfig::Red(c) = self else {
+            if target.is_zero() {
+                return Err(AqmConfigError::ZeroCodelTime("target"));
+            }
+            if interval.is_zero() {
+                return Err(AqmConfigError::ZeroCodelTime("interval"));
+            }
             return Ok(());
         };
         for (name, value) in [("min_th", c.min_th), ("max_th", c.max_th)] {
@@ -170,12 +221,14 @@ pub enum Aqm {
 }
 
 impl Aqm {
-    /// A discipline from its configuration; `link_rate_bps` lets RED age its average over idle
-    /// periods (the "m" of Floyd & Jacobson section 11).
-    pub fn new(config: &AqmConfig, link_rate_bps: u64) -> Aqm {
+    /// The admission discipline of `config`, or `None` if the configuration names a dequeue
+    /// discipline (CoDel, FQ-CoDel), which owns its packets; `link_rate_bps` lets RED age its
+    /// average over idle periods (the "m" of Floyd & Jacobson section 11).
+    pub fn new(config: &AqmConfig, link_rate_bps: u64) -> Option<Aqm> {
         match config {
-            AqmConfig::DropTail { limit } => Aqm::DropTail(DropTail::new(*limit)),
-            AqmConfig::Red(c) => Aqm::Red(Red::new(c.clone(), link_rate_bps)),
+            AqmConfig::DropTail { limit } => Some(Aqm::DropTail(DropTail::new(*limit))),
+            AqmConfig::Red(c) => Some(Aqm::Red(Red::new(c.clone(), link_rate_bps))),
+            AqmConfig::CoDel(_) | AqmConfig::FqCodel(_) => None,
         }
     }
 

@@ -43,6 +43,15 @@ pub struct RedConfig {
     /// Typical packet size, in bytes: sets the idle-time aging of avg and, in byte mode, the
     /// size at which a packet gets the unscaled probability.
     pub mean_pktsize: Bytes,
+    /// Wait between selections (ns-2 `wait_`, ns-3 `Wait`): `p_a` is 0 while
+    /// `count * p_b < 1`, `p_b / (2 - count * p_b)` while it is below 2, then 1, so the gap
+    /// between selections is uniform on `[1/p_b, 2/p_b]` instead of `[1, 1/p_b]`.
+    pub wait: bool,
+    /// No early drop or mark, and no drop on avg above the last threshold, while the queue holds
+    /// at most one packet (ns-2 `REDQueue::enque` and ns-3 `RedQueueDisc::DoEnqueue` test
+    /// `qlen > 1` before anything but the hard limit): an arrival at a nearly empty queue is
+    /// always admitted.
+    pub spare_short_queue: bool,
 }
 
 impl RedConfig {
@@ -58,6 +67,8 @@ impl RedConfig {
             gentle: true,
             ecn: false,
             mean_pktsize: 1500,
+            wait: false,
+            spare_short_queue: false,
         }
     }
 
@@ -90,7 +101,8 @@ pub struct Red {
     avg: f64,
     /// Packets since the last selection; -1 while `avg` is below `min_th` (F&J figure 2).
     count: i64,
-    /// True while the queue is empty and no packet has arrived since it emptied.
+    /// True while the link is idle: the queue emptied and no arrival has been admitted since
+    /// (a dropped arrival leaves the link idle).
     idle: bool,
     /// When the queue last became empty (F&J `q_time`).
     idle_since: Instant,
@@ -121,12 +133,60 @@ impl Red {
         ect: bool,
         rng: &mut Rng,
     ) -> Verdict {
-        self.update_avg(now, len);
+        self.arrive(now, len, size, ect, rng, Verdict::is_drop)
+    }
 
+    /// As [`Red::on_arrival`], for a queue that keeps the packets RED selects and discards only
+    /// those that do not fit (GCCA's detector signals upstream instead of dropping): only a
+    /// [`Verdict::DropFull`] leaves the link idle.
+    pub fn on_arrival_keeping_selected(
+        &mut self,
+        now: Instant,
+        len: QueueLen,
+        size: Bytes,
+        ect: bool,
+        rng: &mut Rng,
+    ) -> Verdict {
+        self.arrive(now, len, size, ect, rng, |v| v == Verdict::DropFull)
+    }
+
+    /// Ages or updates `avg`, decides, and keeps the link idle if the arrival was discarded
+    /// (`discarded` says which verdicts discard it).
+    fn arrive(
+        &mut self,
+        now: Instant,
+        len: QueueLen,
+        size: Bytes,
+        ect: bool,
+        rng: &mut Rng,
+        discarded: fn(Verdict) -> bool,
+    ) -> Verdict {
+        let was_idle = self.idle;
+        self.update_avg(now, len);
+        let verdict = self.decide(len, size, ect, rng);
+        if was_idle && discarded(verdict) {
+            // The dropped arrival leaves the link idle: avg has been aged up to `now`, and the
+            // idle period goes on from here (F&J section 4; ns-2's `REDQueue::deque` and ns-3's
+            // `RedQueueDisc::DoDequeue` find the queue empty again and restart `idletime_`).
+            self.idle = true;
+            self.idle_since = now;
+        }
+        verdict
+    }
+
+    /// The verdict for an arrival once `avg` is up to date.
+    fn decide(&mut self, len: QueueLen, size: Bytes, ect: bool, rng: &mut Rng) -> Verdict {
         // The hard limit comes first; ns-2 restarts the spacing after any drop.
         if self.config.limit.is_full(len, size) {
             self.count = 0;
             return Verdict::DropFull;
+        }
+
+        if self.config.spare_short_queue && len.packets <= 1 {
+            // ns-2/ns-3: outside `qavg >= th_min && qlen > 1` nothing is dropped and the
+            // spacing restarts (`old_ = 0`, the count of figure 2 back to -1).
+            self.count = -1;
+            return Verdict::Enqueue;
         }
 
         match self.region(self.avg) {
@@ -141,7 +201,12 @@ impl Red {
             }
             Region::Linear | Region::Gentle => {
                 self.count = self.count.saturating_add(1);
-                let p_a = Red::p_a(self.p_b(self.avg, size), self.count);
+                let p_b = self.p_b(self.avg, size);
+                let p_a = if self.config.wait {
+                    Red::p_a_wait(p_b, self.count)
+                } else {
+                    Red::p_a(p_b, self.count)
+                };
                 if rng.uniform() < p_a {
                     self.count = 0;
                     if self.config.ecn && ect {
@@ -218,6 +283,25 @@ impl Red {
         (p_b / (1.0 - spent)).min(1.0)
     }
 
+    /// The probability of selecting the `count`-th packet since the last selection when RED
+    /// waits between selections (ns-2 `REDQueue::modify_p` with `wait_`, ns-3
+    /// `RedQueueDisc::ModifyP` with `Wait`): 0 while `count * p_b < 1`,
+    /// `p_b / (2 - count * p_b)` while `count * p_b < 2`, then 1. A `p_b` that is not positive
+    /// (or NaN) gives 0.
+    pub fn p_a_wait(p_b: f64, count: i64) -> f64 {
+        if p_b.is_nan() || p_b <= 0.0 {
+            return 0.0;
+        }
+        let spent = count as f64 * p_b;
+        if spent < 1.0 {
+            0.0
+        } else if spent < 2.0 {
+            (p_b / (2.0 - spent)).min(1.0)
+        } else {
+            1.0
+        }
+    }
+
     /// The queue length in the limit's unit.
     fn length(&self, len: QueueLen) -> f64 {
         match self.config.limit {
@@ -286,6 +370,8 @@ mod tests {
             gentle: false,
             ecn: false,
             mean_pktsize: 1000,
+            wait: false,
+            spare_short_queue: false,
         }
     }
 
@@ -400,6 +486,119 @@ mod tests {
         red.on_arrival(at_ms(8), packets(0), 1000, false, &mut rng);
         let expected = 8.0 * 0.998f64.powi(10);
         assert!((red.avg() - expected).abs() < EPS, "avg {}", red.avg());
+    }
+
+    #[test]
+    fn an_arrival_dropped_at_an_idle_queue_leaves_it_idle_so_avg_keeps_decaying() {
+        // avg 50 is above max_th 40 (no gentle): every arrival is dropped. The queue emptied at
+        // 100 ms; drops at 108 ms and 116 ms (ten transmission times of 0.8 ms apart each)
+        // must age avg by ten steps each, not one EWMA step.
+        let s = Duration::from_micros(800);
+        let mut red = busy(packet_config(), 50.0, -1);
+        let mut rng = Rng::new(1);
+        let emptied = at_ms(100);
+        red.on_departure(emptied, packets(0));
+        let first = emptied + s.mul_f64(10.0);
+        let v = red.on_arrival(first, packets(0), 1000, false, &mut rng);
+        assert_eq!(v, Verdict::DropEarly);
+        let after_first = 50.0 * 0.998f64.powi(10);
+        assert!((red.avg() - after_first).abs() < EPS, "avg {}", red.avg());
+        let v = red.on_arrival(first + s.mul_f64(10.0), packets(0), 1000, false, &mut rng);
+        assert_eq!(v, Verdict::DropEarly);
+        let after_second = 50.0 * 0.998f64.powi(20);
+        assert!(
+            (red.avg() - after_second).abs() < EPS,
+            "avg {} expected {after_second}",
+            red.avg()
+        );
+    }
+
+    #[test]
+    fn an_arrival_admitted_at_an_idle_queue_ends_the_idle_period() {
+        let mut red = busy(packet_config(), 10.0, -1);
+        let mut rng = Rng::new(1);
+        red.on_departure(at_ms(0), packets(0));
+        // 8 ms idle: ten steps of aging, then the packet is admitted (avg < min_th).
+        let v = red.on_arrival(at_ms(8), packets(0), 1000, false, &mut rng);
+        assert_eq!(v, Verdict::Enqueue);
+        let aged = 10.0 * 0.998f64.powi(10);
+        assert!((red.avg() - aged).abs() < EPS);
+        // The next arrival, 100 ms later with one packet queued, is one EWMA step.
+        red.on_arrival(at_ms(108), packets(1), 1000, false, &mut rng);
+        let expected = 0.998 * aged + 0.002;
+        assert!((red.avg() - expected).abs() < EPS, "avg {}", red.avg());
+    }
+
+    #[test]
+    fn a_queue_keeping_selected_packets_ends_the_idle_period_on_a_selection() {
+        // GCCA's detector queues what RED selects: only a full queue leaves the link idle.
+        let mut red = busy(packet_config(), 50.0, -1);
+        let mut rng = Rng::new(1);
+        red.on_departure(at_ms(0), packets(0));
+        let v = red.on_arrival_keeping_selected(at_ms(8), packets(0), 1000, false, &mut rng);
+        assert_eq!(v, Verdict::DropEarly);
+        let aged = 50.0 * 0.998f64.powi(10);
+        red.on_arrival_keeping_selected(at_ms(500), packets(1), 1000, false, &mut rng);
+        let expected = 0.998 * aged + 0.002;
+        assert!((red.avg() - expected).abs() < EPS, "avg {}", red.avg());
+    }
+
+    #[test]
+    fn waiting_red_never_selects_before_count_times_p_b_reaches_one() {
+        // p_b = 0.05: p_a is 0 up to count 19, p_b / (2 - count p_b) from 20 to 39, then 1.
+        assert_eq!(Red::p_a_wait(0.05, 0), 0.0);
+        assert_eq!(Red::p_a_wait(0.05, 19), 0.0);
+        assert!((Red::p_a_wait(0.05, 20) - 0.05).abs() < EPS);
+        assert!((Red::p_a_wait(0.05, 30) - 0.05 / 0.5).abs() < EPS);
+        assert_eq!(Red::p_a_wait(0.05, 40), 1.0);
+        assert_eq!(Red::p_a_wait(0.0, 100), 0.0);
+        assert_eq!(Red::p_a_wait(f64::NAN, 100), 0.0);
+    }
+
+    #[test]
+    fn waiting_red_admits_the_arrival_that_brings_count_to_nineteen() {
+        let mut config = packet_config();
+        config.wait = true;
+        // p_b = 0.05 at avg 30; count 18 -> 19 gives count * p_b = 0.95 < 1: p_a = 0.
+        let mut red = busy(config.clone(), 30.0, 18);
+        let mut rng = Rng::new(3);
+        let v = red.on_arrival(at_ms(1), packets(30), 1000, false, &mut rng);
+        assert_eq!(v, Verdict::Enqueue);
+        assert_eq!(red.count(), 19);
+        // Without waiting, count 19 -> 20 is a certain selection; with it, p_a = 0.05.
+        let mut red = busy(config, 30.0, 39);
+        let v = red.on_arrival(at_ms(1), packets(30), 1000, false, &mut rng);
+        assert_eq!(v, Verdict::DropEarly, "count 40: count * p_b = 2, p_a = 1");
+        assert_eq!(red.count(), 0);
+    }
+
+    #[test]
+    fn sparing_short_queues_admits_an_arrival_to_a_queue_of_one_packet_whatever_avg() {
+        let mut config = packet_config();
+        config.spare_short_queue = true;
+        let mut red = busy(config.clone(), 50.0, 4);
+        let mut rng = Rng::new(2);
+        let mut untouched = rng.clone();
+        let v = red.on_arrival(at_ms(1), packets(1), 1000, false, &mut rng);
+        assert_eq!(v, Verdict::Enqueue);
+        assert_eq!(red.count(), -1, "the spacing restarts");
+        assert_eq!(rng.next_u64(), untouched.next_u64(), "no draw");
+        // Two packets queued: avg 50 is above max_th, a forced drop.
+        let mut red = busy(config, 50.0, 4);
+        let v = red.on_arrival(at_ms(1), packets(2), 1000, false, &mut rng);
+        assert_eq!(v, Verdict::DropEarly);
+        assert_eq!(red.count(), 0);
+    }
+
+    #[test]
+    fn sparing_short_queues_still_enforces_the_hard_limit() {
+        let mut config = packet_config();
+        config.spare_short_queue = true;
+        config.limit = QueueLimit::Packets(1);
+        let mut red = busy(config, 0.0, -1);
+        let mut rng = Rng::new(2);
+        let v = red.on_arrival(at_ms(1), packets(1), 1000, false, &mut rng);
+        assert_eq!(v, Verdict::DropFull);
     }
 
     #[test]

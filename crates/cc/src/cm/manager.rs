@@ -7,7 +7,7 @@ use super::api::{
 };
 use super::config::{CmConfig, CmConfigError};
 use super::macroflow::{FlowId, FlowKey, Macroflow, MacroflowId};
-use super::probe::{ProbeMessage, Response};
+use super::probe::{NonceSource, ProbeKey, ProbeMessage, Response};
 use super::prober::{Prober, ResponseError};
 use super::scheduler::{FlowQueue, Scheduler, WEIGHT_RANGE};
 use super::segregation::{FlowSample, Segregator};
@@ -120,8 +120,8 @@ struct FlowState {
 pub struct CongestionManager {
     /// Parameters.
     config: CmConfig,
-    /// Probe nonces.
-    rng: Rng,
+    /// Probe nonces: seeded in the simulator, the OS CSPRNG on a network.
+    nonces: NonceSource,
     /// The next flow handle.
     next_flow: u32,
     /// The next macroflow handle.
@@ -145,13 +145,15 @@ pub struct CongestionManager {
 }
 
 impl CongestionManager {
-    /// A manager with no flows; `rng` draws probe nonces. The configuration is checked first.
+    /// A manager with no flows; `rng` draws probe nonces (repeatable: for the simulator and
+    /// tests; a host on a network sets [`NonceSource::Os`] with
+    /// [`CongestionManager::set_nonce_source`]). The configuration is checked first.
     pub fn new(config: CmConfig, rng: Rng) -> Result<CongestionManager, CmConfigError> {
         config.validate()?;
         Ok(CongestionManager {
             segregator: Segregator::new(config.segregation),
             config,
-            rng,
+            nonces: NonceSource::Seeded(rng),
             next_flow: 0,
             next_macroflow: 0,
             flows: BTreeMap::new(),
@@ -162,6 +164,11 @@ impl CongestionManager {
             events: VecDeque::new(),
             stats: CmStats::default(),
         })
+    }
+
+    /// Where probe nonces come from from now on.
+    pub fn set_nonce_source(&mut self, nonces: NonceSource) {
+        self.nonces = nonces;
     }
 
     /// The parameters.
@@ -553,7 +560,7 @@ impl CongestionManager {
             self.after_change(now, id);
         }
         for (dst, prober) in &mut self.probes {
-            if let Some(probe) = prober.poll_probe(now, &mut self.rng) {
+            if let Some(probe) = prober.poll_probe(now, &mut self.nonces) {
                 self.stats.probes_sent += 1;
                 self.events
                     .push_back(CmEvent::SendProbe { dst: *dst, probe });
@@ -623,7 +630,19 @@ impl CongestionManager {
         from: Ipv4Addr,
         datagram: &[u8],
     ) -> Result<(), FeedbackError> {
-        match ProbeMessage::decode(datagram) {
+        self.on_datagram_with(now, from, datagram, None)
+    }
+
+    /// As [`CongestionManager::on_datagram`], for hosts that share `key`: the response must
+    /// carry its tag.
+    pub fn on_datagram_with(
+        &mut self,
+        now: Instant,
+        from: Ipv4Addr,
+        datagram: &[u8],
+        key: Option<&ProbeKey>,
+    ) -> Result<(), FeedbackError> {
+        match ProbeMessage::decode_with(datagram, key) {
             Ok(ProbeMessage::Response(r)) => self.on_response(now, from, &r),
             Ok(ProbeMessage::Probe(_)) => {
                 self.stats.responses_malformed += 1;

@@ -55,7 +55,9 @@ pub use api::{
 pub use config::{CmConfig, CmConfigError};
 pub use macroflow::{FlowId, FlowKey, Macroflow, MacroflowId};
 pub use manager::CongestionManager;
-pub use probe::{FlowCount, FlowTag, Probe, ProbeError, ProbeMessage, Response};
+pub use probe::{
+    FlowCount, FlowTag, NonceSource, Probe, ProbeError, ProbeKey, ProbeMessage, Response,
+};
 pub use prober::{Measurement, Prober, ProberConfig, ResponseError};
 pub use responder::{ProbeResponder, ResponderConfig};
 pub use scheduler::{Grant, Scheduler};

@@ -31,12 +31,11 @@
 //! probability; concord counts both packets and bytes on both sides and reports loss as lost
 //! packets over sent packets.
 
-use super::probe::{FlowCount, FlowTag, Probe, Response};
-use crate::rng::Rng;
+use super::probe::{FlowCount, FlowTag, NonceSource, Probe, Response, MAX_FLOWS};
 use crate::tcp::rtt::{RttConfig, RttEstimator};
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The prober's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -322,14 +321,30 @@ impl Prober {
         }
     }
 
-    /// The probe to send at `now`, if one is due; its nonce is drawn from `rng`.
-    pub fn poll_probe(&mut self, now: Instant, rng: &mut Rng) -> Option<Probe> {
+    /// The flows the prober knows to this receiver: those the last accepted response listed,
+    /// and those that sent since; at least 1, at most [`MAX_FLOWS`]. A probe makes room for
+    /// this many entries in its response.
+    fn room(&self) -> u16 {
+        let mut known: BTreeSet<FlowTag> = self.recd_base.keys().copied().collect();
+        known.extend(self.unprobed.keys());
+        known.extend(self.forgotten.keys());
+        known.extend(self.carry.keys());
+        for record in &self.history {
+            known.extend(record.sent.keys());
+        }
+        u16::try_from(known.len().clamp(1, MAX_FLOWS)).unwrap_or(1)
+    }
+
+    /// The probe to send at `now`, if one is due; its nonce is drawn from `nonces`.
+    pub fn poll_probe(&mut self, now: Instant, nonces: &mut NonceSource) -> Option<Probe> {
         if now < self.next_probe_time()? {
             return None;
         }
+        let room = self.room();
         let probe = Probe {
             seq: self.next_seq,
-            nonce: rng.next_u64(),
+            nonce: nonces.next_nonce(),
+            room,
         };
         self.history.push_back(ProbeRecord {
             seq: probe.seq,
@@ -509,6 +524,7 @@ mod tests {
     use super::super::probe::FlowCount;
     use super::super::responder::ProbeResponder;
     use super::*;
+    use crate::rng::Rng;
     use std::net::Ipv4Addr;
 
     /// Tests fail on the first error with `?`.
@@ -550,7 +566,7 @@ mod tests {
     #[test]
     fn loss_is_measured_exactly_from_a_crafted_sequence_with_lost_probes_and_responses(
     ) -> TestResult {
-        let mut rng = Rng::new(1);
+        let mut rng = NonceSource::Seeded(Rng::new(1));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         let mut r = ProbeResponder::default();
 
@@ -607,7 +623,7 @@ mod tests {
 
     #[test]
     fn responses_that_do_not_fit_the_probes_sent_are_refused() -> TestResult {
-        let mut rng = Rng::new(2);
+        let mut rng = NonceSource::Seeded(Rng::new(2));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         s.on_sent(t(0), A, 1000);
         let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
@@ -653,7 +669,7 @@ mod tests {
     #[test]
     fn a_response_to_a_forgotten_probe_is_refused_and_its_sends_go_to_the_next_response(
     ) -> TestResult {
-        let mut rng = Rng::new(3);
+        let mut rng = NonceSource::Seeded(Rng::new(3));
         let config = ProberConfig {
             max_history: 2,
             ..ProberConfig::default()
@@ -706,7 +722,7 @@ mod tests {
             (m.lost_packets(), m.delivered_packets(), m.delivered_bytes()),
             (0, 5, 5000)
         );
-        let mut rng = Rng::new(4);
+        let mut rng = NonceSource::Seeded(Rng::new(4));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         s.on_sent(t(0), A, 1000);
         let p = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
@@ -770,7 +786,7 @@ mod tests {
 
     #[test]
     fn a_packet_received_before_a_probe_and_notified_after_it_is_not_a_loss() -> TestResult {
-        let mut rng = Rng::new(6);
+        let mut rng = NonceSource::Seeded(Rng::new(6));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         // Interval 1: A sends 10, and an 11th packet leaves before probe 1 but is notified
         // after it; the receiver counts 11 in interval 1.
@@ -803,7 +819,7 @@ mod tests {
 
     #[test]
     fn a_carried_surplus_does_not_hide_a_real_loss_beyond_it() -> TestResult {
-        let mut rng = Rng::new(7);
+        let mut rng = NonceSource::Seeded(Rng::new(7));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         sent(&mut s, t(0), A, 3);
         let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
@@ -820,7 +836,7 @@ mod tests {
     #[test]
     fn a_lost_response_keeps_the_carry_for_the_next_response_which_covers_its_intervals(
     ) -> TestResult {
-        let mut rng = Rng::new(8);
+        let mut rng = NonceSource::Seeded(Rng::new(8));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         sent(&mut s, t(0), A, 3);
         let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
@@ -842,7 +858,7 @@ mod tests {
 
     #[test]
     fn a_packet_notified_after_a_probe_whose_response_is_lost_is_not_a_loss() -> TestResult {
-        let mut rng = Rng::new(12);
+        let mut rng = NonceSource::Seeded(Rng::new(12));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         // 10 packets, probe 1, then the 11th packet's late notify and 4 more: the receiver
         // counted 11 by probe 1 and 15 by probe 2.
@@ -860,7 +876,7 @@ mod tests {
 
     #[test]
     fn counts_below_the_last_accepted_ones_count_from_zero() -> TestResult {
-        let mut rng = Rng::new(13);
+        let mut rng = NonceSource::Seeded(Rng::new(13));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         sent(&mut s, t(0), A, 8);
         sent(&mut s, t(0), B, 2);
@@ -881,7 +897,7 @@ mod tests {
 
     #[test]
     fn a_lost_probe_merges_the_carry_into_the_merged_intervals() -> TestResult {
-        let mut rng = Rng::new(9);
+        let mut rng = NonceSource::Seeded(Rng::new(9));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         sent(&mut s, t(0), A, 3);
         let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
@@ -898,7 +914,7 @@ mod tests {
 
     #[test]
     fn a_surplus_carries_no_more_than_the_flow_sent_after_the_probe() -> TestResult {
-        let mut rng = Rng::new(10);
+        let mut rng = NonceSource::Seeded(Rng::new(10));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         sent(&mut s, t(0), A, 2);
         sent(&mut s, t(0), B, 2);
@@ -929,7 +945,7 @@ mod tests {
 
     #[test]
     fn a_forged_response_changes_no_carry() -> TestResult {
-        let mut rng = Rng::new(11);
+        let mut rng = NonceSource::Seeded(Rng::new(11));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         sent(&mut s, t(0), A, 2);
         let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
@@ -951,7 +967,7 @@ mod tests {
 
     #[test]
     fn a_fractional_rate_spaces_probes_by_srtt_over_it() -> TestResult {
-        let mut rng = Rng::new(5);
+        let mut rng = NonceSource::Seeded(Rng::new(5));
         for (per_rtt, interval) in [(0.5, 400_000_000), (0.25, 800_000_000), (3.0, 66_666_667)] {
             let config = ProberConfig {
                 probes_per_rtt: per_rtt,
@@ -971,7 +987,7 @@ mod tests {
 
     #[test]
     fn probes_go_out_twice_per_rtt_while_data_flows_and_stop_when_it_stops() -> TestResult {
-        let mut rng = Rng::new(5);
+        let mut rng = NonceSource::Seeded(Rng::new(5));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         assert_eq!(s.next_probe_time(), None);
         s.on_sent(t(0), A, 1000);
@@ -1005,7 +1021,7 @@ mod tests {
     #[test]
     fn a_probe_without_an_answer_is_followed_by_another_one_interval_later_without_new_data(
     ) -> TestResult {
-        let mut rng = Rng::new(5);
+        let mut rng = NonceSource::Seeded(Rng::new(5));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_millis(100));
         // One packet at 0 ms, probe 1 at once; the interval is 100 ms / 2 = 50 ms.
         s.on_sent(t(0), A, 1000);
@@ -1030,7 +1046,7 @@ mod tests {
 
     #[test]
     fn probes_that_asked_about_nothing_are_not_repeated() -> TestResult {
-        let mut rng = Rng::new(5);
+        let mut rng = NonceSource::Seeded(Rng::new(5));
         let mut s = Prober::new(ProberConfig::default(), Duration::from_millis(100));
         s.on_sent(t(0), A, 1000);
         let p1 = s.poll_probe(t(0), &mut rng).ok_or("no probe due")?;
@@ -1050,7 +1066,7 @@ mod tests {
         p_response: f64,
         secs: u64,
     ) -> (f64, f64) {
-        let mut rng = Rng::new(seed);
+        let mut rng = NonceSource::Seeded(Rng::new(seed));
         let mut net = Rng::stream(seed, 1);
         let mut s = Prober::new(ProberConfig::default(), Duration::from_secs(1));
         let mut r = ProbeResponder::default();

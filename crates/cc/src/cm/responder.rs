@@ -10,13 +10,25 @@
 //! arrival for [`ResponderConfig::flow_idle`] is forgotten when the next probe is answered, so
 //! that responses stay bounded; if it comes back its counts start from zero. A probe not newer
 //! than the last one answered (a duplicate, a reordered or a replayed probe) is ignored and
-//! counted.
+//! counted, and so is a probe more than [`MAX_SEQ_JUMP`] ahead of it: a probe from a spoofed
+//! source cannot move the sequence number far ahead (to 0xFFFFFFFF, after which every genuine
+//! probe would look stale). A sender whose probes have all been refused for
+//! [`ResponderConfig::flow_idle`] (a sender that restarted its sequence) is taken afresh.
+//! A response carries at most the probe's `room` flow entries (the most recently active flows
+//! when there are more), so it is never more than twice the size of the probe.
 
-use super::probe::{FlowCount, FlowTag, Probe, ProbeError, ProbeMessage, Response, MAX_FLOWS};
+use super::probe::{
+    FlowCount, FlowTag, Probe, ProbeError, ProbeKey, ProbeMessage, Response, MAX_FLOWS,
+};
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
+
+/// How far ahead of the last probe answered a probe's sequence number may be. Probes are sent
+/// about twice per RTT and a sender keeps at most 64 unanswered ones ([`super::ProberConfig`]),
+/// so a genuine probe is rarely more than a few ahead; 1,024 leaves room for long outages.
+pub const MAX_SEQ_JUMP: u32 = 1024;
 
 /// Bounds on the responder's memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +61,8 @@ pub struct ResponderStats {
     pub probes_answered: u64,
     /// Probes not newer than the last one answered, ignored.
     pub probes_stale: u64,
+    /// Probes more than [`MAX_SEQ_JUMP`] ahead of the last one answered, ignored.
+    pub probes_too_far: u64,
     /// Datagrams that did not decode, or were responses.
     pub malformed: u64,
     /// Packets of flows beyond [`ResponderConfig::max_flows_per_peer`], not counted.
@@ -73,6 +87,8 @@ struct Tracked {
 struct Peer {
     /// The last probe answered; 0 before the first.
     lastprobe: u32,
+    /// When the last probe was answered.
+    last_answered: Option<Instant>,
     /// Cumulative arrivals per tracked flow.
     counts: BTreeMap<FlowTag, Tracked>,
     /// The last time a packet or probe arrived from this host.
@@ -151,27 +167,52 @@ impl ProbeResponder {
     }
 
     /// A probe from `from` arrived at `now`: the response to send back, or `None` for a probe
-    /// not newer than the last one answered (counted in [`ResponderStats::probes_stale`]). The
-    /// response lists every tracked flow with its cumulative counts, after forgetting the flows
-    /// idle for [`ResponderConfig::flow_idle`].
+    /// not newer than the last one answered (counted in [`ResponderStats::probes_stale`]) or
+    /// more than [`MAX_SEQ_JUMP`] ahead of it ([`ResponderStats::probes_too_far`]). A sender
+    /// with no probe answered for [`ResponderConfig::flow_idle`] starts afresh: any sequence
+    /// number is taken, and the response's `lastprobe` is 0. The response lists at most
+    /// `probe.room` tracked flows with their cumulative counts, the most recently active ones
+    /// if there are more, after forgetting the flows idle for [`ResponderConfig::flow_idle`].
     pub fn on_probe(&mut self, now: Instant, from: Ipv4Addr, probe: &Probe) -> Option<Response> {
         let idle = self.config.flow_idle;
         let peer = self.peer(now, from);
-        if probe.seq <= peer.lastprobe {
+        let fresh = peer
+            .last_answered
+            .is_none_or(|t| now.saturating_since(t) >= idle);
+        if fresh {
+            peer.lastprobe = 0;
+        }
+        if probe.seq == 0 || (!fresh && probe.seq <= peer.lastprobe) {
             self.stats.probes_stale += 1;
+            return None;
+        }
+        if !fresh && probe.seq - peer.lastprobe > MAX_SEQ_JUMP {
+            self.stats.probes_too_far += 1;
             return None;
         }
         let before = peer.counts.len();
         peer.counts
             .retain(|_, t| now.saturating_since(t.last_arrival) < idle);
         let forgotten = (before - peer.counts.len()) as u64;
+        let room = usize::from(probe.room).min(MAX_FLOWS);
+        let flows = if peer.counts.len() <= room {
+            peer.counts.values().map(|t| t.count).collect()
+        } else {
+            // The most recently active flows, then in tag order.
+            let mut recent: Vec<&Tracked> = peer.counts.values().collect();
+            recent.sort_by_key(|t| std::cmp::Reverse(t.last_arrival));
+            let mut chosen: Vec<FlowCount> = recent[..room].iter().map(|t| t.count).collect();
+            chosen.sort_by_key(|c| c.tag);
+            chosen
+        };
         let response = Response {
             thisprobe: probe.seq,
             lastprobe: peer.lastprobe,
             nonce: probe.nonce,
-            flows: peer.counts.values().map(|t| t.count).collect(),
+            flows,
         };
         peer.lastprobe = probe.seq;
+        peer.last_answered = Some(now);
         self.stats.flows_forgotten += forgotten;
         self.stats.probes_answered += 1;
         Some(response)
@@ -188,10 +229,23 @@ impl ProbeResponder {
         datagram: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<bool, ProbeError> {
-        match ProbeMessage::decode(datagram) {
+        self.on_datagram_with(now, from, datagram, None, out)
+    }
+
+    /// As [`ProbeResponder::on_datagram`], for hosts that share `key`: the probe must carry
+    /// its tag, and the response is authenticated with it.
+    pub fn on_datagram_with(
+        &mut self,
+        now: Instant,
+        from: Ipv4Addr,
+        datagram: &[u8],
+        key: Option<&ProbeKey>,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, ProbeError> {
+        match ProbeMessage::decode_with(datagram, key) {
             Ok(ProbeMessage::Probe(p)) => match self.on_probe(now, from, &p) {
                 Some(r) => {
-                    ProbeMessage::Response(r).encode(out);
+                    ProbeMessage::Response(r).encode_with(key, out);
                     Ok(true)
                 }
                 None => Ok(false),
@@ -235,7 +289,15 @@ mod tests {
             r.on_data(t(0), HOST, A, 1000, false);
         }
         r.on_data(t(1), HOST, B, 500, true);
-        let resp = r.on_probe(t(2), HOST, &Probe { seq: 1, nonce: 42 });
+        let resp = r.on_probe(
+            t(2),
+            HOST,
+            &Probe {
+                seq: 1,
+                nonce: 42,
+                room: 8,
+            },
+        );
         assert_eq!(
             resp,
             Some(Response {
@@ -261,7 +323,15 @@ mod tests {
         r.on_data(t(3), HOST, A, 1000, false);
         // Probe 2 was lost: probe 3 is answered with lastprobe 1, the counts since the start,
         // B's included although nothing of it arrived since.
-        let resp = r.on_probe(t(4), HOST, &Probe { seq: 3, nonce: 7 });
+        let resp = r.on_probe(
+            t(4),
+            HOST,
+            &Probe {
+                seq: 3,
+                nonce: 7,
+                room: 8,
+            },
+        );
         assert_eq!(
             resp.map(|x| (x.thisprobe, x.lastprobe, x.flows)),
             Some((
@@ -290,17 +360,49 @@ mod tests {
         let mut r = ProbeResponder::default();
         r.on_data(t(0), HOST, A, 1000, false);
         assert!(r
-            .on_probe(t(1), HOST, &Probe { seq: 5, nonce: 1 })
+            .on_probe(
+                t(1),
+                HOST,
+                &Probe {
+                    seq: 5,
+                    nonce: 1,
+                    room: 8
+                }
+            )
             .is_some());
         r.on_data(t(2), HOST, A, 1000, false);
         assert!(r
-            .on_probe(t(3), HOST, &Probe { seq: 5, nonce: 1 })
+            .on_probe(
+                t(3),
+                HOST,
+                &Probe {
+                    seq: 5,
+                    nonce: 1,
+                    room: 8
+                }
+            )
             .is_none());
         assert!(r
-            .on_probe(t(3), HOST, &Probe { seq: 4, nonce: 1 })
+            .on_probe(
+                t(3),
+                HOST,
+                &Probe {
+                    seq: 4,
+                    nonce: 1,
+                    room: 8
+                }
+            )
             .is_none());
         assert_eq!(r.stats().probes_stale, 2);
-        let resp = r.on_probe(t(4), HOST, &Probe { seq: 6, nonce: 1 });
+        let resp = r.on_probe(
+            t(4),
+            HOST,
+            &Probe {
+                seq: 6,
+                nonce: 1,
+                room: 8,
+            },
+        );
         assert_eq!(resp.map(|x| x.flows[0].packets), Some(2), "counts kept");
     }
 
@@ -311,7 +413,15 @@ mod tests {
         r.on_data(t(0), HOST, A, 1000, false);
         r.on_data(t(0), other, A, 1000, false);
         r.on_data(t(0), other, A, 1000, false);
-        let resp = r.on_probe(t(1), other, &Probe { seq: 1, nonce: 0 });
+        let resp = r.on_probe(
+            t(1),
+            other,
+            &Probe {
+                seq: 1,
+                nonce: 0,
+                room: 8,
+            },
+        );
         assert_eq!(resp.map(|x| x.flows[0].packets), Some(2));
     }
 
@@ -329,7 +439,15 @@ mod tests {
         r.on_data(t(3), Ipv4Addr::new(10, 0, 0, 3), A, 1, false);
         assert_eq!(r.stats().peers_evicted, 1);
         // HOST was the least recently active and is gone: its next probe reports nothing.
-        let resp = r.on_probe(t(4), HOST, &Probe { seq: 1, nonce: 0 });
+        let resp = r.on_probe(
+            t(4),
+            HOST,
+            &Probe {
+                seq: 1,
+                nonce: 0,
+                room: 8,
+            },
+        );
         assert_eq!(resp.map(|x| x.flows.len()), Some(0));
     }
 
@@ -339,12 +457,28 @@ mod tests {
         r.on_data(t(0), HOST, A, 1000, false);
         r.on_data(t(10_000), HOST, B, 1000, false);
         // At 30 s, A has been idle for 30 s (flow_idle), B for 20 s.
-        let resp = r.on_probe(t(30_000), HOST, &Probe { seq: 1, nonce: 0 });
+        let resp = r.on_probe(
+            t(30_000),
+            HOST,
+            &Probe {
+                seq: 1,
+                nonce: 0,
+                room: 8,
+            },
+        );
         let tags = resp.map(|x| x.flows.iter().map(|c| c.tag).collect::<Vec<_>>());
         assert_eq!(tags, Some(vec![B]));
         assert_eq!(r.stats().flows_forgotten, 1);
         r.on_data(t(30_001), HOST, A, 700, false);
-        let resp = r.on_probe(t(30_002), HOST, &Probe { seq: 2, nonce: 0 });
+        let resp = r.on_probe(
+            t(30_002),
+            HOST,
+            &Probe {
+                seq: 2,
+                nonce: 0,
+                room: 8,
+            },
+        );
         assert_eq!(
             resp.map(|x| x.flows[0]),
             Some(FlowCount {
@@ -361,7 +495,12 @@ mod tests {
         let mut r = ProbeResponder::default();
         r.on_data(t(0), HOST, A, 1000, false);
         let mut probe = Vec::new();
-        ProbeMessage::Probe(Probe { seq: 1, nonce: 9 }).encode(&mut probe);
+        ProbeMessage::Probe(Probe {
+            seq: 1,
+            nonce: 9,
+            room: 8,
+        })
+        .encode(&mut probe);
         let mut out = Vec::new();
         assert_eq!(r.on_datagram(t(1), HOST, &probe, &mut out), Ok(true));
         match ProbeMessage::decode(&out) {

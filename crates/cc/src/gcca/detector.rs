@@ -129,7 +129,10 @@ impl GccpDetector {
         rng: &mut Rng,
     ) -> DetectorVerdict {
         // ECT is passed as false: RED then reports every selection as an early drop.
-        match self.red.on_arrival(now, len, size, false, rng) {
+        match self
+            .red
+            .on_arrival_keeping_selected(now, len, size, false, rng)
+        {
             Verdict::DropFull => {
                 self.stats.drops_full += 1;
                 DetectorVerdict {
@@ -260,6 +263,8 @@ mod tests {
             gentle: false,
             ecn: false,
             mean_pktsize: 1000,
+            wait: false,
+            spare_short_queue: false,
         }
     }
 

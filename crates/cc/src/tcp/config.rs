@@ -57,6 +57,10 @@ pub struct TcpConfig {
     pub rwnd: Bytes,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681: 3).
     pub dupack_threshold: u32,
+    /// Limited transmit (RFC 3042): one new segment on each of the first two duplicate ACKs.
+    /// ns-3 and Linux enable it; off by default so that the papers' ns-2 experiments keep
+    /// their sender.
+    pub limited_transmit: bool,
     /// The receiver delays ACKs (RFC 5681 section 4.2).
     pub delayed_ack: bool,
     /// With delayed ACKs, acknowledge at least every this many in-order segments (2).
@@ -98,6 +102,7 @@ impl Default for TcpConfig {
             initial_ssthresh: u64::MAX,
             rwnd: u64::MAX,
             dupack_threshold: 3,
+            limited_transmit: false,
             delayed_ack: true,
             ack_every: 2,
             delayed_ack_timeout: Duration::from_millis(200),

@@ -59,6 +59,14 @@ pub trait WindowController {
     fn on_congestion(&mut self, now: Instant, kind: CongestionKind, bytes_in_flight: Bytes);
     /// Fast recovery ended (a full ACK, RFC 6582 step 3).
     fn on_recovery_end(&mut self, _now: Instant) {}
+    /// The retransmission timer expired again before the data outstanding at an earlier
+    /// timeout was all acknowledged: the same loss episode. By default the same reaction as a
+    /// first timeout; NewReno keeps ssthresh and only returns to the loss window, as ns-3
+    /// (`ReTxTimeout` in CA_LOSS with the head retransmitted) and Linux (`tcp_enter_loss`
+    /// inside `high_seq`) do.
+    fn on_repeated_timeout(&mut self, now: Instant, bytes_in_flight: Bytes) {
+        self.on_congestion(now, CongestionKind::Timeout, bytes_in_flight);
+    }
 }
 
 /// The controllers concord ships, as an enum so that per-ACK dispatch is a match.
@@ -126,5 +134,8 @@ impl WindowController for WindowCtl {
     }
     fn on_recovery_end(&mut self, now: Instant) {
         each!(self, c => c.on_recovery_end(now))
+    }
+    fn on_repeated_timeout(&mut self, now: Instant, bytes_in_flight: Bytes) {
+        each!(self, c => c.on_repeated_timeout(now, bytes_in_flight))
     }
 }

@@ -87,6 +87,12 @@ impl WindowController for NewReno {
             }
         };
     }
+
+    fn on_repeated_timeout(&mut self, _now: Instant, _bytes_in_flight: Bytes) {
+        // The loss window again; ssthresh was set by the episode's first timeout.
+        self.ca_acked = 0;
+        self.cwnd = self.mss;
+    }
 }
 
 #[cfg(test)]
@@ -160,6 +166,15 @@ mod tests {
         assert_eq!((c.ssthresh(), c.cwnd()), (10 * MSS, 10 * MSS));
         c.on_congestion(Instant::ZERO, CongestionKind::Ecn, 3 * MSS);
         assert_eq!((c.ssthresh(), c.cwnd()), (2 * MSS, 2 * MSS));
+    }
+
+    #[test]
+    fn a_repeated_timeout_keeps_ssthresh_and_returns_to_the_loss_window() {
+        let mut c = NewReno::new(MSS, 20 * MSS, u64::MAX);
+        c.on_congestion(Instant::ZERO, CongestionKind::Timeout, 16 * MSS);
+        c.set_cwnd(5 * MSS);
+        c.on_repeated_timeout(Instant::ZERO, 2 * MSS);
+        assert_eq!((c.ssthresh(), c.cwnd()), (8 * MSS, MSS));
     }
 
     #[test]

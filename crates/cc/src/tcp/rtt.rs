@@ -44,6 +44,15 @@ pub struct RttEstimator {
     backoffs: u32,
 }
 
+/// `(w * a + b) / d` in nanoseconds, computed in 128 bits so that no sample, however large,
+/// overflows (RFC 6298 2.3's `7/8 SRTT + 1/8 R'` with w = 7, d = 8); the result is at most
+/// the larger of `a` and `b` when `w + 1 = d`, and saturates otherwise.
+fn blend(a: Duration, w: u64, b: Duration, d: u64) -> Duration {
+    let sum = u128::from(a.as_nanos()) * u128::from(w) + u128::from(b.as_nanos());
+    let v = sum.checked_div(u128::from(d)).unwrap_or(sum);
+    Duration::from_nanos(u64::try_from(v).unwrap_or(u64::MAX))
+}
+
 impl RttEstimator {
     /// An estimator with no samples: RTO = initial_rto.
     pub fn new(config: RttConfig) -> RttEstimator {
@@ -72,11 +81,8 @@ impl RttEstimator {
             Some(srtt) => {
                 // 2.3: RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|; SRTT <- 7/8 SRTT + 1/8 R'.
                 let diff = if srtt > r { srtt - r } else { r - srtt };
-                self.rttvar =
-                    Duration::from_nanos((3 * self.rttvar.as_nanos() + diff.as_nanos()) / 4);
-                self.srtt = Some(Duration::from_nanos(
-                    (7 * srtt.as_nanos() + r.as_nanos()) / 8,
-                ));
+                self.rttvar = blend(self.rttvar, 3, diff, 4);
+                self.srtt = Some(blend(srtt, 7, r, 8));
             }
         }
         self.on_srtt_changed();
@@ -105,7 +111,7 @@ impl RttEstimator {
         if let Some(mut srtt) = before.and(self.srtt) {
             for _ in 1..n.clamp(1, 64) {
                 // 2.3's SRTT step again, RTTVAR left as the first step set it.
-                srtt = Duration::from_nanos((7 * srtt.as_nanos() + r.as_nanos()) / 8);
+                srtt = blend(srtt, 7, r, 8);
             }
             self.srtt = Some(srtt);
             self.on_srtt_changed();
@@ -255,5 +261,21 @@ mod tests {
         assert_eq!(e.rto(), Duration::from_secs(60));
         e.on_sample(Duration::from_millis(100));
         assert_eq!(e.backoffs(), 0);
+    }
+
+    #[test]
+    fn a_sample_of_2_pow_64_minus_1_ns_neither_overflows_nor_wraps() {
+        let mut e = RttEstimator::new(RttConfig::default());
+        e.on_sample(Duration::from_millis(10));
+        let huge = Duration::from_nanos(u64::MAX);
+        e.on_sample(huge);
+        // 2.3 exactly: (7 * 10 ms + (2^64 - 1)) / 8, and RTTVAR (3 * 5 ms + |10 ms - R|) / 4.
+        let srtt = (7 * 10_000_000u128 + u128::from(u64::MAX)) / 8;
+        assert_eq!(e.srtt(), Some(Duration::from_nanos(srtt as u64)));
+        let var = (3 * 5_000_000u128 + u128::from(u64::MAX) - 10_000_000) / 4;
+        assert_eq!(e.rttvar(), Duration::from_nanos(var as u64));
+        e.on_samples(huge, 64);
+        assert!(e.srtt().is_some_and(|s| s > Duration::from_secs(1)));
+        assert_eq!(e.rto(), RttConfig::default().max_rto);
     }
 }

@@ -100,6 +100,17 @@ pub struct TcpSender {
     /// Bytes the application has made available (`u64::MAX`: an infinite source).
     app_limit: u64,
     dupacks: u32,
+    /// Bytes above snd_una that duplicate ACKs show have reached the receiver: one segment per
+    /// duplicate ACK, less what later cumulative ACKs covered, and never the segment at
+    /// snd_una (the Reno "SACK" emulation of ns-3's `TcpTxBuffer::AddRenoSack`, Linux's
+    /// `sacked_out` without SACK). This data has left the network.
+    dup_acked: Bytes,
+    /// Bytes of new data sent by limited transmit (RFC 3042) since the last new ACK; RFC 5681
+    /// section 3.2 step 2 leaves them out of FlightSize at fast retransmit.
+    limited_sent: Bytes,
+    /// snd_max when the retransmission timer last expired, until it is acknowledged: a
+    /// timeout before then belongs to the same loss episode.
+    timeout_recover: Option<u64>,
     /// RFC 6582 `recover`: highest byte sent when the last fast retransmit or timeout happened.
     recover: Option<u64>,
     in_recovery: bool,
@@ -111,6 +122,11 @@ pub struct TcpSender {
     /// and is ignored (RFC 3168 6.1.2, "at most once per window"; as Linux's CWR state and
     /// ns-2's `recover_`).
     ecn_recover: Option<u64>,
+    /// End of the window outstanding at the last ECN reduction while the sender is in the
+    /// congestion window reduced state: no growth until it is acknowledged (Linux's CWR state).
+    /// A loss recovery or a timeout ends it: after them the window grows as they prescribe
+    /// (slow start from the loss window after a timeout, RFC 5681 section 3.1).
+    ecn_cwr: Option<u64>,
     send_cwr: bool,
     /// A single segment to resend before anything else (fast retransmit, partial ACK), at
     /// this sequence number; sent regardless of the window (RFC 5681 3.2 step 2).
@@ -146,10 +162,14 @@ impl TcpSender {
             snd_max: 0,
             app_limit: u64::MAX,
             dupacks: 0,
+            dup_acked: 0,
+            limited_sent: 0,
+            timeout_recover: None,
             recover: None,
             in_recovery: false,
             partial_ack_seen: false,
             ecn_recover: None,
+            ecn_cwr: None,
             send_cwr: false,
             rexmit: None,
             rto_deadline: None,
@@ -231,6 +251,18 @@ impl TcpSender {
         self.snd_max - self.snd_una
     }
 
+    /// FlightSize as ns-3 and Linux estimate it without SACK: bytes sent and not yet
+    /// acknowledged, less those the duplicate ACKs show have left the network (RFC 6675's
+    /// `pipe` with each duplicate ACK standing for one delivered segment).
+    pub fn pipe(&self) -> Bytes {
+        self.bytes_in_flight().saturating_sub(self.dup_acked)
+    }
+
+    /// Bytes above snd_una that duplicate ACKs show have reached the receiver.
+    pub fn dup_acked(&self) -> Bytes {
+        self.dup_acked
+    }
+
     /// The oldest unacknowledged byte.
     pub fn snd_una(&self) -> u64 {
         self.snd_una
@@ -310,6 +342,7 @@ impl TcpSender {
                 self.ctl.set_cwnd(before);
             }
             self.mark_reduction();
+            self.ecn_cwr = Some(self.snd_max);
             self.stats.ecn_reductions += 1;
             reduced_for_ecn = true;
             out.ecn_reduction = true;
@@ -327,6 +360,13 @@ impl TcpSender {
         let acked = ack - self.snd_una;
         out.bytes_acked = acked;
         self.snd_una = ack;
+        // The cumulative ACK covers the segment that was missing and, beyond it, data the
+        // duplicate ACKs had already counted as delivered.
+        self.dup_acked = self
+            .dup_acked
+            .saturating_sub(acked.saturating_sub(self.mss()))
+            .min(self.bytes_in_flight().saturating_sub(self.mss()));
+        self.limited_sent = 0;
         if self.snd_nxt < self.snd_una {
             // After a timeout, the receiver may hold data beyond what was resent.
             self.snd_nxt = self.snd_una;
@@ -394,8 +434,7 @@ impl TcpSender {
         // RFC 3168 6.1.2: no increase in response to an ECE that reduced the window; and, as
         // Linux's CWR state does, none until the window outstanding at the reduction is
         // acknowledged. Estimators still see the arrival, as a zero-growth ACK.
-        let cwr_window = reduced_for_ecn
-            || self.ecn_recover.is_some_and(|r| self.snd_una <= r) && self.config.ecn;
+        let cwr_window = reduced_for_ecn || self.ecn_cwr.is_some_and(|r| self.snd_una <= r);
         let info = AckInfo {
             in_recovery: cwr_window,
             ..self.ack_info(acked, out.rtt, ece)
@@ -406,9 +445,17 @@ impl TcpSender {
 
     fn on_dup_ack(&mut self, now: Instant, ece: bool, out: &mut AckOutcome) {
         self.dupacks = self.dupacks.saturating_add(1);
+        // A duplicate ACK stands for one segment delivered above the hole; the hole itself is
+        // never counted, so the estimate stays below what is outstanding.
+        let room = self.bytes_in_flight().saturating_sub(self.mss());
+        let newly_delivered = room.saturating_sub(self.dup_acked).min(self.mss());
+        self.dup_acked += newly_delivered;
         if self.in_recovery {
-            // RFC 6582 3.2 step 4: inflate by one SMSS per additional duplicate ACK.
-            self.ctl.set_cwnd(self.ctl.cwnd() + self.mss());
+            // RFC 6582 3.2 step 4: inflate by one SMSS per additional duplicate ACK, bounded by
+            // what the ACK shows has left the network: the window never lets more than
+            // ssthresh plus the delivered data be outstanding (ns-3's classic recovery keeps
+            // cwnd at ssthresh and counts the delivered segments out of its pipe).
+            self.ctl.set_cwnd(self.ctl.cwnd() + newly_delivered);
         } else if self.dupacks == self.config.dupack_threshold {
             // Step 1: enter fast retransmit only if the ACK covers more than `recover`,
             // which prevents a second reduction for losses of one window after a timeout.
@@ -417,7 +464,8 @@ impl TcpSender {
                 Some(r) => self.snd_una > r,
             };
             if allowed {
-                let flight = self.bytes_in_flight();
+                // RFC 5681 3.2 step 2: data sent by limited transmit is not part of FlightSize.
+                let flight = self.bytes_in_flight().saturating_sub(self.limited_sent);
                 // A window already reduced for ECN is not reduced again for a loss in it
                 // (RFC 3168 6.1.2: once per window for drops and marks together; Linux keeps
                 // ssthresh when recovery starts inside CWR).
@@ -431,6 +479,7 @@ impl TcpSender {
                 self.ctl.set_cwnd(ssthresh + 3 * self.mss());
                 self.in_recovery = true;
                 self.partial_ack_seen = false;
+                self.ecn_cwr = None;
                 self.mark_reduction();
                 self.stats.fast_retransmits += 1;
                 out.fast_retransmit = true;
@@ -469,14 +518,26 @@ impl TcpSender {
         }
         // RFC 6298 5.4-5.6 and RFC 5681 eq. 4: retransmit the earliest unacknowledged segment,
         // back off the timer, ssthresh = max(FlightSize / 2, 2 SMSS), cwnd = loss window.
+        // FlightSize is the data still in the network: what duplicate ACKs show was delivered
+        // is left out, as ns-3 (`BytesInFlight` before the timeout) and Linux (`packets_out -
+        // sacked_out`) do, so a recovery that inflated the window before its retransmission
+        // was lost does not set ssthresh from data that already arrived.
         self.stats.timeouts += 1;
-        self.ctl
-            .on_congestion(now, CongestionKind::Timeout, self.bytes_in_flight());
+        let same_episode = self.timeout_recover.is_some_and(|r| self.snd_una < r);
+        if same_episode {
+            self.ctl.on_repeated_timeout(now, self.pipe());
+        } else {
+            self.ctl
+                .on_congestion(now, CongestionKind::Timeout, self.pipe());
+            self.timeout_recover = Some(self.snd_max);
+        }
         self.rtt.back_off();
         self.recover = Some(self.snd_max);
         self.mark_reduction();
         self.in_recovery = false;
+        self.ecn_cwr = None;
         self.dupacks = 0;
+        self.limited_sent = 0;
         self.rexmit = None;
         // Go back N: resend from snd_una as the window reopens.
         self.snd_nxt = self.snd_una;
@@ -503,11 +564,35 @@ impl TcpSender {
             return false;
         }
         let end = self.snd_nxt + self.mss().min(self.app_limit - self.snd_nxt);
+        end <= self.window_end()
+    }
+
+    /// The end of the sequence space the window, the gate and the receiver's window allow.
+    fn window_end(&self) -> u64 {
         let window_end = match self.gate {
             SendGate::CreditOnly => u64::MAX,
-            _ => self.snd_una.saturating_add(self.ctl.cwnd()),
+            _ => self
+                .snd_una
+                .saturating_add(self.ctl.cwnd())
+                .saturating_add(self.limited_transmit_allowance()),
         };
-        end <= window_end.min(self.snd_una.saturating_add(self.config.rwnd))
+        window_end.min(self.snd_una.saturating_add(self.config.rwnd))
+    }
+
+    /// Limited transmit (RFC 3042 section 2): on each of the first two duplicate ACKs, one new
+    /// segment beyond cwnd (the outstanding data stays at most cwnd + 2 SMSS), cwnd unchanged.
+    /// Only previously unsent data: not after a timeout while resending below snd_max.
+    fn limited_transmit_allowance(&self) -> Bytes {
+        let applies = self.config.limited_transmit
+            && !self.in_recovery
+            && self.dupacks > 0
+            && self.dupacks < self.config.dupack_threshold
+            && self.snd_nxt == self.snd_max;
+        if applies {
+            self.mss() * u64::from(self.dupacks.min(2))
+        } else {
+            0
+        }
     }
 
     /// The next segment to transmit now, if the window, the gate and the application allow one.
@@ -533,14 +618,14 @@ impl TcpSender {
             return None;
         }
         let len = self.mss().min(end_of_data - self.snd_nxt);
-        let window_end = match self.gate {
-            SendGate::CreditOnly => u64::MAX,
-            _ => self.snd_una.saturating_add(self.ctl.cwnd()),
-        };
-        let rwnd_end = self.snd_una.saturating_add(self.config.rwnd);
         let end = self.snd_nxt + len;
-        if end > window_end.min(rwnd_end) {
+        if end > self.window_end() {
             return None;
+        }
+        let cwnd_end = self.snd_una.saturating_add(self.ctl.cwnd());
+        if self.gate != SendGate::CreditOnly && end > cwnd_end {
+            // Beyond cwnd: a limited-transmit segment.
+            self.limited_sent += end - self.snd_nxt.max(cwnd_end);
         }
         if self.gate != SendGate::Window {
             if self.credit < len {
@@ -877,6 +962,155 @@ mod tests {
         drain(&mut s, ms(1100));
         s.on_ack(ms(1200), 11_000, true);
         assert!(s.cwnd() <= 2 * MSS, "cwnd {}", s.cwnd());
+    }
+
+    #[test]
+    fn a_timeout_in_recovery_takes_ssthresh_from_the_data_still_in_the_network() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        for i in 0..3 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        // Recovery: ssthresh 5000, cwnd 8000; the retransmission goes out (and is lost).
+        assert_eq!(s.poll_transmit(ms(102)).map(|g| g.seq), Some(0));
+        // Five more duplicate ACKs inflate cwnd to 13000 and release 10000..13000.
+        for i in 0..5 {
+            s.on_ack(ms(110 + i), 0, false);
+        }
+        assert_eq!(s.cwnd(), 13_000);
+        assert_eq!(drain(&mut s, ms(115)).len(), 3);
+        assert_eq!(s.bytes_in_flight(), 13_000);
+        assert_eq!(s.dup_acked(), 8000);
+        assert_eq!(s.pipe(), 5000);
+        assert!(s.on_timeout(ms(1102)));
+        // max(pipe / 2, 2 SMSS) = 2500; FlightSize / 2 would have given 6500.
+        assert_eq!((s.ssthresh(), s.cwnd()), (2500, MSS));
+    }
+
+    #[test]
+    fn duplicate_acks_beyond_the_outstanding_segments_do_not_inflate_the_window() {
+        let mut s = sender(config());
+        drain(&mut s, ms(0));
+        for i in 0..3 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        // ssthresh max(2000, 2000), cwnd 2000 + 3000; three of the four segments delivered.
+        assert_eq!((s.ssthresh(), s.cwnd()), (2000, 5000));
+        assert_eq!(s.dup_acked(), 3000);
+        // A fourth duplicate ACK with nothing more outstanding beyond the hole.
+        s.on_ack(ms(103), 0, false);
+        assert_eq!(s.cwnd(), 5000);
+        assert_eq!(s.dup_acked(), 3000);
+    }
+
+    #[test]
+    fn a_partial_ack_forgets_the_delivered_data_it_covers() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        for i in 0..4 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        assert_eq!(s.dup_acked(), 4000);
+        // 0..3000: the retransmitted segment and two delivered ones.
+        s.on_ack(ms(200), 3000, false);
+        assert_eq!(s.dup_acked(), 2000);
+        assert_eq!(s.pipe(), 7000 - 2000);
+    }
+
+    #[test]
+    fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_duplicate_acks() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            limited_transmit: true,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        s.on_ack(ms(100), 0, false);
+        let segs = drain(&mut s, ms(100));
+        assert_eq!(segs.len(), 1);
+        assert_eq!((segs[0].seq, segs[0].retransmission), (10_000, false));
+        s.on_ack(ms(101), 0, false);
+        let segs = drain(&mut s, ms(101));
+        assert_eq!(segs.iter().map(|g| g.seq).collect::<Vec<_>>(), vec![11_000]);
+        assert_eq!(s.cwnd(), 10_000, "cwnd is not changed");
+        // The third: FlightSize leaves out the two limited-transmit segments (RFC 5681 3.2).
+        assert!(s.on_ack(ms(102), 0, false).fast_retransmit);
+        assert_eq!(s.ssthresh(), 5000);
+    }
+
+    #[test]
+    fn without_limited_transmit_a_duplicate_ack_sends_nothing() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        s.on_ack(ms(100), 0, false);
+        assert_eq!(s.poll_transmit(ms(100)), None);
+    }
+
+    #[test]
+    fn after_an_ecn_reduction_then_a_timeout_slow_start_grows_the_window() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ecn: true,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        assert!(s.on_ack(ms(100), 1000, true).ecn_reduction);
+        drain(&mut s, ms(100));
+        assert!(s.on_timeout(ms(1100)));
+        assert_eq!(s.cwnd(), MSS);
+        s.poll_transmit(ms(1100));
+        // The resent segment is acknowledged: slow start from the loss window (RFC 5681 3.1),
+        // not held by the ECN reduction's window.
+        s.on_ack(ms(1200), 2000, false);
+        assert_eq!(s.cwnd(), 2 * MSS);
+    }
+
+    #[test]
+    fn after_an_ecn_reduction_the_window_holds_until_the_reduced_window_is_acknowledged() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ecn: true,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        assert!(s.on_ack(ms(100), 1000, true).ecn_reduction);
+        let cwnd = s.cwnd();
+        s.on_ack(ms(101), 2000, false);
+        assert_eq!(s.cwnd(), cwnd, "inside the reduced window");
+    }
+
+    #[test]
+    fn a_second_timeout_before_the_first_ones_window_is_acknowledged_keeps_ssthresh() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        assert!(s.on_timeout(ms(1000)));
+        assert_eq!(s.ssthresh(), 5000);
+        s.poll_transmit(ms(1000));
+        // The resent segment is acknowledged; cwnd 2000 sends 1000..3000, then the timer again.
+        s.on_ack(ms(1100), 1000, false);
+        drain(&mut s, ms(1100));
+        assert_eq!(s.cwnd(), 2000);
+        assert!(s.on_timeout(ms(4000)));
+        assert_eq!((s.ssthresh(), s.cwnd()), (5000, MSS), "same loss episode");
+        // Once all of the first timeout's window is acknowledged, a new timeout reduces again.
+        s.poll_transmit(ms(4000));
+        s.on_ack(ms(4100), 10_000, false);
+        drain(&mut s, ms(4100));
+        assert_eq!(s.bytes_in_flight(), 2000);
+        assert!(s.on_timeout(ms(9000)));
+        assert_eq!(s.ssthresh(), 2000, "max(2000 / 2, 2 SMSS)");
     }
 
     #[test]

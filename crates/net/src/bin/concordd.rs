@@ -4,7 +4,7 @@
 //! Logs go to standard error, filtered by `RUST_LOG` (default `info`).
 
 use clap::Parser;
-use concord_cc::cm::CmConfig;
+use concord_cc::cm::{CmConfig, ProbeKey};
 use concord_cc::Duration;
 use concord_net::daemon::{bind_socket, default_socket_path, serve};
 use concord_net::hub::{Hub, HubConfig};
@@ -45,9 +45,46 @@ struct Args {
     /// the applications' own reports. Repeat for several ports.
     #[arg(long)]
     count_port: Vec<u16>,
-    /// The seed of the manager's random numbers.
+    /// The seed of the manager's seeded generator. Probe nonces do not use it: they come from
+    /// the operating system's CSPRNG.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// A file holding the key shared with the peer daemons (64 hexadecimal digits, 32 bytes):
+    /// every probe and response is then authenticated with HMAC-SHA-256, and messages without
+    /// the right tag are refused. The file must not be readable by group or others.
+    #[arg(long)]
+    probe_key_file: Option<PathBuf>,
+}
+
+/// Reads the probe key: 64 hexadecimal digits (whitespace around them ignored) in a file that
+/// only its owner may read.
+fn read_probe_key(path: &std::path::Path) -> Result<ProbeKey, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("--probe-key-file {}: {e}", path.display()))?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(format!(
+            "--probe-key-file {}: readable by group or others; chmod 600 it",
+            path.display()
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("--probe-key-file {}: {e}", path.display()))?;
+    let hex = text.trim();
+    let bad = || {
+        format!(
+            "--probe-key-file {}: expected 64 hexadecimal digits (32 bytes), e.g. from `openssl rand -hex 32`",
+            path.display()
+        )
+    };
+    if hex.len() != 64 || !hex.is_ascii() {
+        return Err(bad());
+    }
+    let mut key = [0u8; 32];
+    for (i, b) in key.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(ProbeKey(key))
 }
 
 fn main() -> ExitCode {
@@ -56,6 +93,10 @@ fn main() -> ExitCode {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
         .init();
     let args = Args::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -79,7 +120,12 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let probe_key = match &args.probe_key_file {
+        Some(p) => Some(read_probe_key(p)?),
+        None => None,
+    };
     let config = HubConfig {
+        probe_key,
         cm: CmConfig {
             initial_rtt: Duration::from_millis(args.initial_rtt_ms),
             initial_cwnd: args.initial_cwnd,

@@ -17,8 +17,12 @@
 //!   (section III.B.1).
 
 use crate::packet::{FlowId, Packet};
-use concord_cc::eca::{LoadEncoding, LoadEstimator, PriorityAdmission, Reflector, WtpShaper};
+use crate::scenario::EcaQueueSpec;
+use concord_cc::eca::{
+    LoadEncoding, LoadEstimator, LoadEstimatorConfig, PriorityAdmission, Reflector, WtpShaper,
+};
 use concord_cc::time::Instant;
+use concord_cc::units::Rate;
 
 /// A packet's LOAD and RLOAD, each an `f64` kept as its bits so that packets stay `Eq`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -88,11 +92,49 @@ pub enum HostEca {
     },
 }
 
+impl QueueEca {
+    /// The router part of a channel of `rate` with ECA settings `spec`, starting at `now`;
+    /// `None` if the estimator refuses the configuration (the loader checked the values, so
+    /// the queue then runs without ECA rather than stopping the run).
+    pub fn new(spec: &EcaQueueSpec, rate: Rate, now: Instant) -> Option<QueueEca> {
+        let mut config = LoadEstimatorConfig::new(rate);
+        config.target_utilisation = spec.target;
+        config.interval = spec.interval;
+        config.increase = spec.up;
+        config.decrease = spec.down;
+        config.combine = spec.combine;
+        LoadEstimator::new(config, now)
+            .ok()
+            .map(|estimator| QueueEca {
+                estimator,
+                encoding: spec.encoding,
+            })
+    }
+
+    /// `pkt` is offered to the queue at `now`: the estimator counts it and LOAD is stamped
+    /// into it (section IV.A.3, steps 4 and 5).
+    #[inline]
+    pub fn stamp(&mut self, now: Instant, pkt: &mut Packet) {
+        self.estimator.on_arrival(now, u64::from(pkt.size));
+        let load = self.encoding.quantise(self.estimator.stamp(pkt.eca.load()));
+        pkt.eca.set_load(load);
+    }
+}
+
+/// An ECA queue: the load estimator in front of the channel's discipline.
+#[derive(Clone, Debug)]
+pub struct EcaQueue {
+    /// The estimator and its encoding.
+    pub eca: QueueEca,
+    /// The discipline behind it.
+    pub inner: crate::queue_disc::QueueDisc,
+}
+
 /// ECA's run-time state in a simulator.
 #[derive(Debug, Default)]
 pub struct EcaState {
-    /// Per channel: its estimator, if the queue runs ECA.
-    pub queues: Vec<Option<QueueEca>>,
+    /// True if some channel's queue runs ECA (its estimator lives in the channel's discipline).
+    pub has_queues: bool,
     /// Per flow: its source host's part, if the flow is under ECA.
     pub hosts: Vec<Option<HostEca>>,
     /// The receivers' reflector, keyed by flow.
@@ -110,7 +152,7 @@ pub struct EcaState {
 impl EcaState {
     /// True if any queue or flow runs ECA.
     pub fn active(&self) -> bool {
-        self.queues.iter().any(Option::is_some) || self.hosts.iter().any(Option::is_some)
+        self.has_queues || self.hosts.iter().any(Option::is_some)
     }
 
     /// Packets the host dropped for flow `f` (full WTP queue, or refused admission).

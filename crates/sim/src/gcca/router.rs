@@ -8,10 +8,12 @@
 //! an unthrottled port sends back to back as a plain queue does; GCCP messages from the
 //! downstream neighbour lower it linearly and NORMAL restores it.
 
-use crate::packet::{Packet, Transport};
+use crate::packet::{NodeId, Packet, Transport};
+use crate::queue_disc::Fifo;
 use crate::scenario::GccaQueueSpec;
 use crate::trace::capture::{flow_ports, node_address};
-use concord_cc::aqm::AqmConfig;
+use concord_cc::aqm::{AqmConfig, QueueLen, Verdict};
+use concord_cc::rng::Rng;
 use concord_cc::gcca::{
     Code, DetectorConfig, DetectorVerdict, GccpDetector, LeakyBucket, Padding, Signal,
 };
@@ -55,6 +57,8 @@ pub struct GccaPort {
     pub stats: PortStats,
     /// The bucket's rate after each message it received.
     pub rates: Vec<RateChange>,
+    /// The packets waiting.
+    fifo: Fifo,
 }
 
 impl GccaPort {
@@ -82,7 +86,50 @@ impl GccaPort {
             armed: None,
             stats: PortStats::default(),
             rates: Vec::new(),
+            fifo: Fifo::default(),
         })
+    }
+
+    /// A packet from neighbour `upstream` arrives at `now` (GCCA Fig. 3): the detector decides
+    /// in place of an AQM; the packet is queued unless the queue is full, and the signals wait
+    /// in the outbox.
+    pub(crate) fn enqueue(
+        &mut self,
+        now: Instant,
+        pkt: Packet,
+        upstream: NodeId,
+        rng: &mut Rng,
+    ) -> Verdict {
+        let verdict =
+            self.detector
+                .on_arrival(now, self.fifo.len(), u64::from(pkt.size), upstream, rng);
+        self.note(&verdict, &pkt);
+        if verdict.verdict == Verdict::DropFull {
+            return Verdict::DropFull;
+        }
+        self.fifo.push(pkt);
+        Verdict::Enqueue
+    }
+
+    /// The head of the queue, if the leaky bucket lets it leave at `now`; otherwise the port
+    /// holds it and sets its wake-up. The detector sees the departure.
+    pub(crate) fn dequeue(&mut self, now: Instant) -> Option<Packet> {
+        let size = u64::from(self.fifo.front()?.size);
+        if !self.bucket.can_send(now, size) {
+            self.hold(now, size);
+            return None;
+        }
+        self.bucket.on_send(now, size);
+        self.wake = None;
+        let p = self.fifo.pop()?;
+        let normal = self.detector.on_departure(now, self.fifo.len());
+        self.outbox.extend(normal.into_iter().map(|s| (s, None)));
+        Some(p)
+    }
+
+    /// Packets and bytes waiting.
+    pub fn queue_len(&self) -> QueueLen {
+        self.fifo.len()
     }
 
     /// Keeps the signals of an arrival's verdict for sending.

@@ -76,7 +76,18 @@ pub fn parse_str_with(
 ) -> Result<Scenario, ScenarioError> {
     let src = Source::new(text, path);
     let doc = DeTable::parse(src.text()).map_err(|e| syntax_error(&src, &e))?;
-    let root = Table::root(&src, doc.get_ref()).allow(&ROOT_KEYS)?;
+    read_document(&src, Table::root(&src, doc.get_ref()), path, options)
+}
+
+/// Reads and validates the parsed document `root` of `src` (the file's tree, or the tree with
+/// overrides put in by [`super::overrides::ScenarioSource`]).
+pub(crate) fn read_document(
+    src: &Source<'_>,
+    root: Table<'_>,
+    path: Option<&Path>,
+    options: LoadOptions,
+) -> Result<Scenario, ScenarioError> {
+    let root = root.allow(&ROOT_KEYS)?;
 
     let name = match root.get("name") {
         Some(f) => f.name()?.to_string(),
@@ -362,7 +373,7 @@ fn read_link(
 }
 
 /// A TOML syntax error, with a fix for the common ones.
-fn syntax_error(src: &Source<'_>, e: &toml::de::Error) -> ScenarioError {
+pub(crate) fn syntax_error(src: &Source<'_>, e: &toml::de::Error) -> ScenarioError {
     let span = e.span().unwrap_or(0..0);
     let message = e.message().trim().to_string();
     let fix = if message.contains("duplicate key") {

@@ -7,16 +7,25 @@ use super::model::GccaQueueSpec;
 use super::suggest;
 use super::table::Table;
 use super::value::Field;
-use concord_cc::aqm::{AqmConfig, AqmConfigError, QueueLimit, RedConfig};
+use concord_cc::aqm::{
+    AqmConfig, AqmConfigError, CodelConfig, FqCodelConfig, QueueLimit, RedConfig,
+};
+use concord_cc::time::Duration;
 use concord_cc::units::{parse_bytes, parse_fraction, ParseQuantityError};
 use toml::de::DeValue;
 
 /// The queue disciplines a scenario may name.
-const KINDS: [&str; 3] = ["droptail", "red", "gcca"];
+const KINDS: [&str; 5] = ["droptail", "red", "gcca", "codel", "fq_codel"];
+/// The keys of a CoDel queue table (RFC 8289).
+const CODEL_KEYS: [&str; 5] = ["kind", "limit", "target", "interval", "ecn"];
+/// The keys of an FQ-CoDel queue table (RFC 8290).
+const FQ_CODEL_KEYS: [&str; 7] = [
+    "kind", "limit", "target", "interval", "ecn", "flows", "quantum",
+];
 /// The keys of a DropTail queue table.
 const DROPTAIL_KEYS: [&str; 2] = ["kind", "limit"];
 /// The keys of a RED queue table.
-const RED_KEYS: [&str; 9] = [
+const RED_KEYS: [&str; 11] = [
     "kind",
     "limit",
     "min_th",
@@ -26,6 +35,8 @@ const RED_KEYS: [&str; 9] = [
     "gentle",
     "ecn",
     "mean_pktsize",
+    "wait",
+    "spare_short_queue",
 ];
 
 /// How to write a queue limit, for fixes.
@@ -106,6 +117,24 @@ fn read_table(table: &Table<'_>, default_limit: QueueLimit) -> Result<AqmConfig,
             let table = table.clone().allow(&RED_KEYS)?;
             read_red(&table, kind_field, default_limit)
         }
+        "codel" => {
+            let table = table.clone().allow(&CODEL_KEYS)?;
+            let mut c = CodelConfig::default();
+            read_codel_common(&table, &mut c.limit, &mut c.target, &mut c.interval, &mut c.ecn)?;
+            Ok(AqmConfig::CoDel(c))
+        }
+        "fq_codel" => {
+            let table = table.clone().allow(&FQ_CODEL_KEYS)?;
+            let mut c = FqCodelConfig::default();
+            read_codel_common(&table, &mut c.limit, &mut c.target, &mut c.interval, &mut c.ecn)?;
+            if let Some(f) = table.get("flows") {
+                c.flows = f.integer(1, 65_536)? as u32;
+            }
+            if let Some(f) = table.get("quantum") {
+                c.quantum = f.size_in(1, 1 << 20)?;
+            }
+            Ok(AqmConfig::FqCodel(c))
+        }
         "gcca" => Err(kind_field.error(
             ErrorKind::BadValue,
             format!("a gcca queue cannot be used in {}", table.what()),
@@ -121,6 +150,33 @@ fn read_table(table: &Table<'_>, default_limit: QueueLimit) -> Result<AqmConfig,
             ),
         )),
     }
+}
+
+/// The keys CoDel and FQ-CoDel share: a limit (the discipline's own default if absent), the
+/// target and interval (positive durations) and ECN marking.
+fn read_codel_common(
+    table: &Table<'_>,
+    limit: &mut QueueLimit,
+    target: &mut Duration,
+    interval: &mut Duration,
+    ecn: &mut bool,
+) -> Result<(), ScenarioError> {
+    if let Some(f) = table.get("limit") {
+        *limit = read_limit(&f)?;
+        if limit.value() <= 0.0 {
+            return Err(validation_error(&AqmConfigError::ZeroLimit, &f, Some(table)));
+        }
+    }
+    if let Some(f) = table.get("target") {
+        *target = f.positive_duration()?;
+    }
+    if let Some(f) = table.get("interval") {
+        *interval = f.positive_duration()?;
+    }
+    if let Some(f) = table.get("ecn") {
+        *ecn = f.boolean()?;
+    }
+    Ok(())
 }
 
 /// The RED keys of `table` (already checked for unknown keys); `kind_field` is where an error
@@ -155,6 +211,12 @@ fn read_red(
     }
     if let Some(f) = table.get("mean_pktsize") {
         red.mean_pktsize = f.size_in(1, 65_535)?;
+    }
+    if let Some(f) = table.get("wait") {
+        red.wait = f.boolean()?;
+    }
+    if let Some(f) = table.get("spare_short_queue") {
+        red.spare_short_queue = f.boolean()?;
     }
     let config = AqmConfig::Red(red);
     let at = table.get("limit").unwrap_or(kind_field);
@@ -322,6 +384,18 @@ fn validation_error(
             ErrorKind::BadValue,
             format!("RED's max_p = {p} is outside (0, 1]"),
             "give a probability above zero, e.g. max_p = 0.1",
+        ),
+        // The reader refuses these before validation (positive durations, flows >= 1,
+        // quantum >= 1 byte); worded here for completeness.
+        AqmConfigError::ZeroCodelTime(name) => key(name).error(
+            ErrorKind::BadValue,
+            format!("CoDel's {name} is zero"),
+            "give a positive duration, e.g. target = \"5ms\" and interval = \"100ms\"",
+        ),
+        AqmConfigError::ZeroFqSetting(name) => key(name).error(
+            ErrorKind::BadValue,
+            format!("FQ-CoDel's {name} is zero"),
+            "give flows = 1024 and quantum = \"1514B\", or other positive values",
         ),
     }
 }

@@ -13,6 +13,9 @@ pub(crate) struct Source<'t> {
     text: &'t str,
     /// Byte offset of the start of each line.
     line_starts: Vec<usize>,
+    /// How each override is named in errors (`` override `flow[0].count = 3` ``); override `k`
+    /// has the one-byte span [`Source::override_span`]`(k)`, past the end of the text.
+    overrides: Vec<String>,
 }
 
 impl<'t> Source<'t> {
@@ -25,7 +28,27 @@ impl<'t> Source<'t> {
             path,
             text,
             line_starts,
+            overrides: Vec::new(),
         }
+    }
+
+    /// `text` with overrides named by `labels`, whose values are located at
+    /// [`Source::override_span`] so that errors about them name the override.
+    pub(crate) fn with_overrides(
+        text: &'t str,
+        path: Option<&Path>,
+        labels: Vec<String>,
+    ) -> Source<'t> {
+        Source {
+            overrides: labels,
+            ..Source::new(text, path)
+        }
+    }
+
+    /// The span standing for override `k`: one byte, past the end of the text.
+    pub(crate) fn override_span(&self, k: usize) -> Span {
+        let start = self.text.len() + 1 + k;
+        start..start + 1
     }
 
     /// The text.
@@ -61,6 +84,12 @@ impl<'t> Source<'t> {
         message: impl Into<String>,
         fix: impl Into<String>,
     ) -> ScenarioError {
+        if let Some(k) = span.start.checked_sub(self.text.len() + 1) {
+            if let Some(label) = self.overrides.get(k) {
+                let message = format!("{label}: {}", message.into());
+                return ScenarioError::new(self.path.clone(), 0, 0, kind, message, fix);
+            }
+        }
         let (line, column) = self.position(span.start);
         ScenarioError::new(self.path.clone(), line, column, kind, message, fix)
     }

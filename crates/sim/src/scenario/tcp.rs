@@ -13,7 +13,7 @@ use concord_cc::units::Bytes;
 use toml::de::DeValue;
 
 /// The keys of a TCP settings table, one per [`TcpConfig`] field.
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 17] = [
     "cc",
     "mccp",
     "mss",
@@ -22,6 +22,7 @@ const KEYS: [&str; 16] = [
     "initial_ssthresh",
     "rwnd",
     "dupack_threshold",
+    "limited_transmit",
     "delayed_ack",
     "ack_every",
     "delayed_ack_timeout",
@@ -95,6 +96,9 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
     }
     if let Some(f) = table.get("dupack_threshold") {
         c.dupack_threshold = segments(&f)?;
+    }
+    if let Some(f) = table.get("limited_transmit") {
+        c.limited_transmit = f.boolean()?;
     }
     if let Some(f) = table.get("delayed_ack") {
         c.delayed_ack = f.boolean()?;

@@ -3,14 +3,13 @@
 //! through their WTP shapers. The state lives in [`crate::eca`]; see its docs for the model.
 
 use super::{Event, Simulator};
-use crate::eca::{EcaState, EcaTimer, HostEca, QueueEca};
+use crate::eca::{EcaState, EcaTimer, HostEca};
 use crate::flow::Agent;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::scenario::{EcaFlowSpec, Scenario};
 use crate::trace::capture::CaptureError;
 use concord_cc::eca::{
-    LoadEstimator, LoadEstimatorConfig, PriorityAdmission, Reflection, Reflector, ReflectorConfig,
-    WtpConfig, WtpShaper,
+    PriorityAdmission, Reflection, Reflector, ReflectorConfig, WtpConfig, WtpShaper,
 };
 use concord_cc::time::Duration;
 use concord_cc::units::Rate;
@@ -20,27 +19,8 @@ impl Simulator {
     pub(super) fn setup_eca(&mut self, sc: &Scenario) {
         let now = self.now;
         let mut state = EcaState::default();
-        for link in &sc.links {
-            for spec in [&link.forward, &link.reverse] {
-                let queue = spec.eca.and_then(|e| {
-                    let mut config = LoadEstimatorConfig::new(spec.rate);
-                    config.target_utilisation = e.target;
-                    config.interval = e.interval;
-                    config.increase = e.up;
-                    config.decrease = e.down;
-                    config.combine = e.combine;
-                    // The loader checked the values; a configuration the estimator still
-                    // refuses leaves the queue without ECA rather than stopping the run.
-                    LoadEstimator::new(config, now)
-                        .ok()
-                        .map(|estimator| QueueEca {
-                            estimator,
-                            encoding: e.encoding,
-                        })
-                });
-                state.queues.push(queue);
-            }
-        }
+        // The estimators live in the channels' disciplines (`QueueDisc::Eca`).
+        state.has_queues = self.channels.iter().any(|c| c.disc().eca().is_some());
         state.admission = vec![None; sc.nodes.len()];
         for (f, spec) in sc.flows.iter().enumerate() {
             let host = match spec.eca {
@@ -92,18 +72,6 @@ impl Simulator {
             .iter()
             .find(|c| c.from == node)
             .map_or(Rate::ZERO, |c| c.rate)
-    }
-
-    /// Router hook: `pkt` is offered to channel `c`'s queue. An ECA queue counts it in its
-    /// estimator and stamps LOAD (section IV.A.3, steps 4 and 5).
-    pub(super) fn eca_stamp(&mut self, c: u32, pkt: &mut Packet) {
-        let now = self.now;
-        let Some(Some(q)) = self.eca.queues.get_mut(c as usize) else {
-            return;
-        };
-        q.estimator.on_arrival(now, u64::from(pkt.size));
-        let load = q.encoding.quantise(q.estimator.stamp(pkt.eca.load()));
-        pkt.eca.set_load(load);
     }
 
     /// Receiver and source hook, before delivery: records the LOAD of a packet arriving at its

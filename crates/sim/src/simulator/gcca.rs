@@ -129,7 +129,7 @@ impl Simulator {
             return Ok(());
         };
         let node = ch.from;
-        let Some(port) = ch.gcca.as_deref_mut() else {
+        let Some(port) = ch.disc_mut().gcca_mut() else {
             return Ok(());
         };
         let mut wake = None;
@@ -226,7 +226,7 @@ impl Simulator {
                 if let Some(port) = self
                     .channels
                     .get_mut(out as usize)
-                    .and_then(|ch| ch.gcca.as_deref_mut())
+                    .and_then(|ch| ch.disc_mut().gcca_mut())
                 {
                     port.on_message(now, msg.code);
                     // A new rate changes when the held head may leave.
@@ -306,7 +306,7 @@ impl Simulator {
                 let Some(port) = self
                     .channels
                     .get_mut(c as usize)
-                    .and_then(|ch| ch.gcca.as_deref_mut())
+                    .and_then(|ch| ch.disc_mut().gcca_mut())
                 else {
                     return Ok(());
                 };

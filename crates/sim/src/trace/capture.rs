@@ -2,17 +2,28 @@
 //! Ethernet, IPv4 and TCP/UDP headers built from the packet's header structs.
 //!
 //! Addresses are derived from node indices (node n is 10.(n / 65536).(n / 256 % 256).(n % 256)
-//! with 10.0.0.0/8 kept private, MAC 02:00:00:nn:nn:nn, locally administered); each flow gets
-//! source port 10000 + flow and destination port 5000 + flow modulo the port space. Payloads are
-//! zero bytes, cut to the snap length, with checksums valid for the full (zero) payload.
+//! with 10.0.0.0/8 kept private, MAC 02:00:00:nn:nn:nn, locally administered); each flow's ports
+//! lie in the dynamic range 49152-65535 (RFC 6335 section 6), where no dissector claims them
+//! ([`flow_ports`]). Payloads are zero bytes, cut to the snap length, with checksums valid for
+//! the full (zero) payload, except the messages concord defines, whose bytes are written: GCCP
+//! frames, CM probes, and ECA's LOAD and RLOAD as an IPv4 option ([`super::eca_option`]). A CM
+//! probe response is written up to its own 4-byte header (version, type, length): its counts
+//! are not in the packet, so the record's captured length stops there.
+//!
+//! Beside the traces, `addresses.csv` names who is who: every node's interfaces (one per
+//! channel leaving it), IPv4 address and MAC, and every traced flow's 5-tuple.
 
 use crate::channel::Channel;
 use crate::packet::{NodeId, Packet, Transport};
+use crate::trace::eca_option::{EcaOption, PADDED_LEN};
 use crate::trace::pcap::PcapWriter;
+use concord_cc::cm::{probe, ProbeMessage};
 use concord_cc::gcca::message::encode_frame;
 use concord_cc::time::Instant;
+use concord_cc::wire::checksum::Payload;
 use concord_cc::wire::frame::{encode_ipv4_frame, Transport as WireTransport};
-use concord_cc::wire::{EthernetHeader, Ipv4Header, TcpFlags, TcpHeader, UdpHeader};
+use concord_cc::wire::{udp, EthernetHeader, Ipv4Header, TcpFlags, TcpHeader, UdpHeader};
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::net::Ipv4Addr;
@@ -48,6 +59,8 @@ pub struct Capture {
     traces: Vec<Trace>,
     frame: Vec<u8>,
     snaplen: u32,
+    /// Who is who in the traces, written to `addresses.csv` beside them.
+    addresses: Option<Addresses>,
 }
 
 /// The IPv4 address concord gives node `n`.
@@ -64,12 +77,24 @@ pub fn address_node(a: Ipv4Addr) -> Option<NodeId> {
 /// The UDP port of the Congestion Manager's probes and responses in traces, at both ends.
 pub const CM_PROBE_PORT: u16 = 4245;
 
-/// The (source, destination) ports concord gives flow `flow`'s data packets.
+/// The flow index the simulator gives CM probes and responses.
+const CM_PROBE_FLOW: u32 = crate::cm::CM_CONTROL_FLOW;
+
+/// The file beside the traces that maps nodes and flows to addresses and ports.
+pub const ADDRESSES_FILE: &str = "addresses.csv";
+
+/// The first port of the dynamic range (RFC 6335 section 6), which no protocol registers.
+pub const DYNAMIC_PORTS_START: u16 = 49_152;
+/// How many ports the dynamic range holds (49152-65535).
+const DYNAMIC_PORTS: u32 = 16_384;
+
+/// The (source, destination) ports concord gives flow `flow`'s data packets, both in the
+/// dynamic range: the destination port is 49152 + flow (modulo 16384), the source port counts
+/// down from 65535 by flow / 16384. No two flows below 2^28 share a pair.
 pub fn flow_ports(flow: u32) -> (u16, u16) {
-    (
-        10_000 + (flow % 50_000) as u16,
-        5_000 + (flow % 5_000) as u16,
-    )
+    let low = (flow % DYNAMIC_PORTS) as u16;
+    let high = ((flow / DYNAMIC_PORTS) % DYNAMIC_PORTS) as u16;
+    (u16::MAX - high, DYNAMIC_PORTS_START + low)
 }
 
 fn node_mac(n: NodeId) -> [u8; 6] {
@@ -112,6 +137,7 @@ impl Capture {
             traces: Vec::new(),
             frame: Vec::with_capacity(256),
             snaplen: snaplen.max(64),
+            addresses: None,
         };
         let Some(dir) = dir else { return Ok(cap) };
         for &c in channels_to_trace {
@@ -127,6 +153,9 @@ impl Capture {
             let writer = PcapWriter::new(BufWriter::new(file), cap.snaplen).map_err(io)?;
             cap.by_channel[c as usize] = Some(cap.traces.len());
             cap.traces.push(Trace { path, writer });
+        }
+        if !cap.traces.is_empty() {
+            cap.addresses = Some(Addresses::new(dir, channels));
         }
         Ok(cap)
     }
@@ -150,7 +179,16 @@ impl Capture {
                     source,
                 });
         }
+        if let Some(a) = &mut self.addresses {
+            a.saw(pkt);
+        }
         let (sport, dport) = flow_ports(pkt.flow);
+        // The message bytes that replace the zero payload, if concord defines them.
+        let mut message = Vec::new();
+        // A response's bytes live in the simulator's table, not in the packet: the trace keeps
+        // the headers and the response's own 4-byte header, and says how long it was.
+        let mut headers_only = false;
+        let mut response_header = None;
         let (transport, payload, protocol) = match pkt.transport {
             Transport::TcpData {
                 seq,
@@ -219,15 +257,26 @@ impl Capture {
                 (pkt.size as usize).saturating_sub(28),
                 17,
             ),
-            Transport::CmProbe(_) | Transport::CmResponse(_) => (
-                WireTransport::Udp(UdpHeader {
-                    src_port: CM_PROBE_PORT,
-                    dst_port: CM_PROBE_PORT,
-                    len: 0,
-                }),
-                (pkt.size as usize).saturating_sub(28),
-                17,
-            ),
+            Transport::CmProbe(_) | Transport::CmResponse(_) => {
+                match pkt.transport {
+                    Transport::CmProbe(probe) => ProbeMessage::Probe(probe).encode(&mut message),
+                    _ => headers_only = true,
+                }
+                // A response's 4-byte header is known from the packet: version, type, length.
+                let [l0, l1] = (pkt.size.saturating_sub(28) as u16).to_be_bytes();
+                if headers_only {
+                    response_header = Some([probe::VERSION, probe::TYPE_RESPONSE, l0, l1]);
+                }
+                (
+                    WireTransport::Udp(UdpHeader {
+                        src_port: CM_PROBE_PORT,
+                        dst_port: CM_PROBE_PORT,
+                        len: 0,
+                    }),
+                    (pkt.size as usize).saturating_sub(28),
+                    17,
+                )
+            }
             // CP control messages are not written (no IP protocol number of their own).
             Transport::CpControl | Transport::Gccp(_) => return Ok(()),
         };
@@ -249,16 +298,35 @@ impl Capture {
         self.frame.clear();
         let trace = &mut self.traces[t];
         // A packet whose header structs cannot be encoded is left out of the trace, not fatal.
-        let Ok(full) = encode_ipv4_frame(
-            &mut self.frame,
-            &eth,
-            &ip,
-            transport,
-            payload,
-            self.snaplen as usize,
-        ) else {
+        // The frame is built whole when a message's bytes go in, then cut by the writer.
+        let snap = if message.is_empty() {
+            self.snaplen as usize
+        } else {
+            usize::MAX
+        };
+        let Ok(mut full) = encode_ipv4_frame(&mut self.frame, &eth, &ip, transport, payload, snap)
+        else {
             return Ok(());
         };
+        if !message.is_empty() && !put_message(&mut self.frame, &ip, &message) {
+            return Ok(());
+        }
+        let (load, rload) = (pkt.eca.load(), pkt.eca.rload());
+        if load != 0.0 || rload != 0.0 {
+            let option = EcaOption {
+                load: load as f32,
+                rload: rload as f32,
+            };
+            if option.insert(&mut self.frame) {
+                full += PADDED_LEN;
+            }
+        }
+        if let Some(header) = response_header {
+            let ip_len = usize::from(self.frame[EthernetHeader::LEN] & 0x0f) * 4;
+            let at = EthernetHeader::LEN + ip_len + transport.header_len();
+            self.frame.truncate(at);
+            self.frame.extend_from_slice(&header);
+        }
         trace
             .writer
             .write_frame(at, &self.frame, full as u32)
@@ -268,7 +336,7 @@ impl Capture {
             })
     }
 
-    /// Flushes every trace.
+    /// Flushes every trace and writes `addresses.csv` beside them.
     pub fn flush(&mut self) -> Result<(), CaptureError> {
         for t in &mut self.traces {
             t.writer.flush().map_err(|source| CaptureError::Io {
@@ -276,6 +344,160 @@ impl Capture {
                 source,
             })?;
         }
+        if let Some(a) = &self.addresses {
+            a.write().map_err(|source| CaptureError::Io {
+                path: a.path.clone(),
+                source,
+            })?;
+        }
         Ok(())
+    }
+}
+
+/// Writes `message` as the UDP payload of `frame` (an Ethernet + IPv4 + UDP frame built whole
+/// with a zero payload of the message's length) and fills in the UDP checksum again. False,
+/// with `frame` unchanged, if the payload is not the message's length.
+fn put_message(frame: &mut [u8], ip: &Ipv4Header, message: &[u8]) -> bool {
+    let udp_at = EthernetHeader::LEN + Ipv4Header::LEN;
+    let payload_at = udp_at + 8;
+    if frame.len() != payload_at + message.len() {
+        return false;
+    }
+    frame[payload_at..].copy_from_slice(message);
+    let (header, payload) = frame[udp_at..].split_at_mut(8);
+    let ip = Ipv4Header {
+        protocol: Ipv4Header::PROTOCOL_UDP,
+        total_len: (Ipv4Header::LEN + 8 + message.len()) as u16,
+        ..*ip
+    };
+    udp::fill_checksum(&ip, header, Payload::Bytes(payload)).is_ok()
+}
+
+/// The nodes, interfaces and flows of the traces, for `addresses.csv`.
+#[derive(Debug)]
+struct Addresses {
+    path: PathBuf,
+    /// Per node index: its name and the channels leaving it (its interfaces).
+    nodes: BTreeMap<NodeId, (String, Vec<String>)>,
+    /// Per flow seen in a trace: protocol, source node, destination node (data direction).
+    flows: BTreeMap<u32, (&'static str, NodeId, NodeId)>,
+}
+
+impl Addresses {
+    /// The file in `dir`; node names are read from the channel names (`<from>-><to>`).
+    fn new(dir: &Path, channels: &[Channel]) -> Addresses {
+        let mut nodes: BTreeMap<NodeId, (String, Vec<String>)> = BTreeMap::new();
+        for ch in channels {
+            let (from, to) = ch
+                .name
+                .split_once("->")
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .unwrap_or_else(|| (format!("node{}", ch.from), format!("node{}", ch.to)));
+            nodes
+                .entry(ch.from)
+                .or_insert_with(|| (from, Vec::new()))
+                .1
+                .push(ch.name.clone());
+            nodes.entry(ch.to).or_insert_with(|| (to, Vec::new()));
+        }
+        Addresses {
+            path: dir.join(ADDRESSES_FILE),
+            nodes,
+            flows: BTreeMap::new(),
+        }
+    }
+
+    /// Notes the flow of `pkt`, in its data direction.
+    fn saw(&mut self, pkt: &Packet) {
+        if matches!(pkt.transport, Transport::Gccp(_) | Transport::CpControl) {
+            return;
+        }
+        let tcp = matches!(
+            pkt.transport,
+            Transport::TcpData { .. } | Transport::TcpAck { .. }
+        );
+        let protocol = if tcp { "tcp" } else { "udp" };
+        let reverse = matches!(
+            pkt.transport,
+            Transport::TcpAck { .. } | Transport::TfrcFeedback { .. } | Transport::CmAck { .. }
+        );
+        let (src, dst) = if reverse {
+            (pkt.dst, pkt.src)
+        } else {
+            (pkt.src, pkt.dst)
+        };
+        let entry = self.flows.entry(pkt.flow).or_insert((protocol, src, dst));
+        // A data packet names the data direction, even if an ACK was seen first.
+        if !reverse {
+            *entry = (protocol, src, dst);
+        }
+    }
+
+    /// Writes the file: one row per interface of each node, then one per flow.
+    fn write(&self) -> std::io::Result<()> {
+        let mut out = String::from(
+            "kind,name,interface,ipv4,mac,protocol,src_ipv4,src_port,dst_ipv4,dst_port\n",
+        );
+        for (&n, (name, interfaces)) in &self.nodes {
+            let mac = node_mac(n)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(":");
+            let addr = node_address(n);
+            if interfaces.is_empty() {
+                out.push_str(&format!("node,{name},,{addr},{mac},,,,,\n"));
+            }
+            for i in interfaces {
+                out.push_str(&format!("node,{name},{i},{addr},{mac},,,,,\n"));
+            }
+        }
+        for (&f, &(protocol, src, dst)) in &self.flows {
+            let (name, sport, dport) = if f == CM_PROBE_FLOW {
+                ("cm-probe".to_string(), CM_PROBE_PORT, CM_PROBE_PORT)
+            } else {
+                let (s, d) = flow_ports(f);
+                (f.to_string(), s, d)
+            };
+            out.push_str(&format!(
+                "flow,{name},,,,{protocol},{},{sport},{},{dport}\n",
+                node_address(src),
+                node_address(dst)
+            ));
+        }
+        std::fs::write(&self.path, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn flow_ports_lie_in_the_dynamic_range_and_name_the_flow() {
+        assert_eq!(flow_ports(0), (65_535, 49_152));
+        assert_eq!(flow_ports(7), (65_535, 49_159));
+        assert_eq!(flow_ports(16_383), (65_535, 65_535));
+        assert_eq!(flow_ports(16_384), (65_534, 49_152));
+        assert_eq!(flow_ports(u32::MAX).1, 65_535);
+        for f in [0, 1, 4_999, 5_000, 16_384, 1 << 27, u32::MAX] {
+            let (s, d) = flow_ports(f);
+            assert!(
+                s >= DYNAMIC_PORTS_START && d >= DYNAMIC_PORTS_START,
+                "flow {f}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_two_flows_share_a_port_pair() {
+        // Flows 0 and 5000 shared 5000 as destination port before; a sample across 2^28 flows,
+        // dense at the start and strided beyond, has as many pairs as flows.
+        let flows: Vec<u32> = (0..70_000).chain((0..4_096).map(|k| k * 65_537)).collect();
+        let pairs: HashSet<(u16, u16)> = flows.iter().map(|&f| flow_ports(f)).collect();
+        let distinct: HashSet<u32> = flows.iter().copied().collect();
+        assert_eq!(pairs.len(), distinct.len());
+        assert_ne!(flow_ports(0), flow_ports(5_000));
     }
 }

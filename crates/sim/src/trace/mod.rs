@@ -1,4 +1,5 @@
 //! Traces of a run, written as it goes: packet captures for Wireshark.
 
 pub mod capture;
+pub mod eca_option;
 pub mod pcap;

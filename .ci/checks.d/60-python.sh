@@ -1,0 +1,21 @@
+# The Python package (python/): build and install the wheel (maturin, the PEP 517 backend), run
+# its tests against the installed package and the `concord` binary the test suite built, and
+# execute the example notebook. The wheel is built with cargo's test profile so that it reuses
+# the optimised crates `cargo test --workspace` just built (a release build takes minutes more).
+python_started=$(date +%s)
+MATURIN_PEP517_ARGS="--profile test" python3 -m pip install -q ./python 2>/dev/null \
+  || MATURIN_PEP517_ARGS="--profile test" python3 -m pip install -q --break-system-packages ./python
+echo "python: wheel installed ($(( $(date +%s) - python_started )) s)"
+CONCORD_BIN="$PWD/target/debug/concord" python3 -m pytest -q -p no:cacheprovider python/sim_tests
+echo "python: tests passed ($(( $(date +%s) - python_started )) s)"
+python3 - <<'PY'
+import nbformat
+from nbclient import NotebookClient
+
+nb = nbformat.read("examples/padhye-sweep.ipynb", as_version=4)
+NotebookClient(nb, timeout=600, kernel_name="python3",
+               resources={"metadata": {"path": "examples"}}).execute()
+print("python: examples/padhye-sweep.ipynb executed")
+PY
+rm -f examples/baseline-padhye.png
+echo "python: checks done in $(( $(date +%s) - python_started )) s"

@@ -1,0 +1,344 @@
+//! TCP/CM on kernel sockets (CM paper section 4, "TCP/CM"): every `concord_cm` socket to one
+//! destination is a flow of that destination's macroflow in a [`CongestionManager`], the one
+//! the CM daemon runs, embedded in the agent. ACKs reach the CM as `cm_update` with the bytes
+//! acknowledged and the RTT sample (implicit feedback, RFC 3124 section 4.2); the kernel's
+//! congestion signals as `cm_update` with the loss mode (fast retransmit: transient; the
+//! retransmission timer: persistent; ECN). Each socket's window is its share of the macroflow's
+//! window, `cwnd * share`, the share set by the CM scheduler's weights (paper section 2.4), so
+//! the sockets to one host together hold one TCP's window.
+
+use crate::protocol::{ca_state, Decision, Record, RecordKind};
+use concord_cc::cm::{
+    CmConfig, CmConfigError, CmUpdate, CongestionManager, FlowId, FlowKey, LossMode,
+};
+use concord_cc::rng::Rng;
+use concord_cc::{Duration, Instant};
+use std::collections::BTreeMap;
+
+/// A socket's flow.
+#[derive(Clone, Copy, Debug)]
+struct CmSocket {
+    /// Its CM flow.
+    flow: FlowId,
+    /// The flow's key.
+    key: FlowKey,
+    /// Sender MSS, in bytes.
+    mss: u64,
+    /// Congestion reductions the CM has been told of.
+    loss_events: u32,
+}
+
+/// The CM of the agent's `concord_cm` sockets.
+#[derive(Clone, Debug)]
+pub struct TcpCm {
+    cm: CongestionManager,
+    sockets: BTreeMap<u64, CmSocket>,
+    /// Which socket holds each key.
+    keys: BTreeMap<FlowKey, u64>,
+    /// Something changed since the last [`TcpCm::decisions`].
+    changed: bool,
+}
+
+/// The CM configuration for kernel sockets: the MTU is the sockets' MSS (1448 bytes with
+/// timestamps on Ethernet) and the initial window ten of them, the kernel's own IW (RFC 6928).
+pub fn kernel_cm_config(mss: u64) -> CmConfig {
+    CmConfig {
+        mtu: mss,
+        initial_cwnd: 10 * mss,
+        ..CmConfig::default()
+    }
+}
+
+impl TcpCm {
+    /// A CM with no flows.
+    pub fn new(config: CmConfig) -> Result<TcpCm, CmConfigError> {
+        Ok(TcpCm {
+            cm: CongestionManager::new(config, Rng::new(1))?,
+            sockets: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            changed: false,
+        })
+    }
+
+    /// The manager.
+    pub fn manager(&self) -> &CongestionManager {
+        &self.cm
+    }
+
+    /// The CM flow of socket `sock_id`, if it has one.
+    pub fn flow_of(&self, sock_id: u64) -> Option<FlowId> {
+        self.sockets.get(&sock_id).map(|s| s.flow)
+    }
+
+    /// How many sockets the CM holds.
+    pub fn len(&self) -> usize {
+        self.sockets.len()
+    }
+
+    /// True if the CM holds no socket.
+    pub fn is_empty(&self) -> bool {
+        self.sockets.is_empty()
+    }
+
+    /// Opens a flow for the socket of `r`, first closing a flow on the same addresses and ports
+    /// that was left open (its socket's release record was lost when the ring buffer was full).
+    fn open(&mut self, now: Instant, r: &Record) -> Option<CmSocket> {
+        let key = FlowKey::new(r.daddr, r.dport, r.sport);
+        if let Some(old) = self.keys.get(&key).copied() {
+            self.close(now, old);
+        }
+        let flow = self.cm.open(now, key).ok()?;
+        let s = CmSocket {
+            flow,
+            key,
+            mss: u64::from(r.mss.max(1)),
+            loss_events: r.loss_events,
+        };
+        self.sockets.insert(r.sock_id, s);
+        self.keys.insert(key, r.sock_id);
+        self.changed = true;
+        Some(s)
+    }
+
+    fn close(&mut self, now: Instant, sock_id: u64) {
+        if let Some(s) = self.sockets.remove(&sock_id) {
+            self.keys.remove(&s.key);
+            // The flow is known to the manager: it was opened for this socket.
+            let _ = self.cm.close(now, s.flow);
+            self.changed = true;
+        }
+    }
+
+    /// Feeds one record of a `concord_cm` socket.
+    pub fn on_record(&mut self, r: &Record) {
+        let now = Instant::from_nanos(r.time_ns);
+        if r.kind == RecordKind::Release {
+            self.close(now, r.sock_id);
+            return;
+        }
+        let s = match self.sockets.get(&r.sock_id) {
+            Some(s) => *s,
+            None => match self.open(now, r) {
+                Some(s) => s,
+                None => return,
+            },
+        };
+        let update = match r.kind {
+            RecordKind::Ack if r.ca_state < ca_state::CWR => CmUpdate {
+                nrecd: u64::from(r.bytes_acked),
+                nlost: 0,
+                loss_mode: LossMode::NoCongestion,
+                rtt: (r.rtt_us > 0).then(|| Duration::from_micros(r.rtt_us as u64)),
+            },
+            RecordKind::State if r.loss_events > s.loss_events => {
+                let loss_mode = match u8::try_from(r.event).unwrap_or(u8::MAX) {
+                    ca_state::LOSS => LossMode::Persistent,
+                    ca_state::CWR => LossMode::Ecn,
+                    _ => LossMode::Transient,
+                };
+                if let Some(sock) = self.sockets.get_mut(&r.sock_id) {
+                    sock.loss_events = r.loss_events;
+                }
+                CmUpdate {
+                    loss_mode,
+                    ..CmUpdate::default()
+                }
+            }
+            _ => return,
+        };
+        if self.cm.update(now, s.flow, &update).is_ok() {
+            self.changed = true;
+        }
+        while self.cm.poll_event().is_some() {}
+    }
+
+    /// Runs the CM's timers (aging when feedback stops) due by `now`.
+    pub fn on_tick(&mut self, now: Instant) {
+        if self.cm.poll_timeout().is_some_and(|t| t <= now) {
+            self.cm.on_timeout(now);
+            self.changed = true;
+        }
+        while self.cm.poll_event().is_some() {}
+    }
+
+    /// Hands out every socket's decision at the next [`TcpCm::decisions`].
+    pub fn mark_changed(&mut self) {
+        self.changed = true;
+    }
+
+    /// Every socket's share of its macroflow's window, stamped `stamp_ns`, if anything changed
+    /// since the last call (a change in one flow moves every share of its macroflow).
+    pub fn decisions(&mut self, stamp_ns: u64, out: &mut Vec<(u64, Decision)>) {
+        if !std::mem::take(&mut self.changed) {
+            return;
+        }
+        for (&id, s) in &self.sockets {
+            if let Some(d) = self.decision(s, stamp_ns) {
+                out.push((id, d));
+            }
+        }
+    }
+
+    /// One socket's share of its macroflow's window.
+    fn decision(&self, s: &CmSocket, stamp_ns: u64) -> Option<Decision> {
+        let mf = self.cm.macroflow(self.cm.get_macroflow(s.flow).ok()?)?;
+        let share = mf.scheduler().share(s.flow)?;
+        let aimd = mf.aimd();
+        let seg = |bytes: f64| {
+            (bytes / s.mss as f64)
+                .ceil()
+                .clamp(2.0, f64::from(u32::MAX)) as u32
+        };
+        let ssthresh = aimd.ssthresh();
+        Some(Decision {
+            stamp_ns,
+            cwnd: seg(aimd.cwnd() as f64 * share),
+            ssthresh: if ssthresh == u64::MAX {
+                crate::protocol::INFINITE_SSTHRESH
+            } else {
+                seg(ssthresh as f64 * share)
+            },
+            // The macroflow halves on a loss (paper section 2.1): this socket's share of half.
+            loss_ssthresh: seg(aimd.cwnd() as f64 / 2.0 * share),
+            loss_events: s.loss_events,
+            pacing_rate: 0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Algorithm, INFINITE_SSTHRESH};
+    use std::net::Ipv4Addr;
+
+    const MSS: u32 = 1000;
+
+    fn rec(sock_id: u64, kind: RecordKind, dst: Ipv4Addr) -> Record {
+        Record {
+            sock_id,
+            time_ns: 1_000_000_000,
+            kind,
+            algo: Algorithm::Cm,
+            ca_state: ca_state::OPEN,
+            ece: false,
+            cwnd_limited: true,
+            event: 0,
+            bytes_acked: 0,
+            pkts_acked: 0,
+            rtt_us: -1,
+            srtt_us: 0,
+            delivered: 0,
+            lost: 0,
+            in_flight: 0,
+            mss: MSS,
+            cwnd: 10,
+            ssthresh: INFINITE_SSTHRESH,
+            loss_events: 0,
+            daddr: dst,
+            dport: 5201,
+            sport: 40000 + sock_id as u16,
+            saddr: Ipv4Addr::new(10, 0, 0, 1),
+        }
+    }
+
+    fn cm() -> TcpCm {
+        TcpCm::new(kernel_cm_config(u64::from(MSS))).expect("valid")
+    }
+
+    const HOST: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+
+    #[test]
+    fn sockets_to_one_host_share_one_macroflow_equally() {
+        let mut c = cm();
+        for id in 1..=4 {
+            c.on_record(&rec(id, RecordKind::Init, HOST));
+        }
+        let m: Vec<_> = (1..=4)
+            .map(|id| c.manager().get_macroflow(c.flow_of(id).expect("open")))
+            .collect();
+        assert!(m.iter().all(|x| *x == m[0]));
+        let mut out = Vec::new();
+        c.decisions(0, &mut out);
+        // Ten segments of initial window in four shares: 2.5 each, rounded up to 3.
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().all(|(_, d)| d.cwnd == 3));
+    }
+
+    #[test]
+    fn sockets_to_two_hosts_get_two_macroflows() {
+        let mut c = cm();
+        c.on_record(&rec(1, RecordKind::Init, HOST));
+        c.on_record(&rec(2, RecordKind::Init, Ipv4Addr::new(10, 0, 0, 3)));
+        let a = c.manager().get_macroflow(c.flow_of(1).expect("open"));
+        let b = c.manager().get_macroflow(c.flow_of(2).expect("open"));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn acks_of_one_socket_grow_every_share() {
+        let mut c = cm();
+        c.on_record(&rec(1, RecordKind::Init, HOST));
+        c.on_record(&rec(2, RecordKind::Init, HOST));
+        let mut out = Vec::new();
+        c.decisions(0, &mut out);
+        let before = out[1].1.cwnd;
+        for _ in 0..10 {
+            let mut a = rec(1, RecordKind::Ack, HOST);
+            a.bytes_acked = MSS;
+            a.rtt_us = 50_000;
+            c.on_record(&a);
+        }
+        out.clear();
+        c.decisions(0, &mut out);
+        // Slow start: ten MSS acknowledged double the 10-segment macroflow window; socket 2,
+        // which sent nothing, holds half of it.
+        assert_eq!(out[1].0, 2);
+        assert!(out[1].1.cwnd > before, "{} > {before}", out[1].1.cwnd);
+        assert_eq!(out[1].1.cwnd, 10);
+    }
+
+    #[test]
+    fn a_loss_halves_the_macroflow_and_is_counted() {
+        let mut c = cm();
+        c.on_record(&rec(1, RecordKind::Init, HOST));
+        let mut a = rec(1, RecordKind::Ack, HOST);
+        a.rtt_us = 50_000;
+        a.bytes_acked = MSS;
+        c.on_record(&a);
+        let mut st = rec(1, RecordKind::State, HOST);
+        st.event = u32::from(ca_state::RECOVERY);
+        st.loss_events = 1;
+        st.time_ns += 1_000_000;
+        c.on_record(&st);
+        let mut out = Vec::new();
+        c.decisions(0, &mut out);
+        assert_eq!(out[0].1.loss_events, 1);
+        // 11 segments halved: 5.5, rounded up.
+        assert_eq!(out[0].1.cwnd, 6);
+    }
+
+    #[test]
+    fn release_closes_the_flow_and_the_others_take_its_share() {
+        let mut c = cm();
+        c.on_record(&rec(1, RecordKind::Init, HOST));
+        c.on_record(&rec(2, RecordKind::Init, HOST));
+        c.on_record(&rec(1, RecordKind::Release, HOST));
+        assert_eq!(c.len(), 1);
+        let mut out = Vec::new();
+        c.decisions(0, &mut out);
+        assert_eq!(out, vec![(2, out[0].1)]);
+        assert_eq!(out[0].1.cwnd, 10);
+    }
+
+    #[test]
+    fn nothing_changed_means_no_decisions_to_write() {
+        let mut c = cm();
+        c.on_record(&rec(1, RecordKind::Init, HOST));
+        let mut out = Vec::new();
+        c.decisions(0, &mut out);
+        out.clear();
+        c.decisions(0, &mut out);
+        assert!(out.is_empty());
+    }
+}

@@ -1,0 +1,42 @@
+//! What every claim of an experiment must carry, whatever its verdict: the verdicts themselves
+//! are compared with the committed expectations by `concord reproduce --check` (CI).
+
+use concord_repro::claim::{mean_ci95, Kind, PAPER_SETTING};
+use concord_repro::runner::QUICK_SEEDS;
+use concord_repro::Claim;
+
+/// Panics, naming the claim, if any of `claims` is not well formed: a paper claim quotes the
+/// paper and names its section; a stochastic claim has one value per seed and at least
+/// [`QUICK_SEEDS`] of them (or one value pooled over them); the mean and interval are those of
+/// the values; a deviation row names its deviation.
+pub fn assert_well_formed(claims: &[Claim]) {
+    assert!(!claims.is_empty(), "no claims");
+    for c in claims {
+        let name = format!("{} / {}", c.figure, c.metric);
+        assert!(c.quick, "{name}: not in the quick setting");
+        if c.kind == Kind::Paper {
+            assert!(!c.quote.trim().is_empty(), "{name}: no quote");
+            assert!(!c.section.trim().is_empty(), "{name}: no section");
+        }
+        assert!(!c.setting.trim().is_empty(), "{name}: no setting");
+        assert!(
+            c.setting == PAPER_SETTING || c.setting.len() > 10,
+            "{name}: deviation not named"
+        );
+        assert!(!c.values.is_empty(), "{name}: no values");
+        if c.deterministic {
+            assert_eq!(c.ci95, [c.values[0], c.values[0]], "{name}");
+        } else if c.values.len() > 1 {
+            assert_eq!(c.values.len(), c.seeds.len(), "{name}: one value per seed");
+            assert!(
+                c.seeds.len() as u64 >= QUICK_SEEDS,
+                "{name}: {} seeds",
+                c.seeds.len()
+            );
+            let (mean, ci) = mean_ci95(&c.values);
+            assert_eq!(c.ours.to_bits(), mean.to_bits(), "{name}: mean");
+            assert_eq!(c.ci95.map(f64::to_bits), ci.map(f64::to_bits), "{name}: CI");
+        }
+        assert!(c.ours.is_finite(), "{name}: {}", c.ours);
+    }
+}

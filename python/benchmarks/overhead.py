@@ -1,0 +1,56 @@
+"""The Python API's overhead: 1,000 one-second runs of the four-flow RED dumbbell (seeds 1..1000)
+through `concord.run` (each run's flows table read into pandas), against the same runs through
+`concord sweep` (one worker thread each, so that the comparison is run for run).
+
+    python3 python/benchmarks/overhead.py [--runs 1000] [--concord target/release/concord]
+
+Prints wall and CPU seconds of both and their ratio. Run from the repository root."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import concord
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--runs", type=int, default=1000)
+    p.add_argument("--concord", default="target/release/concord")
+    a = p.parse_args()
+    root = Path.cwd()
+    scenario = root / "scenarios/basic/dumbbell-4-red.toml"
+    with tempfile.TemporaryDirectory() as tmp:
+        sweep_file = Path(tmp) / "overhead.toml"
+        sweep_file.write_text(f'scenario = "{scenario}"\nseeds = {{ from = 1, to = {a.runs} }}\n'
+                              '[set]\nduration = "1s"\n')
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run([a.concord, "sweep", str(sweep_file), "--out", f"{tmp}/cli", "--jobs", "1"],
+                       check=True, capture_output=True)
+        cli_wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cli_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+        sc = concord.load(scenario)
+        sc.set("duration", "1s")
+        c0, t0 = time.process_time(), time.perf_counter()
+        rows = 0
+        for seed in range(1, a.runs + 1):
+            rows += len(concord.run(sc, seed=seed).flows)
+        py_wall, py_cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"{a.runs} one-second runs ({rows} flow rows)")
+    print(f"concord sweep --jobs 1: wall {cli_wall:.2f} s, CPU {cli_cpu:.2f} s")
+    print(f"concord.run in a loop:  wall {py_wall:.2f} s, CPU {py_cpu:.2f} s")
+    print(f"Python / CLI: wall {py_wall / cli_wall:.2f}x, CPU {py_cpu / cli_cpu:.2f}x (target: 1.5x)")
+    print(f"load average during the run: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

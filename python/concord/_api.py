@@ -1,0 +1,142 @@
+"""Scenarios and runs: the extension's objects with pandas tables on top."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from functools import cached_property
+from typing import Any, Dict, List, Optional, Union
+
+from . import _concord
+from ._concord import RunError, Scenario, ScenarioError
+
+__version__ = _concord.__version__
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def load(path: PathLike) -> Scenario:
+    """Loads and checks the scenario file at `path`; raises ScenarioError (file:line: what; fix)."""
+    return _concord.load(os.fspath(path))
+
+
+def parse(text: str) -> Scenario:
+    """Reads and checks scenario text."""
+    return _concord.parse(text)
+
+
+def _read_csv(text: str):
+    import pandas as pd
+
+    return pd.read_csv(io.StringIO(text))
+
+
+class Result:
+    """A finished run: its tables as pandas DataFrames (read on first use), the summary and
+    metadata as dicts, and the scenario as run.
+
+    The tables are the files `concord run` writes, with the same columns and numbers: flows,
+    channels, goodput, queues, delays (delay.csv: per-flow histogram buckets), cwnd and
+    estimator (when the scenario traces them)."""
+
+    def __init__(self, raw: "_concord.RawRun"):
+        self._raw = raw
+
+    @property
+    def table_names(self) -> List[str]:
+        """The names of the tables this run has."""
+        return list(self._raw.table_names)
+
+    def csv(self, name: str) -> str:
+        """Table `name` as the CSV text `concord run` writes."""
+        text = self._raw.table(name)
+        if text is None:
+            raise KeyError(f"this run has no {name!r} table; it has {self.table_names} "
+                           "(cwnd and estimator need `record.cwnd` / `record.estimator`)")
+        return text
+
+    def table(self, name: str):
+        """Table `name` as a pandas DataFrame."""
+        return _read_csv(self.csv(name))
+
+    def to_arrow(self, name: str):
+        """Table `name` as a pyarrow Table."""
+        import pyarrow as pa
+
+        return pa.Table.from_pandas(self.table(name), preserve_index=False)
+
+    def to_polars(self, name: str):
+        """Table `name` as a polars DataFrame."""
+        import polars as pl
+
+        return pl.read_csv(io.StringIO(self.csv(name)))
+
+    @cached_property
+    def flows(self):
+        return self.table("flows")
+
+    @cached_property
+    def channels(self):
+        return self.table("channels")
+
+    @cached_property
+    def goodput(self):
+        return self.table("goodput")
+
+    @cached_property
+    def queues(self):
+        return self.table("queues")
+
+    @cached_property
+    def delays(self):
+        return self.table("delay")
+
+    @cached_property
+    def cwnd(self):
+        return self.table("cwnd")
+
+    @cached_property
+    def summary(self) -> Dict[str, Any]:
+        """summary.json as a dict."""
+        return json.loads(self._raw.summary_json)
+
+    @cached_property
+    def meta(self) -> Dict[str, Any]:
+        """meta.json as a dict: version, git revision, seed, overrides, command line."""
+        return json.loads(self._raw.meta_json)
+
+    @property
+    def scenario_toml(self) -> str:
+        """The scenario as run, as TOML."""
+        return self._raw.scenario_toml
+
+    def write(self, directory: PathLike) -> None:
+        """Writes what `concord run` writes into `directory`."""
+        self._raw.write(os.fspath(directory))
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (f"<concord.Result {s['scenario']!r} seed {s['seed']}: "
+                f"{len(s['flows'])} flows, total goodput {s['total_goodput_bps'] / 1e6:.3f} Mbit/s>")
+
+
+def run(scenario: Union[Scenario, PathLike], *, seed: Optional[int] = None,
+        capture_dir: Optional[PathLike] = None, **overrides: Any) -> Result:
+    """Runs `scenario` (a Scenario, or a path to load) in-process, with the GIL released.
+
+    `seed` and keyword overrides (`run(sc, seed=3)`; dotted keys need `sc.set`) apply to a copy.
+    `capture_dir` receives the pcap traces the scenario records."""
+    if not isinstance(scenario, Scenario):
+        scenario = load(scenario)
+    if seed is not None or overrides:
+        scenario = scenario.copy()
+        for key, value in overrides.items():
+            scenario.set(key, value)
+        if seed is not None:
+            scenario.set("seed", seed)
+    raw = _concord.run(scenario,
+                       os.fspath(capture_dir) if capture_dir is not None else None,
+                       ["python"] + sys.argv)
+    return Result(raw)

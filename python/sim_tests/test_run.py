@@ -1,0 +1,116 @@
+"""concord.load / Scenario.set / concord.run: the same numbers as `concord run`."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+
+import pytest
+
+import concord
+
+RED = "scenarios/basic/dumbbell-4-red.toml"
+
+
+def test_the_package_is_the_installed_one_with_its_extension():
+    assert concord.__version__ == "0.1.0"
+    assert "site-packages" in concord.__file__ or "dist-packages" in concord.__file__
+
+
+def test_run_prints_the_flows_table_with_the_numbers_of_concord_run(root, concord_bin, tmp_path):
+    r = concord.run(concord.load(root / RED))
+    out = tmp_path / "cli"
+    subprocess.run([str(concord_bin), "run", str(root / RED), "--out", str(out)],
+                   check=True, capture_output=True)
+    for name in ("flows", "channels", "goodput", "queues", "delay"):
+        assert r.csv(name) == (out / f"{name}.csv").read_text(), name
+    assert list(r.flows["flow"]) == ["f1", "f2", "f3", "f4"]
+    assert list(r.flows["cc"]) == ["newreno"] * 4
+    cli = __import__("json").loads((out / "summary.json").read_text())
+    assert r.summary == cli
+    assert r.summary["seed"] == 1
+    assert r.meta["seed"] == 1 and r.meta["overrides"] == []
+    assert r.meta["git_revision"]
+
+
+def test_overrides_and_seed_equal_the_cli_with_set(root, concord_bin, tmp_path):
+    sc = concord.load(root / RED)
+    sc.set("topology.bottleneck.rate", "20Mbps")
+    sc.set("flow[0].count", 2)
+    r = concord.run(sc, seed=9)
+    out = tmp_path / "cli"
+    subprocess.run([str(concord_bin), "run", str(root / RED), "--out", str(out),
+                    "--set", "topology.bottleneck.rate=20Mbps", "--set", "flow[0].count=2",
+                    "--seed", "9"], check=True, capture_output=True)
+    assert r.csv("flows") == (out / "flows.csv").read_text()
+    assert len(r.flows) == 2
+    assert r.meta["overrides"] == ['topology.bottleneck.rate = "20Mbps"', "flow[0].count = 2",
+                                   "seed = 9"]
+    # run(sc, seed=...) varies a copy: the scenario itself is unchanged.
+    assert sc.overrides == [("topology.bottleneck.rate", '"20Mbps"'), ("flow[0].count", "2")]
+    assert (out / "scenario.toml").read_text() == r.scenario_toml
+
+
+def test_a_bad_file_raises_scenario_error_with_file_line_and_fix(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('duration = "5s"\n\n[topology]\nkind = "dumbell"\n')
+    with pytest.raises(concord.ScenarioError) as e:
+        concord.load(bad)
+    message = str(e.value)
+    assert message.startswith(f"{bad}:4:")
+    assert "fix: " in message
+    assert isinstance(e.value, ValueError)
+
+
+def test_a_bad_override_raises_names_the_key_and_leaves_the_scenario_unchanged(root):
+    sc = concord.load(root / RED)
+    with pytest.raises(concord.ScenarioError) as e:
+        sc.set("topology.bottleneck.rate", "20Mbs")
+    assert f'override `topology.bottleneck.rate = "20Mbs"`' in str(e.value)
+    assert "fix: " in str(e.value)
+    assert sc.overrides == []
+    with pytest.raises(concord.ScenarioError, match="did you mean `rate`"):
+        sc.set("topology.bottleneck.rat", "20Mbps")
+    with pytest.raises(concord.ScenarioError, match="no index 7"):
+        sc.set("flow[7].count", 1)
+    with pytest.raises(TypeError, match="bool, int, float, str"):
+        sc.set("seed", {"a": 1})
+    assert sc.overrides == []
+
+
+def test_values_keep_their_python_types(root):
+    sc = concord.load(root / RED)
+    sc.set("seed", 5)
+    sc.set("record.queues", ["r1->r2"])
+    assert sc.seed == 5
+    with pytest.raises(concord.ScenarioError, match="must be an integer"):
+        sc.set("seed", "5")
+    with pytest.raises(concord.ScenarioError, match="must be an integer"):
+        sc.set("seed", 5.0)
+
+
+def test_the_gil_is_released_while_simulating(root):
+    sc = concord.load(root / RED)
+    sc.set("duration", "900s")
+    done = threading.Event()
+    result = {}
+
+    def work():
+        result["r"] = concord.run(sc)
+        done.set()
+
+    t = threading.Thread(target=work)
+    ticks = 0
+    started = time.perf_counter()
+    t.start()
+    while not done.is_set():
+        ticks += 1
+        time.sleep(0.001)
+    t.join()
+    elapsed = time.perf_counter() - started
+    # A 900 s run takes well over 100 ms; with the GIL held the loop above could not turn
+    # until it ended.
+    assert elapsed > 0.1
+    assert ticks > 10, (ticks, elapsed)
+    assert len(result["r"].flows) == 4
