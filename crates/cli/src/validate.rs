@@ -44,6 +44,10 @@ pub struct ValidateArgs {
     /// congestion controls (comma-separated: reno,cubic). Root only; real time.
     #[arg(long, value_name = "CCS", value_delimiter = ',')]
     pub linux: Vec<String>,
+    /// Reuse the ns-3 runs of an earlier `results.json` in this directory (same case ids and
+    /// seeds: the same ns-3 settings) instead of running ns-3 again: to measure a changed concord.
+    #[arg(long, value_name = "DIR")]
+    pub reuse_ns3: Option<PathBuf>,
     /// The test bed's delay line program [default: concord-testbed beside this program].
     #[arg(long, value_name = "PATH")]
     pub testbed_exe: Option<PathBuf>,
@@ -136,11 +140,26 @@ pub fn validate(a: &ValidateArgs) -> Result<(), Failure> {
             a.linux.clone(),
         ))
     };
+    let reuse = match &a.reuse_ns3 {
+        None => Default::default(),
+        Some(dir) => {
+            let path = dir.join("results.json");
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                Failure::input(format!(
+                    "{}: {e}; fix: name a directory written by concord validate",
+                    path.display()
+                ))
+            })?;
+            suite::reusable_ns3_runs(&text)
+                .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?
+        }
+    };
     let options = Options {
         ns3,
         jobs,
         diagnose: !a.no_diagnose,
         linux,
+        reuse,
     };
     let stderr = Mutex::new(());
     let results = suite::run(&cases, &options, &|line| {
