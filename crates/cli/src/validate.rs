@@ -57,8 +57,7 @@ pub struct ValidateArgs {
 /// listed in the table with their measured cause), 1 when a run failed.
 pub fn validate(a: &ValidateArgs) -> Result<(), Failure> {
     let all = suite::load_grid(a.grid.as_deref()).map_err(Failure::input)?;
-    let cases =
-        grid::select(&all, &a.cases, a.quick).map_err(|e| Failure::input(e.to_string()))?;
+    let cases = grid::select(&all, &a.cases, a.quick).map_err(|e| Failure::input(e.to_string()))?;
     if cases.is_empty() {
         return Err(Failure::input(
             "no case is both in --quick and matched by --cases; drop one of them",
@@ -106,15 +105,18 @@ pub fn validate(a: &ValidateArgs) -> Result<(), Failure> {
     for c in &cases {
         let first = c.seeds.first().copied().unwrap_or(1);
         let path = scenarios.join(format!("{}.toml", c.id));
-        std::fs::write(&path, concord_run::scenario_text(c, first)).map_err(|e| {
-            Failure::runtime(format!("cannot write {}: {e}", path.display()))
-        })?;
+        std::fs::write(&path, concord_run::scenario_text(c, first))
+            .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
     }
     let watch = Stopwatch::start();
     let linux = if a.linux.is_empty() {
         None
     } else {
-        if let Some(cc) = a.linux.iter().find(|c| !matches!(c.as_str(), "reno" | "cubic")) {
+        if let Some(cc) = a
+            .linux
+            .iter()
+            .find(|c| !matches!(c.as_str(), "reno" | "cubic"))
+        {
             return Err(Failure::input(format!(
                 "--linux {cc}: use reno, cubic or reno,cubic"
             )));

@@ -132,7 +132,12 @@ pub fn checks(case: &Case, concord: &Summary, reference: &Summary) -> Vec<Check>
         reference.utilisation,
         UTILISATION_POINTS,
     ));
-    out.push(abs(Metric::Jain, concord.jain, reference.jain, JAIN_DIFFERENCE));
+    out.push(abs(
+        Metric::Jain,
+        concord.jain,
+        reference.jain,
+        JAIN_DIFFERENCE,
+    ));
     if case.loss > 0.0 {
         let difference = concord.goodput_bps / reference.goodput_bps - 1.0;
         out.push(Check {

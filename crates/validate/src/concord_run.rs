@@ -186,7 +186,10 @@ mod tests {
         assert!(t.contains("bottleneck = { rate = \"10Mbps\", delay = \"23000us\", queue = { kind = \"red\", limit = \"100pkt\", min_th = 5, max_th = 15,"), "{t}");
         assert!(t.contains("ecn = true, mean_pktsize = \"1500B\" }"), "{t}");
         assert!(t.contains("loss = 0.02, reverse = { loss = 0 }"), "{t}");
-        assert!(t.contains("[defaults.tcp]\ncc = \"newreno\"\ninitial_cwnd = 10\n"), "{t}");
+        assert!(
+            t.contains("[defaults.tcp]\ncc = \"newreno\"\ninitial_cwnd = 10\n"),
+            "{t}"
+        );
         assert!(t.contains("\necn = true\n"), "{t}");
         assert!(t.contains("cwnd = [\"f1\", \"f2\"]"), "{t}");
     }

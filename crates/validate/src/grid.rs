@@ -127,9 +127,7 @@ pub struct Case {
 impl Case {
     /// One-way delay of each router-to-router link.
     pub fn link_delay(&self) -> Duration {
-        Duration::from_nanos(
-            (self.rtt.as_nanos() / 2).saturating_sub(2 * ACCESS_DELAY_NS),
-        )
+        Duration::from_nanos((self.rtt.as_nanos() / 2).saturating_sub(2 * ACCESS_DELAY_NS))
     }
 
     /// Every flow in the case.
@@ -159,7 +157,9 @@ impl Case {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GridError {
     /// Not TOML, or a key of the wrong type or an unknown key.
-    #[error("{path}: {message}; fix: see the keys listed at the top of crates/validate/src/grid.rs")]
+    #[error(
+        "{path}: {message}; fix: see the keys listed at the top of crates/validate/src/grid.rs"
+    )]
     Syntax {
         /// The file.
         path: String,
@@ -308,9 +308,8 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Case>, GridError> {
             .clone()
             .or(raw.defaults.duration.clone())
             .unwrap_or_else(|| "30s".into());
-        let duration = parse_duration(&duration_text).map_err(|e| {
-            bad(format!("duration: {e}"), "a duration such as \"30s\"")
-        })?;
+        let duration = parse_duration(&duration_text)
+            .map_err(|e| bad(format!("duration: {e}"), "a duration such as \"30s\""))?;
         if duration.is_zero() {
             return Err(bad("duration is zero".into(), "a duration above zero"));
         }
@@ -327,7 +326,10 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Case>, GridError> {
         }
         let limit = rc.limit.or(raw.defaults.limit).unwrap_or(100);
         if limit == 0 {
-            return Err(bad("limit = 0".into(), "a queue limit of at least 1 packet"));
+            return Err(bad(
+                "limit = 0".into(),
+                "a queue limit of at least 1 packet",
+            ));
         }
         let queues = rc
             .queue
@@ -597,7 +599,10 @@ seeds = 1
         let quick = select(&cases, &[], true).expect("quick");
         assert_eq!(quick.len(), 2);
         assert_eq!(quick[0].seeds, vec![1]);
-        assert_eq!(select(&cases, &[], false).expect("all")[0].seeds, vec![1, 2]);
+        assert_eq!(
+            select(&cases, &[], false).expect("all")[0].seeds,
+            vec![1, 2]
+        );
         assert_eq!(cases[0].duration, Duration::from_secs(20));
         // 20 ms RTT: 2 x (1 + 8 + 1) ms.
         assert_eq!(cases[0].link_delay(), Duration::from_millis(8));
@@ -665,7 +670,9 @@ loss = 0.01
         assert!(!some.is_empty());
         assert!(some.iter().all(|c| c.id.contains("dumbbell-4f")));
         let e = select(&cases, &["nothing-like-this".into()], false).expect_err("no match");
-        assert!(e.to_string().contains("no case matches `nothing-like-this`"));
+        assert!(e
+            .to_string()
+            .contains("no case matches `nothing-like-this`"));
         let quick = select(&cases, &[], true).expect("quick");
         assert!(!quick.is_empty() && quick.len() < cases.len());
     }

@@ -36,7 +36,9 @@ pub fn unhostable(case: &Case) -> Option<&'static str> {
         return Some("the delay line has no random loss for TCP");
     }
     if case.rate.bps() > 20_000_000 {
-        return Some("the user-space delay line is not trusted above 20 Mbit/s on a shared machine");
+        return Some(
+            "the user-space delay line is not trusted above 20 Mbit/s on a shared machine",
+        );
     }
     None
 }
@@ -116,7 +118,10 @@ pub fn parse_tc_root(text: &str) -> Option<(u64, u64)> {
 #[allow(clippy::disallowed_methods)] // a real-time run: the wall clock is the clock here
 pub fn run(case: &Case, cc: &str, bed: &Bed) -> Result<Measurement, String> {
     if let Some(why) = unhostable(case) {
-        return Err(format!("case {} cannot run on the test bed: {why}", case.id));
+        return Err(format!(
+            "case {} cannot run on the test bed: {why}",
+            case.id
+        ));
     }
     let flows = case.flows as u8;
     let t = Testbed {
@@ -134,7 +139,9 @@ pub fn run(case: &Case, cc: &str, bed: &Bed) -> Result<Measurement, String> {
     t.up()
         .map_err(|e| format!("test bed {}: {e} (needs root, ip, tc)", t.prefix))?;
     let result = measure(case, cc, &t, flows);
-    let down = t.down().map_err(|e| format!("removing test bed {}: {e}", t.prefix));
+    let down = t
+        .down()
+        .map_err(|e| format!("removing test bed {}: {e}", t.prefix));
     let m = result?;
     down?;
     Ok(m)
@@ -216,7 +223,9 @@ fn measure(case: &Case, cc: &str, t: &Testbed, flows: u8) -> Result<Measurement,
     let mut timeouts = 0;
     let mut recoveries = 0;
     for s in senders {
-        let (a, b) = s.join().map_err(|_| "sender thread panicked".to_string())??;
+        let (a, b) = s
+            .join()
+            .map_err(|_| "sender thread panicked".to_string())??;
         timeouts += a;
         recoveries += b;
     }
@@ -254,7 +263,8 @@ fn measure(case: &Case, cc: &str, t: &Testbed, flows: u8) -> Result<Measurement,
 mod tests {
     use super::*;
 
-    const TC: &str = "qdisc htb 1: root refcnt 2 r2q 10 default 0x10 direct_packets_stat 0 direct_qlen 1000
+    const TC: &str =
+        "qdisc htb 1: root refcnt 2 r2q 10 default 0x10 direct_packets_stat 0 direct_qlen 1000
  Sent 37501234 bytes 24812 pkt (dropped 0, overlimits 4321 requeues 0)
  backlog 0b 0p requeues 0
 qdisc bfifo 10: parent 1:10 limit 151400b
@@ -276,7 +286,13 @@ qdisc bfifo 10: parent 1:10 limit 151400b
             .filter(|c| unhostable(c).is_none())
             .map(|c| c.id.as_str())
             .collect();
-        assert!(hosted.contains(&"dumbbell-4f-10Mbps-50ms-droptail"), "{hosted:?}");
-        assert!(!hosted.iter().any(|id| id.contains("red") || id.contains("loss") || id.contains("parking") || id.contains("64f")));
+        assert!(
+            hosted.contains(&"dumbbell-4f-10Mbps-50ms-droptail"),
+            "{hosted:?}"
+        );
+        assert!(!hosted.iter().any(|id| id.contains("red")
+            || id.contains("loss")
+            || id.contains("parking")
+            || id.contains("64f")));
     }
 }

@@ -49,7 +49,9 @@ impl Variant {
     pub fn mechanism(self) -> &'static str {
         match self {
             Variant::Reference => "none",
-            Variant::NoLimitedTransmit => "limited transmit (RFC 3042): ns-3 has it, concord does not",
+            Variant::NoLimitedTransmit => {
+                "limited transmit (RFC 3042): ns-3 has it, concord does not"
+            }
             Variant::Prr => "recovery: PRR (RFC 6937) moves ns-3",
             Variant::Sack => "SACK (RFC 2018/6675) moves ns-3",
             Variant::RedNoWait => "RED's wait between early drops: ns-3 waits, concord does not",

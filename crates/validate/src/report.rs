@@ -267,10 +267,14 @@ fn scatter(
     if !lo.is_finite() {
         (lo, hi) = (0.0, 1.0);
     }
-    let mut p = Plot::new(title, &format!("ns-3: {label}"), &format!("concord: {label}"))
-        .series("within targets", Style::Points, within)
-        .series("outside", Style::Points, outside_pts)
-        .series("y = x", Style::Line, vec![(lo, lo), (hi, hi)]);
+    let mut p = Plot::new(
+        title,
+        &format!("ns-3: {label}"),
+        &format!("concord: {label}"),
+    )
+    .series("within targets", Style::Points, within)
+    .series("outside", Style::Points, outside_pts)
+    .series("y = x", Style::Line, vec![(lo, lo), (hi, hi)]);
     if let Some((w, relative)) = band {
         let (a, b) = if relative {
             ((lo, lo * (1.0 + w)), (hi, hi * (1.0 + w)))
@@ -282,9 +286,11 @@ fn scatter(
         } else {
             ((lo, lo - w), (hi, hi - w))
         };
-        p = p
-            .series("target band", Style::Line, vec![a, b])
-            .series("target band ", Style::Line, vec![c, d]);
+        p = p.series("target band", Style::Line, vec![a, b]).series(
+            "target band ",
+            Style::Line,
+            vec![c, d],
+        );
     }
     p.to_svg()
 }
@@ -347,7 +353,9 @@ pub fn figures(results: &[CaseResult]) -> Vec<(String, String)> {
 }
 
 fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// A page with the table (as preformatted Markdown-free HTML) and the figures.
@@ -482,7 +490,10 @@ mod tests {
     #[test]
     fn the_markdown_table_counts_verdicts_and_marks_the_failing_metric() {
         let md = markdown(&[result(0.9, 0.95), result(0.95, 0.95)]);
-        assert!(md.contains("2 cases: 1 within the targets, 1 outside, 0 errors, 0 not compared."), "{md}");
+        assert!(
+            md.contains("2 cases: 1 within the targets, 1 outside, 0 errors, 0 not compared."),
+            "{md}"
+        );
         assert!(md.contains("| 90.0 / 95.0 |"), "{md}");
         assert!(md.contains("**outside** (utilisation)"), "{md}");
     }
@@ -491,6 +502,8 @@ mod tests {
     fn figures_are_svg_documents() {
         let figs = figures(&[result(0.9, 0.95)]);
         assert_eq!(figs.len(), 5);
-        assert!(figs.iter().all(|(_, svg)| svg.starts_with("<svg") || svg.starts_with("<?xml")));
+        assert!(figs
+            .iter()
+            .all(|(_, svg)| svg.starts_with("<svg") || svg.starts_with("<?xml")));
     }
 }

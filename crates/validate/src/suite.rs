@@ -36,12 +36,17 @@ pub struct Options {
 
 /// The ns-3 runs of an earlier `results.json` (every run whose source starts with `ns-3`), keyed
 /// for [`Options::reuse`].
-pub fn reusable_ns3_runs(json: &str) -> Result<HashMap<(String, u64, String), Measurement>, String> {
+pub fn reusable_ns3_runs(
+    json: &str,
+) -> Result<HashMap<(String, u64, String), Measurement>, String> {
     let v: serde_json::Value =
         serde_json::from_str(json).map_err(|e| format!("not a results.json: {e}"))?;
     let mut out = HashMap::new();
     for case in v.as_array().ok_or("not a results.json: no list of cases")? {
-        let id = case["id"].as_str().ok_or("a case without an id")?.to_string();
+        let id = case["id"]
+            .as_str()
+            .ok_or("a case without an id")?
+            .to_string();
         for run in case["runs"].as_array().into_iter().flatten() {
             let m: Measurement = serde_json::from_value(run.clone())
                 .map_err(|e| format!("case {id}: unreadable run: {e}"))?;
@@ -170,12 +175,12 @@ fn run_jobs(
     options: &Options,
     done: &(dyn Fn(&str) + Sync),
 ) -> Vec<(Job, Result<Measurement, String>)> {
-    jobs.sort_by(|a, b| {
-        cost(&cases[b.case], b.runner).total_cmp(&cost(&cases[a.case], a.runner))
-    });
+    jobs.sort_by(|a, b| cost(&cases[b.case], b.runner).total_cmp(&cost(&cases[a.case], a.runner)));
     let mut reused = Vec::new();
     jobs.retain(|j| {
-        let Runner::Ns3(v) = j.runner else { return true };
+        let Runner::Ns3(v) = j.runner else {
+            return true;
+        };
         let key = (cases[j.case].id.clone(), j.seed, v.name().to_string());
         match options.reuse.get(&key) {
             Some(m) => {
@@ -210,7 +215,10 @@ fn run_jobs(
                 guard.push((job, r));
                 let n = guard.len() - base;
                 drop(guard);
-                done(&format!("[{n}/{total}] {} seed {} {who}", case.id, job.seed));
+                done(&format!(
+                    "[{n}/{total}] {} seed {} {who}",
+                    case.id, job.seed
+                ));
             });
         }
     });
@@ -277,7 +285,11 @@ pub fn run(cases: &[Case], options: &Options, done: &(dyn Fn(&str) + Sync)) -> V
             }
             for cc in ccs {
                 let outcome = crate::linux::run(c, cc, bed);
-                done(&format!("{} linux {cc}: {}", c.id, if outcome.is_ok() { "done" } else { "failed" }));
+                done(&format!(
+                    "{} linux {cc}: {}",
+                    c.id,
+                    if outcome.is_ok() { "done" } else { "failed" }
+                ));
                 r.linux.push(compare_linux(c, r, cc, outcome));
             }
         }
@@ -335,7 +347,10 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
     }
     runs.sort_by(|a, b| (a.source.as_str(), a.seed).cmp(&(b.source.as_str(), b.seed)));
     let of = |source: &str| -> Vec<Measurement> {
-        runs.iter().filter(|m| m.source == source).cloned().collect()
+        runs.iter()
+            .filter(|m| m.source == source)
+            .cloned()
+            .collect()
     };
     let concord = summarise(&of("concord"));
     let ns3 = summarise(&of(Variant::Reference.name()));
@@ -384,10 +399,15 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
 /// The grid in `path`, or the shipped one.
 pub fn load_grid(path: Option<&std::path::Path>) -> Result<Vec<Case>, String> {
     match path {
-        None => grid::parse(grid::DEFAULT_GRID, "crates/validate/grid.toml").map_err(|e| e.to_string()),
+        None => {
+            grid::parse(grid::DEFAULT_GRID, "crates/validate/grid.toml").map_err(|e| e.to_string())
+        }
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| {
-                format!("{}: cannot read the grid: {e}; fix: name a readable TOML file", p.display())
+                format!(
+                    "{}: cannot read the grid: {e}; fix: name a readable TOML file",
+                    p.display()
+                )
             })?;
             grid::parse(&text, &p.display().to_string()).map_err(|e| e.to_string())
         }
@@ -439,7 +459,9 @@ mod tests {
             reuse: HashMap::new(),
         };
         let lines = Mutex::new(Vec::new());
-        let r = run(&cases, &opts, &|l| lines.lock().expect("lock").push(l.to_string()));
+        let r = run(&cases, &opts, &|l| {
+            lines.lock().expect("lock").push(l.to_string())
+        });
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].verdict, Verdict::NotCompared);
         assert_eq!(r[0].runs.len(), 2);
@@ -463,6 +485,10 @@ mod tests {
         };
         let r = run(&cases, &opts, &|_| {});
         assert_eq!(r[0].verdict, Verdict::Error);
-        assert!(r[0].errors[0].contains("fix: build it with bench/ns3/build-validate.sh"), "{:?}", r[0].errors);
+        assert!(
+            r[0].errors[0].contains("fix: build it with bench/ns3/build-validate.sh"),
+            "{:?}",
+            r[0].errors
+        );
     }
 }
