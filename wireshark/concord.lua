@@ -2,8 +2,8 @@
 --
 --   gccp      GCCA's Generic Congestion Control Protocol (Liu, Cheung & Baras, section 3.1),
 --             Ethernet frames of EtherType 0x88B5 (crates/cc/src/gcca/message.rs)
---   cmprobe   the Congestion Manager's probe protocol (CM paper section 2.2.2, Fig. 5), UDP
---             port 4245 at both ends (crates/cc/src/cm/probe.rs, docs/cm-protocol.md)
+--   cmprobe   the Congestion Manager's probe protocol (CM paper section 2.2.2, Fig. 5), versions
+--             2 and 3, UDP port 4245 at both ends (crates/cc/src/cm/probe.rs, docs/cm-protocol.md)
 --   cp        the Coordination Protocol header (Ott et al.), a shim between IPv4 and UDP,
 --             IPv4 protocol 253 (crates/cc/src/cp/header.rs)
 --   eca       ECA's LOAD and RLOAD (Barham, MSR-TR-2001-100 section IV.A.1), an IPv4 option of
@@ -114,10 +114,17 @@ local cm_type_names = { [1] = "probe", [2] = "response" }
 
 local cf = {
     version = ProtoField.uint8("cmprobe.version", "Version", base.DEC),
-    type = ProtoField.uint8("cmprobe.type", "Type", base.DEC, cm_type_names),
+    type = ProtoField.uint8("cmprobe.type", "Type", base.DEC, cm_type_names, 0x7F),
+    authenticated = ProtoField.bool("cmprobe.authenticated", "Authenticated (a tag ends it)", 8,
+        nil, 0x80),
     length = ProtoField.uint16("cmprobe.length", "Length (bytes)", base.DEC),
     seq = ProtoField.uint32("cmprobe.seq", "Probe sequence number", base.DEC),
     nonce = ProtoField.uint64("cmprobe.nonce", "Nonce", base.HEX),
+    room = ProtoField.uint16("cmprobe.room", "Room (flow entries the response may carry)",
+        base.DEC),
+    reserved = ProtoField.uint16("cmprobe.reserved", "Reserved", base.DEC),
+    padding = ProtoField.bytes("cmprobe.padding", "Padding"),
+    tag = ProtoField.bytes("cmprobe.tag", "Tag (HMAC-SHA-256-128)"),
     thisprobe = ProtoField.uint32("cmprobe.thisprobe", "thisprobe", base.DEC),
     lastprobe = ProtoField.uint32("cmprobe.lastprobe", "lastprobe", base.DEC),
     nflows = ProtoField.uint32("cmprobe.nflows", "Flow entries", base.DEC),
@@ -130,14 +137,18 @@ local cf = {
         base.DEC),
     bytes = ProtoField.uint64("cmprobe.flow.bytes", "Bytes received (cumulative)", base.DEC),
 }
-cmprobe.fields = { cf.version, cf.type, cf.length, cf.seq, cf.nonce, cf.thisprobe, cf.lastprobe,
-    cf.nflows, cf.flow, cf.src_port, cf.dst_port, cf.flow_id, cf.packets, cf.ce_packets, cf.bytes }
+cmprobe.fields = { cf.version, cf.type, cf.authenticated, cf.length, cf.seq, cf.nonce, cf.room,
+    cf.reserved, cf.padding, cf.tag, cf.thisprobe, cf.lastprobe, cf.nflows, cf.flow, cf.src_port,
+    cf.dst_port, cf.flow_id, cf.packets, cf.ce_packets, cf.bytes }
 
 local cm_malformed = ProtoExpert.new("cmprobe.malformed", "Malformed CM probe-protocol message",
     expert.group.MALFORMED, expert.severity.ERROR)
 local cm_not_captured = ProtoExpert.new("cmprobe.not_captured",
     "The message's bytes were not captured", expert.group.UNDECODED, expert.severity.NOTE)
-cmprobe.experts = { cm_malformed, cm_not_captured }
+local cm_unverified = ProtoExpert.new("cmprobe.unverified",
+    "The tag is not verified (the dissector has no key)", expert.group.SECURITY,
+    expert.severity.NOTE)
+cmprobe.experts = { cm_malformed, cm_not_captured, cm_unverified }
 
 -- The length check of probe.rs's check_length: the length field against the length the type
 -- and flow count give, then against the bytes present (n, the datagram's payload).
@@ -155,8 +166,26 @@ local function cm_check_length(field, expected, n)
     return nil
 end
 
--- Version 2: cumulative per-flow counts (probe.rs). A later version is one more entry of
--- cm_versions, a function of the same shape.
+-- The flow entries of a response, from byte 24 (versions 2 and 3).
+local function cm_flow_entries(tvb, t, nflows)
+    for i = 0, nflows - 1 do
+        local at = 24 + 32 * i
+        if at + 32 > tvb:len() then break end
+        local ft = t:add(cf.flow, tvb(at, 32))
+        ft:add(cf.src_port, tvb(at, 2))
+        ft:add(cf.dst_port, tvb(at + 2, 2))
+        ft:add(cf.flow_id, tvb(at + 4, 4))
+        ft:add(cf.packets, tvb(at + 8, 8))
+        ft:add(cf.ce_packets, tvb(at + 16, 8))
+        ft:add(cf.bytes, tvb(at + 24, 8))
+        ft:append_text(string.format(" %d->%d#%d: %s packets, %s CE, %s bytes", tvb(at, 2):uint(),
+            tvb(at + 2, 2):uint(), tvb(at + 4, 4):uint(), tostring(tvb(at + 8, 8):uint64()),
+            tostring(tvb(at + 16, 8):uint64()), tostring(tvb(at + 24, 8):uint64())))
+    end
+end
+
+-- Version 2: probes of 16 bytes, cumulative per-flow counts in responses. Each version is one
+-- entry of cm_versions, a function of the same shape.
 local function cm_dissect_v2(tvb, pinfo, t, n, bad)
     local ty = tvb(1, 1):uint()
     local field = tvb(2, 2):uint()
@@ -179,25 +208,65 @@ local function cm_dissect_v2(tvb, pinfo, t, n, bad)
     t:add(cf.nonce, tvb(12, 8))
     t:add(cf.nflows, tvb(20, 4))
     if err then return bad(err) end
-    for i = 0, nflows - 1 do
-        local at = 24 + 32 * i
-        if at + 32 > tvb:len() then break end
-        local ft = t:add(cf.flow, tvb(at, 32))
-        ft:add(cf.src_port, tvb(at, 2))
-        ft:add(cf.dst_port, tvb(at + 2, 2))
-        ft:add(cf.flow_id, tvb(at + 4, 4))
-        ft:add(cf.packets, tvb(at + 8, 8))
-        ft:add(cf.ce_packets, tvb(at + 16, 8))
-        ft:add(cf.bytes, tvb(at + 24, 8))
-        ft:append_text(string.format(" %d->%d#%d: %s packets, %s CE, %s bytes", tvb(at, 2):uint(),
-            tvb(at + 2, 2):uint(), tvb(at + 4, 4):uint(), tostring(tvb(at + 8, 8):uint64()),
-            tostring(tvb(at + 16, 8):uint64()), tostring(tvb(at + 24, 8):uint64())))
-    end
+    cm_flow_entries(tvb, t, nflows)
     pinfo.cols.info = string.format("CM response thisprobe=%d lastprobe=%d nonce=0x%s, %d flows",
         tvb(4, 4):uint(), tvb(8, 4):uint(), tvb(12, 8):uint64():tohex(), nflows)
 end
 
-local cm_versions = { [2] = cm_dissect_v2 }
+-- Version 3 (probe.rs today): a probe makes room for the response's flow entries and is padded
+-- to half their bytes; type bit 0x80 says an HMAC-SHA-256-128 tag of 16 bytes ends the message.
+-- Mirrors ProbeMessage::decode_with without a key, except that a tagged message is shown with
+-- its tag unverified rather than refused.
+local function cm_dissect_v3(tvb, pinfo, t, n, bad)
+    local ty_byte = tvb(1, 1):uint()
+    local tagged = bit32.band(ty_byte, 0x80) ~= 0
+    local ty = bit32.band(ty_byte, 0x7F)
+    local field = tvb(2, 2):uint()
+    local tag_len = tagged and 16 or 0
+    local fixed = ((ty == 1) and 20 or 24) + tag_len
+    if n < fixed then return bad(string.format("truncated: need %d bytes, got %d", fixed, n)) end
+    local count, entry
+    if ty == 1 then
+        count, entry = tvb(16, 2):uint(), 16
+    else
+        count, entry = tvb(20, 4):uint(), 32
+    end
+    local expected = fixed + entry * count
+    local err = cm_check_length(field, expected, n)
+    local body = expected - tag_len
+    if ty == 1 then
+        t:add(cf.seq, tvb(4, 4))
+        t:add(cf.nonce, tvb(8, 8))
+        t:add(cf.room, tvb(16, 2))
+        t:add(cf.reserved, tvb(18, 2))
+        if err then return bad(err) end
+        if body > 20 then t:add(cf.padding, tvb(20, body - 20)) end
+        for at = 18, body - 1 do
+            if tvb(at, 1):uint() ~= 0 then
+                return bad(string.format("non-zero padding at byte %d", at))
+            end
+        end
+        pinfo.cols.info = string.format("CM probe seq=%d nonce=0x%s room=%d", tvb(4, 4):uint(),
+            tvb(8, 8):uint64():tohex(), count)
+    else
+        t:add(cf.thisprobe, tvb(4, 4))
+        t:add(cf.lastprobe, tvb(8, 4))
+        t:add(cf.nonce, tvb(12, 8))
+        t:add(cf.nflows, tvb(20, 4))
+        if err then return bad(err) end
+        cm_flow_entries(tvb, t, count)
+        pinfo.cols.info = string.format(
+            "CM response thisprobe=%d lastprobe=%d nonce=0x%s, %d flows", tvb(4, 4):uint(),
+            tvb(8, 4):uint(), tvb(12, 8):uint64():tohex(), count)
+    end
+    if tagged then
+        local ti = t:add(cf.tag, tvb(body, 16))
+        ti:add_proto_expert_info(cm_unverified)
+        pinfo.cols.info = tostring(pinfo.cols.info) .. " (authenticated)"
+    end
+end
+
+local cm_versions = { [2] = cm_dissect_v2, [3] = cm_dissect_v3 }
 
 function cmprobe.dissector(tvb, pinfo, tree)
     pinfo.cols.protocol = "CM probe"
@@ -228,7 +297,8 @@ function cmprobe.dissector(tvb, pinfo, tree)
     if dissect == nil then
         return bad(string.format("unsupported version %d", version))
     end
-    if ty ~= 1 and ty ~= 2 then
+    local base_ty = (version >= 3) and bit32.band(ty, 0x7F) or ty
+    if base_ty ~= 1 and base_ty ~= 2 then
         return bad(string.format("unknown message type %d", ty))
     end
     if tvb:len() < n then

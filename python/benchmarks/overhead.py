@@ -40,16 +40,24 @@ def main() -> None:
 
         sc = concord.load(scenario)
         sc.set("duration", "1s")
+        timings = {}
+        for how in ("summary", "flows"):
+            c0, t0 = time.process_time(), time.perf_counter()
+            for seed in range(1, a.runs + 1):
+                r = concord.run(sc, seed=seed)
+                # `summary`: the figures as a dict; `flows`: the flows table as a DataFrame.
+                assert len(r.summary["flows"] if how == "summary" else r.flows) == 4
+            timings[how] = (time.perf_counter() - t0, time.process_time() - c0)
         c0, t0 = time.process_time(), time.perf_counter()
-        rows = 0
-        for seed in range(1, a.runs + 1):
-            rows += len(concord.run(sc, seed=seed).flows)
-        py_wall, py_cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"{a.runs} one-second runs ({rows} flow rows)")
-    print(f"concord sweep --jobs 1: wall {cli_wall:.2f} s, CPU {cli_cpu:.2f} s")
-    print(f"concord.run in a loop:  wall {py_wall:.2f} s, CPU {py_cpu:.2f} s")
-    print(f"Python / CLI: wall {py_wall / cli_wall:.2f}x, CPU {py_cpu / cli_cpu:.2f}x (target: 1.5x)")
-    print(f"load average during the run: {os.getloadavg()[0]:.1f}")
+        concord.sweep(sweep_file, f"{tmp}/py", jobs=1)
+        timings["sweep"] = (time.perf_counter() - t0, time.process_time() - c0)
+    print(f"{a.runs} one-second runs; load average {os.getloadavg()[0]:.1f}")
+    print(f"concord sweep --jobs 1:                 wall {cli_wall:.2f} s, CPU {cli_cpu:.2f} s")
+    names = {"summary": "concord.run loop, r.summary:", "flows": "concord.run loop, r.flows (pandas):",
+             "sweep": "concord.sweep(jobs=1):"}
+    for how, (wall, cpu) in timings.items():
+        print(f"{names[how]:40s} wall {wall:.2f} s, CPU {cpu:.2f} s; "
+              f"/ CLI: wall {wall / cli_wall:.2f}x, CPU {cpu / cli_cpu:.2f}x (target 1.5x)")
 
 
 if __name__ == "__main__":

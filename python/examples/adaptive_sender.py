@@ -22,7 +22,7 @@ import struct
 import time
 from typing import Dict, List, Optional, Tuple
 
-from concord_cm import AsyncClient, ChangeRate, Grant
+from concord.cm import AsyncClient, ChangeRate, Grant
 
 # The encodings on offer: name and the rate it needs, in bit/s.
 ENCODINGS: List[Tuple[str, int]] = [

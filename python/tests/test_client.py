@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from concord_cm import (AsyncClient, ChangeRate, Client, CmError, ErrorCode, Grant, LossMode,
+from concord.cm import (AsyncClient, ChangeRate, Client, CmError, ErrorCode, Grant, LossMode,
                         ProtocolError)
-from concord_cm import protocol as p
+from concord.cm import protocol as p
 
 
 def test_a_request_is_granted_and_notified(daemon: Path) -> None:
@@ -152,7 +152,7 @@ def test_the_adaptive_sender_example_picks_encodings(daemon: Path) -> None:
 
 
 def test_a_client_reconnects_after_the_daemon_restarts(restartable_daemon) -> None:  # type: ignore[no-untyped-def]
-    from concord_cm import Disconnected
+    from concord.cm import Disconnected
     with Client(restartable_daemon.sock, timeout=5) as cm:
         cm.open("127.0.0.1", 5004, 40000)
         assert cm.status().flows == 1

@@ -43,7 +43,8 @@ const EXAMPLES: &str = "Examples:
   concord man > ~/.local/share/man/man1/concord.1
   concord validate --quick                                       concord against ns-3 on a grid subset
 
-Exit codes: 0 success, 1 a claim failed or a runtime failure (e.g. unwritable output),
+Exit codes: 0 success (for reproduce: every experiment ran, whatever the verdicts), 1 a runtime
+failure (an experiment erred, unwritable output) or a verdict changed against --check,
 2 invalid scenario or arguments.";
 
 #[derive(Subcommand, Debug)]
@@ -94,9 +95,11 @@ enum Command {
     /// Run the papers' experiments, check every claim, and write a report.
     ///
     /// Each experiment is a set of scenarios plus claims naming the paper's figure or table,
-    /// the metric, the paper's value and the tolerance. Writes DIR/results.json (every claim),
-    /// DIR/figures/*.svg, DIR/raw/ and DIR/index.html; exits 0 when every claim passes, 1 when
-    /// one fails.
+    /// the metric, the paper's value and the tolerance, and ends in a verdict (reproduced, not
+    /// reproduced, under a deviation, seed-dependent, paper inconsistent). Writes
+    /// DIR/results.json (every claim), DIR/figures/*.svg, DIR/raw/ and DIR/index.html; exits 0
+    /// when every experiment ran, whatever the verdicts, 1 when one erred or `--check` finds a
+    /// changed verdict.
     Reproduce(reproduce::ReproduceArgs),
     /// Cross-validate concord's TCP and queues against ns-3 3.44 on a grid of cases.
     ///

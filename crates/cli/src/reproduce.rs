@@ -5,8 +5,8 @@ use crate::table::render;
 use crate::Failure;
 use concord_repro::claim::{Kind, Verdict};
 use concord_repro::report::{
-    compare_verdicts, key_figures, Expectations, mean_ci_text, render_readme_section, replace_section,
-    summary_lines, verdicts,
+    compare_verdicts, key_figures, mean_ci_text, render_readme_section, replace_section,
+    summary_lines, verdicts, Expectations,
 };
 use concord_repro::runner::{run_watched, Event, Work};
 use concord_repro::{registry, write_report, Ctx, Paper, Report};
@@ -36,8 +36,9 @@ pub struct ReproduceArgs {
     /// --write-expected) and exit 1 on any change, in either direction.
     #[arg(long, value_name = "EXPECTED.json")]
     pub check: Option<PathBuf>,
-    /// Exit 1 if a claim this expectations file marks reproduced ends with another verdict
-    /// (the seed-base check: other verdicts may differ).
+    /// Exit 1 if a claim this expectations file marks reproduced (at the paper's setting or
+    /// under a deviation) ends with another verdict (the seed-base check: other verdicts may
+    /// differ).
     #[arg(long, value_name = "EXPECTED.json")]
     pub check_reproduced: Option<PathBuf>,
     /// Write every claim's verdict to this expectations file.
@@ -116,6 +117,16 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
         .as_deref()
         .map(|p| read_expectations(p, a.quick))
         .transpose()?;
+    if let (Some(e), Some(path)) = (&check, &a.check) {
+        if e.seed_base != a.seed_base {
+            return Err(Failure::input(format!(
+                "{} holds the verdicts at seed base {}; run with --seed-base {} to compare, or use --check-reproduced",
+                path.display(),
+                e.seed_base,
+                e.seed_base
+            )));
+        }
+    }
     let check_reproduced = a
         .check_reproduced
         .as_deref()
@@ -223,15 +234,22 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
                 a.check.as_deref().unwrap_or(Path::new("?")).display()
             )));
         }
-        println!("verdicts match {}", a.check.as_deref().unwrap_or(Path::new("?")).display());
+        println!(
+            "verdicts match {}",
+            a.check.as_deref().unwrap_or(Path::new("?")).display()
+        );
     }
     if let Some(e) = &check_reproduced {
-        let reproduced = Verdict::Reproduced.key();
+        // Reproduced at the paper's setting or under a row's deviation: the same verdict here.
+        let reproduced = [
+            Verdict::Reproduced.key(),
+            Verdict::ReproducedUnderDeviation.key(),
+        ];
         let flipped: Vec<String> = e
             .verdicts
             .iter()
-            .filter(|(_, v)| v.as_str() == reproduced)
-            .filter(|(id, _)| now.get(*id).map(String::as_str) != Some(reproduced))
+            .filter(|(_, v)| reproduced.contains(&v.as_str()))
+            .filter(|(id, v)| now.get(*id) != Some(*v))
             .map(|(id, _)| {
                 format!(
                     "{id} is {}",
@@ -246,13 +264,19 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
             return Err(Failure::runtime(format!(
                 "{} claim(s) reproduced in {} are not at seed base {}",
                 flipped.len(),
-                a.check_reproduced.as_deref().unwrap_or(Path::new("?")).display(),
+                a.check_reproduced
+                    .as_deref()
+                    .unwrap_or(Path::new("?"))
+                    .display(),
                 a.seed_base
             )));
         }
         println!(
             "every claim reproduced in {} is reproduced at seed base {}",
-            a.check_reproduced.as_deref().unwrap_or(Path::new("?")).display(),
+            a.check_reproduced
+                .as_deref()
+                .unwrap_or(Path::new("?"))
+                .display(),
             a.seed_base
         );
     }

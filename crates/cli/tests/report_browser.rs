@@ -2,7 +2,7 @@
 //! writes a page that headless Chromium loads with every figure present and drawn, CM Fig. 4 on
 //! a real log axis (ticks 0.25 to 16, not exponents), and a screenshot of it. The table of
 //! contents (`id="toc"`) and the verdict summary (`id="verdicts"`) are checked by a test of
-//! their own, ignored until the report writes them.
+//! their own.
 //!
 //! Needs Debian's `chromium` (or `chromium-browser`) on the PATH; without it the test is
 //! skipped with a message, unless `CONCORD_REQUIRE_CHROMIUM=1`, when it fails.
@@ -220,7 +220,6 @@ fn the_report_page_loads_in_chromium_with_every_figure_drawn() {
 
 /// The ids a reader navigates by: the table of contents and the verdict summary at the top.
 #[test]
-#[ignore = "enable when report.rs writes the table of contents (id toc) and the verdict summary (id verdicts)"]
 fn the_report_page_has_a_table_of_contents_and_a_verdict_summary() {
     let Some(exe) = find_chromium() else {
         if std::env::var("CONCORD_REQUIRE_CHROMIUM").as_deref() == Ok("1") {

@@ -189,9 +189,15 @@ fn verdicts_are_compared_with_an_expectations_file_and_any_change_exits_1() {
     let changed = run(&["--check", &expected.display().to_string()]);
     assert_eq!(changed.status.code(), Some(1), "{changed:?}");
     let stderr = String::from_utf8_lossy(&changed.stderr);
-    assert!(stderr.contains(&format!("verdict changed: {}", ids[0])), "{stderr}");
+    assert!(
+        stderr.contains(&format!("verdict changed: {}", ids[0])),
+        "{stderr}"
+    );
     assert!(stderr.contains("baseline/bdp/no-such-claim"), "{stderr}");
-    assert!(dir.join("results.json").exists(), "the report is still written");
+    assert!(
+        dir.join("results.json").exists(),
+        "the report is still written"
+    );
 
     // --check-reproduced only minds claims the file marks reproduced.
     let only = run(&["--check-reproduced", &expected.display().to_string()]);

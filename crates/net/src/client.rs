@@ -67,6 +67,9 @@ pub enum ClientError {
     /// An embedded client has no daemon to reconnect to.
     #[error("an embedded congestion manager has no socket to reconnect to")]
     Embedded,
+    /// The socket is not this user's daemon's (another user's directory, socket or process).
+    #[error("{0}")]
+    Untrusted(crate::daemon::SocketError),
 }
 
 /// The first wait between two attempts of [`CmClient::connect_retrying`].
@@ -179,10 +182,27 @@ pub struct Flow {
 }
 
 impl CmClient {
-    /// Connects to the daemon listening on `path`.
+    /// Connects to the daemon listening on `path`, after checking that it is this user's
+    /// daemon: the socket and its private directory belong to this user
+    /// ([`crate::daemon::verify_socket`]), and so does the process that accepts
+    /// (`SO_PEERCRED`). A socket another user set up is refused with
+    /// [`ClientError::Untrusted`].
     pub async fn connect(path: impl AsRef<Path>) -> Result<CmClient, ClientError> {
         let path = path.as_ref().to_path_buf();
+        if let Err(e) = crate::daemon::verify_socket(&path) {
+            return Err(match e {
+                crate::daemon::SocketError::Io { source, .. } => ClientError::Io(source),
+                other => ClientError::Untrusted(other),
+            });
+        }
         let stream = UnixStream::connect(&path).await?;
+        let uid = crate::daemon::current_uid()?;
+        let peer = stream.peer_cred()?.uid();
+        if peer != uid {
+            return Err(ClientError::Untrusted(
+                crate::daemon::SocketError::ForeignPeer { path, peer, uid },
+            ));
+        }
         let (rd, wr) = stream.into_split();
         let pending: Pending = Arc::default();
         let (tx, rx) = mpsc::channel(EVENT_QUEUE);

@@ -3,11 +3,12 @@
 
 use crate::hub::{ClientId, Hub};
 use crate::protocol::{ClientMessage, ErrorCode, Event, FrameBuffer, ServerMessage};
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
@@ -47,10 +48,36 @@ pub enum SocketError {
     /// Another daemon answers on the path.
     #[error("a daemon is already listening on {0}")]
     InUse(PathBuf),
+    /// The socket is not this user's daemon's: a client refuses to connect.
+    #[error(
+        "refusing to connect to {path}: {why}. Another user may be posing as concordd; \
+         start concordd yourself, or set XDG_RUNTIME_DIR or CONCORD_CM_SOCKET to a private path"
+    )]
+    Untrusted {
+        /// The socket.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The process on the other end of the socket runs as another user.
+    #[error(
+        "refusing {path}: the process listening there runs as uid {peer}, not as you (uid {uid})"
+    )]
+    ForeignPeer {
+        /// The socket.
+        path: PathBuf,
+        /// The peer's user.
+        peer: u32,
+        /// This process's user.
+        uid: u32,
+    },
 }
 
-/// The socket path used when none is given: `$CONCORD_CM_SOCKET`, else
-/// `$XDG_RUNTIME_DIR/concord/cm.sock`, else `/tmp/concord-<uid>/cm.sock`.
+/// The socket path used when none is given, the systemd way: `$CONCORD_CM_SOCKET`, else
+/// `$XDG_RUNTIME_DIR/concord/cm.sock`, else `/run/user/UID/concord/cm.sock` when the user's
+/// runtime directory exists (logind creates it, owned by the user, mode 0700: no one else can
+/// squat it), else for root `/run/concord/cm.sock`, else `/tmp/concord-UID/cm.sock`, a directory
+/// the daemon creates with mode 0700 and the clients check ([`verify_socket`]).
 pub fn default_socket_path() -> PathBuf {
     if let Some(p) = std::env::var_os(SOCKET_ENV).filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
@@ -59,7 +86,76 @@ pub fn default_socket_path() -> PathBuf {
         return Path::new(&dir).join("concord").join("cm.sock");
     }
     let uid = own_uid().unwrap_or(0);
+    let run_user = PathBuf::from(format!("/run/user/{uid}"));
+    if fs::symlink_metadata(&run_user).is_ok_and(|m| m.is_dir() && m.uid() == uid) {
+        return run_user.join("concord").join("cm.sock");
+    }
+    if uid == 0 {
+        return PathBuf::from("/run/concord/cm.sock");
+    }
     PathBuf::from(format!("/tmp/concord-{uid}/cm.sock"))
+}
+
+/// Checks, before a client connects, that `path` is this user's daemon's socket: its directory
+/// is a directory (not a symbolic link) owned by this user with no group or other access, and
+/// the path is a socket owned by this user. Another user who created the directory or the
+/// socket first (a squatter posing as the daemon) is refused.
+pub fn verify_socket(path: &Path) -> Result<(), SocketError> {
+    let uid = own_uid().map_err(|source| SocketError::Io {
+        what: "reading the user of",
+        path: PathBuf::from("/proc/self"),
+        source,
+    })?;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let untrusted = |why: String| SocketError::Untrusted {
+        path: path.to_path_buf(),
+        why,
+    };
+    let meta = fs::symlink_metadata(dir).map_err(|source| SocketError::Io {
+        what: "inspecting",
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Err(untrusted(format!("{} is not a directory", dir.display())));
+    }
+    if meta.uid() != uid {
+        return Err(untrusted(format!(
+            "its directory {} belongs to uid {}, not to you (uid {uid})",
+            dir.display(),
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(untrusted(format!(
+            "its directory {} has mode {:o}; it must be 700",
+            dir.display(),
+            meta.mode() & 0o777
+        )));
+    }
+    let sock = fs::symlink_metadata(path).map_err(|source| SocketError::Io {
+        what: "inspecting",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if !sock.file_type().is_socket() {
+        return Err(untrusted("it is not a socket".into()));
+    }
+    if sock.uid() != uid {
+        return Err(untrusted(format!(
+            "it belongs to uid {}, not to you (uid {uid})",
+            sock.uid()
+        )));
+    }
+    Ok(())
+}
+
+/// The user id of this process, for the checks of [`verify_socket`] and the peer credentials.
+pub fn current_uid() -> io::Result<u32> {
+    own_uid()
 }
 
 /// The daemon's user id: the owner of its own /proc entry.
@@ -108,21 +204,219 @@ pub fn bind_socket(path: &Path) -> Result<UnixListener, SocketError> {
     Ok(listener)
 }
 
-/// Accepts connections forever, each served by its own task on `hub`.
+/// The bounds the daemon puts on its clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections open at once, all users together.
+    pub max_connections: usize,
+    /// Connections open at once per user (by the peer credentials, `SO_PEERCRED`).
+    pub max_per_uid: usize,
+    /// A connection that holds no flow and sends nothing for this long is closed.
+    pub idle_timeout: std::time::Duration,
+    /// A frame begun and not finished within this long closes its connection (a client that
+    /// sends a header and stalls holds a task and a buffer).
+    pub frame_timeout: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 4096,
+            max_per_uid: 4096,
+            idle_timeout: std::time::Duration::from_secs(60),
+            frame_timeout: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+/// One open connection, as the acceptor sees it.
+#[derive(Debug)]
+struct Conn {
+    /// The peer's user.
+    uid: u32,
+    /// The hub's handle of the client, once attached.
+    client: ClientId,
+    /// When it last sent a byte, in milliseconds since the daemon started.
+    last_active: Arc<std::sync::atomic::AtomicU64>,
+    /// Tells its task to close it.
+    evict: Arc<tokio::sync::Notify>,
+}
+
+/// The open connections.
+#[derive(Debug, Default)]
+struct Conns {
+    /// By connection number.
+    open: HashMap<u64, Conn>,
+    /// The next connection number.
+    next: u64,
+    /// Connections open at the last memory trim.
+    at_trim: usize,
+}
+
+/// Accepts connections forever, each served by its own task on `hub`, with the default
+/// [`Limits`].
 pub async fn serve(hub: Arc<Hub>, listener: UnixListener) {
+    serve_with(hub, listener, Limits::default()).await;
+}
+
+/// Milliseconds since `start`.
+fn millis_since(start: tokio::time::Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Accepts connections forever within `limits`. A connection from another user than the
+/// daemon's (or root) is closed at once. When a limit is reached, the connection that has been
+/// idle the longest without a flow (of the same user, for the per-user limit) is closed to make
+/// room; if there is none, the new connection gets a `fatal` frame (code 17, unavailable) and
+/// is closed. Memory freed by closed connections is handed back to the system.
+pub async fn serve_with(hub: Arc<Hub>, listener: UnixListener, limits: Limits) {
+    let own = own_uid().unwrap_or(0);
+    let conns: Arc<Mutex<Conns>> = Arc::default();
+    let start = tokio::time::Instant::now();
+    let mut trim = tokio::time::interval(std::time::Duration::from_secs(2));
+    trim.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        match listener.accept().await {
-            Ok((stream, _)) => {
-                let hub = Arc::clone(&hub);
-                tokio::spawn(async move { serve_connection(hub, stream).await });
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = trim.tick() => {
+                trim_memory(&hub, &conns);
+                continue;
             }
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
             Err(e) => {
                 tracing::warn!(error = %e, "accept failed");
                 // Out of descriptors, most likely: let some connections end first.
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
             }
+        };
+        let uid = match stream.peer_cred() {
+            Ok(c) => c.uid(),
+            Err(e) => {
+                tracing::warn!(error = %e, "no peer credentials: connection closed");
+                continue;
+            }
+        };
+        if uid != own && uid != 0 {
+            tracing::warn!(uid, "connection from another user closed");
+            continue;
+        }
+        let now = millis_since(start);
+        let admitted = admit(&hub, &conns, uid, &limits, now);
+        let Some((number, last_active, evict)) = admitted else {
+            tracing::warn!(uid, "connection limit reached: new connection refused");
+            let mut stream = stream;
+            let refusal = ServerMessage::Fatal {
+                code: ErrorCode::Unavailable,
+                message: "too many connections: close some, or open flows on fewer".into(),
+            };
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(
+                    std::time::Duration::from_secs(1),
+                    stream.write_all(&refusal.encode()),
+                )
+                .await;
+            });
+            continue;
+        };
+        let hub = Arc::clone(&hub);
+        let conns = Arc::clone(&conns);
+        tokio::spawn(async move {
+            let (client, events) = hub.attach();
+            if let Some(c) = lock(&conns).open.get_mut(&number) {
+                c.client = client;
+            }
+            let watch = Watch {
+                last_active,
+                evict,
+                start,
+                limits,
+            };
+            serve_attached(&hub, client, events, stream, &watch).await;
+            lock(&conns).open.remove(&number);
+        });
+    }
+}
+
+/// The connection table, whatever a panicking holder left.
+fn lock(conns: &Mutex<Conns>) -> std::sync::MutexGuard<'_, Conns> {
+    conns
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Registers a connection of `uid` if the limits allow, evicting the longest idle connection
+/// without flows if one must make room; `None` if none can.
+fn admit(
+    hub: &Hub,
+    conns: &Mutex<Conns>,
+    uid: u32,
+    limits: &Limits,
+    now: u64,
+) -> Option<(
+    u64,
+    Arc<std::sync::atomic::AtomicU64>,
+    Arc<tokio::sync::Notify>,
+)> {
+    let mut c = lock(conns);
+    let of_uid = c.open.values().filter(|x| x.uid == uid).count();
+    let full_uid = of_uid >= limits.max_per_uid.max(1);
+    let full = c.open.len() >= limits.max_connections.max(1);
+    if full || full_uid {
+        let victim = c
+            .open
+            .iter()
+            .filter(|(_, x)| !full_uid || x.uid == uid)
+            .filter(|(_, x)| hub.flows_of(x.client) == 0)
+            .min_by_key(|(_, x)| x.last_active.load(std::sync::atomic::Ordering::Relaxed))
+            .map(|(n, _)| *n);
+        let n = victim?;
+        if let Some(v) = c.open.remove(&n) {
+            v.evict.notify_one();
         }
     }
+    let number = c.next;
+    c.next += 1;
+    let last_active = Arc::new(std::sync::atomic::AtomicU64::new(now));
+    let evict = Arc::new(tokio::sync::Notify::new());
+    c.open.insert(
+        number,
+        Conn {
+            uid,
+            client: ClientId(u64::MAX),
+            last_active: Arc::clone(&last_active),
+            evict: Arc::clone(&evict),
+        },
+    );
+    Some((number, last_active, evict))
+}
+
+/// Hands memory back to the system once connections have gone: the hub's tables shrink, and
+/// the allocator returns its free pages (`malloc_trim`).
+fn trim_memory(hub: &Hub, conns: &Mutex<Conns>) {
+    let mut c = lock(conns);
+    let open = c.open.len();
+    if open < c.at_trim {
+        c.open.shrink_to_fit();
+        hub.shrink_to_fit();
+        crate::sys::release_free_memory();
+    }
+    c.at_trim = open;
+}
+
+/// What a connection's task watches besides its socket.
+#[derive(Debug)]
+struct Watch {
+    /// When it last sent a byte, in milliseconds since `start`.
+    last_active: Arc<std::sync::atomic::AtomicU64>,
+    /// Set by the acceptor to close it.
+    evict: Arc<tokio::sync::Notify>,
+    /// When the daemon started.
+    start: tokio::time::Instant,
+    /// The timeouts.
+    limits: Limits,
 }
 
 /// Size of one read from a client, in bytes.
@@ -132,14 +426,50 @@ const READ_CHUNK: usize = 16 * 1024;
 const EVENT_BATCH: usize = 256;
 
 /// Serves one client until it disconnects or sends a malformed frame; then closes its flows.
+/// No limits or timeouts apply (see [`serve_with`]).
 pub async fn serve_connection(hub: Arc<Hub>, stream: UnixStream) {
-    let (client, mut events) = hub.attach();
+    let (client, events) = hub.attach();
+    let watch = Watch {
+        last_active: Arc::default(),
+        evict: Arc::default(),
+        start: tokio::time::Instant::now(),
+        limits: Limits {
+            idle_timeout: std::time::Duration::MAX,
+            frame_timeout: std::time::Duration::MAX,
+            ..Limits::default()
+        },
+    };
+    serve_attached(&hub, client, events, stream, &watch).await;
+}
+
+/// Serves the attached `client` on `stream` until it disconnects, sends a malformed frame,
+/// stalls inside a frame, idles without flows or is evicted; then detaches it.
+async fn serve_attached(
+    hub: &Hub,
+    client: ClientId,
+    mut events: tokio::sync::mpsc::Receiver<Event>,
+    stream: UnixStream,
+    watch: &Watch,
+) {
     tracing::debug!(client = client.0, "client connected");
     let (mut rd, mut wr) = stream.into_split();
     let mut frames = FrameBuffer::new();
     let mut chunk = vec![0u8; READ_CHUNK];
-    let mut out = Vec::with_capacity(READ_CHUNK);
+    let mut out = Vec::new();
+    let mut frame_started: Option<tokio::time::Instant> = None;
+    let mut last_read = tokio::time::Instant::now();
     let why = loop {
+        let deadline = match frame_started {
+            Some(t) => t.checked_add(watch.limits.frame_timeout),
+            None if hub.flows_of(client) == 0 => last_read.checked_add(watch.limits.idle_timeout),
+            None => None,
+        };
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             read = rd.read(&mut chunk) => {
                 let n = match read {
@@ -152,8 +482,13 @@ pub async fn serve_connection(hub: Arc<Hub>, stream: UnixStream) {
                     Ok(n) => n,
                     Err(e) => break format!("read error: {e}"),
                 };
+                last_read = tokio::time::Instant::now();
+                watch.last_active.store(
+                    millis_since(watch.start),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 frames.extend(&chunk[..n]);
-                match answer(&hub, client, &mut frames, &mut out) {
+                match answer(hub, client, &mut frames, &mut out) {
                     Ok(()) => {
                         if let Err(e) = wr.write_all(&out).await {
                             break format!("write error: {e}");
@@ -167,7 +502,15 @@ pub async fn serve_connection(hub: Arc<Hub>, stream: UnixStream) {
                         break "malformed frame".to_string();
                     }
                 }
+                frame_started = match (frames.pending() > 0, frame_started) {
+                    (false, _) => None,
+                    (true, Some(t)) => Some(t),
+                    (true, None) => Some(last_read),
+                };
                 out.clear();
+                if out.capacity() > READ_CHUNK {
+                    out.shrink_to(READ_CHUNK);
+                }
             }
             event = events.recv() => {
                 let Some(event) = event else { break "hub closed".to_string() };
@@ -175,6 +518,33 @@ pub async fn serve_connection(hub: Arc<Hub>, stream: UnixStream) {
                     break format!("write error: {e}");
                 }
                 out.clear();
+            }
+            () = sleep => {
+                let (code, why) = if frame_started.is_some() {
+                    hub.count_malformed();
+                    (ErrorCode::Malformed, "a frame was not finished in time")
+                } else {
+                    (ErrorCode::Unavailable, "idle with no flow open")
+                };
+                let fatal = ServerMessage::Fatal { code, message: why.into() };
+                let _ = tokio::time::timeout(
+                    std::time::Duration::from_secs(1),
+                    wr.write_all(&fatal.encode()),
+                )
+                .await;
+                break why.to_string();
+            }
+            () = watch.evict.notified() => {
+                let fatal = ServerMessage::Fatal {
+                    code: ErrorCode::Unavailable,
+                    message: "closed to make room for a new connection: idle with no flow open".into(),
+                };
+                let _ = tokio::time::timeout(
+                    std::time::Duration::from_secs(1),
+                    wr.write_all(&fatal.encode()),
+                )
+                .await;
+                break "evicted".to_string();
             }
         }
     };

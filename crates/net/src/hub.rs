@@ -232,6 +232,24 @@ impl Hub {
         tracing::debug!(client = client.0, flows = n, "client detached");
     }
 
+    /// How many flows `client` holds open (0 for an unknown client).
+    pub fn flows_of(&self, client: ClientId) -> usize {
+        self.lock()
+            .clients
+            .get(&client)
+            .map_or(0, |c| c.flows.len())
+    }
+
+    /// Gives back the memory the hub's tables hold beyond what they need now (after many
+    /// clients or flows have gone).
+    pub fn shrink_to_fit(&self) {
+        let mut s = self.lock();
+        s.clients.shrink_to_fit();
+        s.owner.shrink_to_fit();
+        s.unacked.shrink_to_fit();
+        s.outbox.shrink_to_fit();
+    }
+
     /// Counts a frame that did not decode.
     pub fn count_malformed(&self) {
         self.lock().malformed_frames += 1;

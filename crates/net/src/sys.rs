@@ -61,3 +61,35 @@ pub fn enter_netns(path: &Path) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Raises the soft limit on open files (`RLIMIT_NOFILE`) to the hard limit, so that the daemon
+/// can hold as many connections as the system lets it; returns the new soft limit.
+pub fn raise_open_files_limit() -> io::Result<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct we own and pass by pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        lim.rlim_cur = lim.rlim_max;
+        // SAFETY: setrlimit reads the struct we own; raising the soft limit up to the hard
+        // limit needs no privilege.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(lim.rlim_cur)
+}
+
+/// Asks the C allocator to return its free memory to the system (glibc's `malloc_trim(0)`), so
+/// that the resident size comes back down after a burst of connections.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists; it takes no pointer.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

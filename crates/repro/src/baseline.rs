@@ -43,7 +43,11 @@ pub fn experiments() -> Vec<Experiment> {
 }
 
 fn bdp(ctx: &Ctx) -> Result<Outcome, ReproError> {
-    let sc = scenario_from("scenarios/basic/single-flow-bdp.toml", BDP, Some(ctx.seed(1)))?;
+    let sc = scenario_from(
+        "scenarios/basic/single-flow-bdp.toml",
+        BDP,
+        Some(ctx.seed(1)),
+    )?;
     let (r, sim) = simulate(&sc)?;
     let f = &r.flows[0];
     let claim = Claim::new(
@@ -150,42 +154,48 @@ fn dumbbell(ctx: &Ctx) -> Result<Outcome, ReproError> {
         }
     }
     let seed = seeds[0];
-    out.claims.push(Claim::new(
-        Paper::Baseline,
-        "4 NewReno, 10 Mbps / 50 ms, 100-packet DropTail",
-        "total goodput / bottleneck",
-        ">= 0.95",
-        f64::NAN,
-        Check::AtLeast { min: 0.95 },
-        seed,
-        "scenarios/basic/dumbbell-4-droptail.toml",
-        ctx.quick,
-    )
-    .over_seeds(&seeds, &dt_goodput));
-    out.claims.push(Claim::new(
-        Paper::Baseline,
-        "4 NewReno, 10 Mbps / 50 ms, 100-packet DropTail",
-        "Jain's index",
-        ">= 0.9",
-        f64::NAN,
-        Check::AtLeast { min: 0.9 },
-        seed,
-        "scenarios/basic/dumbbell-4-droptail.toml",
-        ctx.quick,
-    )
-    .over_seeds(&seeds, &dt_jain));
-    out.claims.push(Claim::new(
-        Paper::Baseline,
-        "4 NewReno, 10 Mbps / 50 ms, 100-packet RED",
-        "Jain's index",
-        ">= 0.95 (RED spreads the drops)",
-        f64::NAN,
-        Check::AtLeast { min: 0.95 },
-        seed,
-        "scenarios/basic/dumbbell-4-red.toml",
-        ctx.quick,
-    )
-    .over_seeds(&seeds, &red_jain));
+    out.claims.push(
+        Claim::new(
+            Paper::Baseline,
+            "4 NewReno, 10 Mbps / 50 ms, 100-packet DropTail",
+            "total goodput / bottleneck",
+            ">= 0.95",
+            f64::NAN,
+            Check::AtLeast { min: 0.95 },
+            seed,
+            "scenarios/basic/dumbbell-4-droptail.toml",
+            ctx.quick,
+        )
+        .over_seeds(&seeds, &dt_goodput),
+    );
+    out.claims.push(
+        Claim::new(
+            Paper::Baseline,
+            "4 NewReno, 10 Mbps / 50 ms, 100-packet DropTail",
+            "Jain's index",
+            ">= 0.9",
+            f64::NAN,
+            Check::AtLeast { min: 0.9 },
+            seed,
+            "scenarios/basic/dumbbell-4-droptail.toml",
+            ctx.quick,
+        )
+        .over_seeds(&seeds, &dt_jain),
+    );
+    out.claims.push(
+        Claim::new(
+            Paper::Baseline,
+            "4 NewReno, 10 Mbps / 50 ms, 100-packet RED",
+            "Jain's index",
+            ">= 0.95 (RED spreads the drops)",
+            f64::NAN,
+            Check::AtLeast { min: 0.95 },
+            seed,
+            "scenarios/basic/dumbbell-4-red.toml",
+            ctx.quick,
+        )
+        .over_seeds(&seeds, &red_jain),
+    );
     let bars = Bars {
         title: "Per-flow goodput, 4 NewReno flows (seed 1)".into(),
         y_label: "goodput (Mbit/s)".into(),

@@ -313,9 +313,9 @@ mod nan_as_null {
 /// Student's t quantile for a two-sided 95% interval with `df` degrees of freedom.
 pub fn t95(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-        2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
     ];
     match df {
         0 => f64::INFINITY,
@@ -664,6 +664,9 @@ mod tests {
         for v in Verdict::ALL {
             assert_eq!(Verdict::from_key(v.key()), Some(v));
         }
-        assert_eq!(slug("Fig. 3a (2 Mbit/s) — TCP/CM"), "fig-3a-2-mbit-s-tcp-cm");
+        assert_eq!(
+            slug("Fig. 3a (2 Mbit/s) — TCP/CM"),
+            "fig-3a-2-mbit-s-tcp-cm"
+        );
     }
 }

@@ -101,7 +101,8 @@ const FIG9_QUOTE: &str = "Using TCP Newreno, the performance of the four connect
 /// Section 4.2's words on Fig. 10.
 const FIG10_QUOTE: &str = "The TCP Newreno transfer obtained approximately 150Kbps. The combination of the audio, at 50Kbps, and the TCP/CM, at 85Kbps, was quite close to the traditional TCP performance. The audio primarily used the 80Kbps encoding, occasionally switching to the 40 and 160Kbps encodings.";
 /// Fig. 10's queue, which the paper does not name.
-const FIG10_QUEUE: &str = "RED bottleneck queue (the paper names no queue; concord's other CM scenarios use DropTail)";
+const FIG10_QUEUE: &str =
+    "RED bottleneck queue (the paper names no queue; concord's other CM scenarios use DropTail)";
 
 fn mean(x: &[f64]) -> f64 {
     if x.is_empty() {
@@ -655,7 +656,8 @@ fn fig3_outcome(
         "n_r / n_d",
         "n_r^2 (millions)",
     );
-    let as_row = |c: Claim| match paper_row {
+    let as_row = |c: Claim| {
+        match paper_row {
         Some(deviation) => c
             .paper(
                 "2.1 Stable Congestion Control",
@@ -663,6 +665,7 @@ fn fig3_outcome(
             )
             .deviation(deviation),
         None => c,
+    }
     };
     for (k, label) in ["NewReno", "TCP/CM"].into_iter().enumerate() {
         let exponents: Vec<f64> = per_seed
@@ -770,6 +773,34 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
             }
         }
         per_seed.push(points);
+    }
+    // Fig. 2: "TCP/CM closely emulates a vanilla TCP" over a range of bottleneck capacities,
+    // from the same runs: packets TCP/CM delivered over those NewReno delivered, per capacity.
+    for (i, mbps) in BANDWIDTHS_MBPS.iter().enumerate() {
+        let ratios: Vec<f64> = per_seed
+            .iter()
+            .map(|s| s[1].get(i).map_or(f64::NAN, |p| p.1) / s[0].get(i).map_or(f64::NAN, |p| p.1))
+            .collect();
+        out.claims.push(
+            Claim::new(
+                Paper::Cm,
+                &format!("Fig. 2: TCP/CM against NewReno, {mbps} Mbps RED bottleneck, 120 ms RTT"),
+                "packets delivered by TCP/CM / by NewReno, each alone",
+                "close to 1 (TCP/CM closely emulates NewReno)",
+                f64::NAN,
+                Check::Between { lo: 0.8, hi: 1.25 },
+                seeds[0],
+                FRIENDLY_BW_FILE,
+                ctx.quick,
+            )
+            .paper(
+                "2.1 Stable Congestion Control",
+                "This figure shows sequence traces of the two TCPs over a large range of bottleneck capacities. It is clear from these results that TCP/CM closely emulates a vanilla TCP.",
+            )
+            .target(1.0)
+            .deviation("each protocol alone on a RED bottleneck scaled to one BDP (the paper's runs had random Web-like background traffic)")
+            .over_seeds(&seeds, &ratios),
+        );
     }
     fig3_outcome(
         &mut out,
@@ -883,51 +914,57 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     .map(|f| r.flows[f].completion_s.map_or(f64::INFINITY, |c| c - start))
                     .collect::<Vec<_>>(),
             );
-            out.claims.push(Claim::new(
-                Paper::Cm,
-                "Section 3.2.1: representations picked by cm_query, 1 Mbps",
-                "slowest image's delivery time (s), the latency asked being 3 s",
-                "the best representation without high latency",
-                late,
-                Check::AtMost { max: 3.0 },
-                sc.seed,
-                WEBSERVER_FILE,
-                ctx.quick,
-            )
-            // Section 3.2.1 describes the API's use and reports no experiment: a feature
-            // demonstration, a concord check.
-            .deterministic());
+            out.claims.push(
+                Claim::new(
+                    Paper::Cm,
+                    "Section 3.2.1: representations picked by cm_query, 1 Mbps",
+                    "slowest image's delivery time (s), the latency asked being 3 s",
+                    "the best representation without high latency",
+                    late,
+                    Check::AtMost { max: 3.0 },
+                    sc.seed,
+                    WEBSERVER_FILE,
+                    ctx.quick,
+                )
+                // Section 3.2.1 describes the API's use and reports no experiment: a feature
+                // demonstration, a concord check.
+                .deterministic(),
+            );
             let steps = chosen.windows(2).filter(|w| w[1] > w[0]).count();
-            out.claims.push(Claim::new(
-                Paper::Cm,
-                "Section 3.2.1: representations picked by cm_query, 1 Mbps",
-                "steps up in representation from hint 1 to 2 to 4 (of 2)",
-                "a larger share affords a larger representation",
-                steps as f64,
-                Check::AtLeast { min: 2.0 },
-                sc.seed,
-                WEBSERVER_FILE,
-                ctx.quick,
-            )
-            // Section 3.2.1 describes the API's use and reports no experiment: a feature
-            // demonstration, a concord check.
-            .deterministic());
+            out.claims.push(
+                Claim::new(
+                    Paper::Cm,
+                    "Section 3.2.1: representations picked by cm_query, 1 Mbps",
+                    "steps up in representation from hint 1 to 2 to 4 (of 2)",
+                    "a larger share affords a larger representation",
+                    steps as f64,
+                    Check::AtLeast { min: 2.0 },
+                    sc.seed,
+                    WEBSERVER_FILE,
+                    ctx.quick,
+                )
+                // Section 3.2.1 describes the API's use and reports no experiment: a feature
+                // demonstration, a concord check.
+                .deterministic(),
+            );
         }
         picks.push(chosen);
     }
     let sum = |v: &[f64]| v.iter().sum::<f64>();
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Section 3.2.1: representations picked by cm_query, 256 kbit/s against 1 Mbps",
-        "bytes of the representations picked at 256 kbit/s / at 1 Mbps",
-        "a slower path gets smaller representations",
-        sum(&picks[1]) / sum(&picks[0]),
-        Check::AtMost { max: 0.5 },
-        ctx.seed(1),
-        WEBSERVER_FILE,
-        ctx.quick,
-    )
-    .deterministic());
+    out.claims.push(
+        Claim::new(
+            Paper::Cm,
+            "Section 3.2.1: representations picked by cm_query, 256 kbit/s against 1 Mbps",
+            "bytes of the representations picked at 256 kbit/s / at 1 Mbps",
+            "a slower path gets smaller representations",
+            sum(&picks[1]) / sum(&picks[0]),
+            Check::AtMost { max: 0.5 },
+            ctx.seed(1),
+            WEBSERVER_FILE,
+            ctx.quick,
+        )
+        .deterministic(),
+    );
     let bars = Bars {
         title: "Section 3.2.1: representation picked per image".into(),
         y_label: "representation (KB)".into(),
@@ -1221,7 +1258,10 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
             BULK_FILE,
             ctx.quick,
         )
-        .over_seeds(&seeds, &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[2])),
+        .over_seeds(
+            &seeds,
+            &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[2]),
+        ),
     );
     let bars = Bars {
         title: "Fig. 6: packets lost with 1 probe per RTT".into(),
@@ -1343,26 +1383,47 @@ fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
             sim.cm.probes_lost, sim.cm.responses_lost
         ));
     }
-    out.claims.push(Claim::new(
-        Paper::Cm,
-        "Section 2.2.2: probe protocol, 30% of probes and responses lost",
-        "|estimated / true loss rate - 1|",
-        "robust to lost probes and responses (within 10%)",
-        f64::NAN,
-        Check::AtMost { max: 0.1 },
-        ctx.seed(1),
-        PROBES_FILE,
-        ctx.quick,
-    )
-    // "Within 10%" is concord's number: a check of the design, not a paper result.
-    .over_seeds(&seeds(ctx), &errors));
+    out.claims.push(
+        Claim::new(
+            Paper::Cm,
+            "Section 2.2.2: probe protocol, 30% of probes and responses lost",
+            "|estimated / true loss rate - 1|",
+            "robust to lost probes and responses (within 10%)",
+            f64::NAN,
+            Check::AtMost { max: 0.1 },
+            ctx.seed(1),
+            PROBES_FILE,
+            ctx.quick,
+        )
+        // "Within 10%" is concord's number: a check of the design, not a paper result.
+        .over_seeds(&seeds(ctx), &errors),
+    );
     out.raw.push(("cm-probes.csv".into(), rows.join("\n")));
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::linear_fit;
+    use super::{friendliness_exponent, linear_fit};
+
+    #[test]
+    fn the_friendliness_exponent_tells_a_square_root_law_from_a_linear_one() {
+        // n_r = K / sqrt(n_d / n) with n ~ n_r: n_r = K^2 (n_r / n_d)^0.5 ... as points
+        // (n_r / n_d, n_r) from n_r^2 = K^2 x + K^2.
+        let k2: f64 = 400.0;
+        let sqrt_law: Vec<(f64, f64)> = [50.0, 200.0, 800.0, 3200.0]
+            .iter()
+            .map(|&x: &f64| (x, (k2 * x + k2).sqrt()))
+            .collect();
+        let b = friendliness_exponent(&sqrt_law);
+        assert!((b - 0.5).abs() < 0.01, "{b}");
+        let linear: Vec<(f64, f64)> = [50.0, 200.0, 800.0].iter().map(|&x| (x, 3.0 * x)).collect();
+        assert!((friendliness_exponent(&linear) - 1.0).abs() < 1e-9);
+        assert!(
+            friendliness_exponent(&[(1.0, 1.0)]).is_nan(),
+            "one point fits nothing"
+        );
+    }
 
     #[test]
     fn a_line_fits_itself_exactly_and_noise_lowers_r_squared() {

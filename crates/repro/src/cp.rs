@@ -29,7 +29,8 @@ const FLOWSHARES_FILE: &str = "scenarios/cp/single-flowshare.toml";
 /// no number: the band is concord's reading of "about 1" on their plots, fixed before results.
 const FAIR: Check = Check::Between { lo: 0.8, hi: 1.25 };
 /// The slides' conclusion.
-const CONCLUSION: &str = "Using BFLD, aggregate C-to-C traffic can effectively realize multiple flowshares.";
+const CONCLUSION: &str =
+    "Using BFLD, aggregate C-to-C traffic can effectively realize multiple flowshares.";
 
 /// The Table I bottleneck, in bit/s.
 const BOTTLENECK_BPS: f64 = 15e6;

@@ -521,7 +521,12 @@ fn parking_lot(ctx: &Ctx) -> Result<Outcome, ReproError> {
     // the least-squares line (negative: it falls off).
     let bdp_points: Vec<(f64, f64)> = ecn
         .iter()
-        .map(|m| (((m.point.mbps * m.point.delay_ms) as f64).log10(), m.utilisation))
+        .map(|m| {
+            (
+                ((m.point.mbps * m.point.delay_ms) as f64).log10(),
+                m.utilisation,
+            )
+        })
         .collect();
     out.claims.push(
         claim(
@@ -716,7 +721,8 @@ fn delay(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "Fig. 7: one-way delay distributions, 10 Mbit/s, 10 ms, 500-packet queues",
         "one-way delay (ms)",
         "cumulative fraction",
-    );
+    )
+    .log_x();
     let mut csv = String::from("scheme,set,p50_ms,p90_ms,p99_ms,queueing_p90_ms\n");
     for m in &all {
         for (set, h) in [("horizontal", &m.delays.0), ("vertical", &m.delays.1)] {
@@ -839,7 +845,11 @@ fn estimator(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let file = "crates/cc/src/eca/load_estimator.rs (no scenario: the estimator alone)";
     const QUOTE: &str = "A simple calculation of the exponential decay time shows that the time to respond to a doubling of the load is about 1.4s, and 6.8s for the load suddenly halving.";
     for (what, value, target) in [
-        ("time for L to double under twice the target load (s)", up, 1.4),
+        (
+            "time for L to double under twice the target load (s)",
+            up,
+            1.4,
+        ),
         ("time for L to halve with no load (s)", down, 6.8),
     ] {
         out.claims.push(
@@ -926,76 +936,76 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "response time (s)",
     );
     for &seed in &seeds {
-    let first = seed == seeds[0];
-    let mut medians = Vec::new();
-    let mut outliers = Vec::new();
-    for scheme in Scheme::ALL {
-        let p = Point {
-            scheme,
-            mbps: 10,
-            delay_ms: 10,
-            buffer: 200,
-            thresholds: (50, 150),
-            duration_s,
-            warmup_s,
-        };
-        let (name, _) = scheme.scenario();
-        let text = scenario_text(&p)? + &web_flows(scheme, 10, seed, duration_s - 5);
-        let sc = scenario_from(name, &text, Some(seed))?;
-        let (_, sim) = simulate(&sc)?;
-        let mut small = Vec::new();
-        let mut points = Vec::new();
-        // Completed requests, and those a retransmission timeout delayed (Fig. 8's outliers).
-        let (mut requests, mut timed_out) = (0u64, 0u64);
-        for (f, spec) in sim.flows.iter().zip(&sc.flows) {
-            let (
-                Agent::Tcp(t),
-                FlowKind::Tcp {
-                    bytes: Some(size), ..
-                },
-            ) = (&f.agent, &spec.kind)
-            else {
-                continue;
+        let first = seed == seeds[0];
+        let mut medians = Vec::new();
+        let mut outliers = Vec::new();
+        for scheme in Scheme::ALL {
+            let p = Point {
+                scheme,
+                mbps: 10,
+                delay_ms: 10,
+                buffer: 200,
+                thresholds: (50, 150),
+                duration_s,
+                warmup_s,
             };
-            if !f.name.starts_with("web") {
-                continue;
+            let (name, _) = scheme.scenario();
+            let text = scenario_text(&p)? + &web_flows(scheme, 10, seed, duration_s - 5);
+            let sc = scenario_from(name, &text, Some(seed))?;
+            let (_, sim) = simulate(&sc)?;
+            let mut small = Vec::new();
+            let mut points = Vec::new();
+            // Completed requests, and those a retransmission timeout delayed (Fig. 8's outliers).
+            let (mut requests, mut timed_out) = (0u64, 0u64);
+            for (f, spec) in sim.flows.iter().zip(&sc.flows) {
+                let (
+                    Agent::Tcp(t),
+                    FlowKind::Tcp {
+                        bytes: Some(size), ..
+                    },
+                ) = (&f.agent, &spec.kind)
+                else {
+                    continue;
+                };
+                if !f.name.starts_with("web") {
+                    continue;
+                }
+                if f.start < sim.warmup() {
+                    continue;
+                }
+                // Requests still open at the end have no response time; they are counted apart.
+                let Some(done) = t.completed else { continue };
+                let secs = (done - f.start).as_secs_f64();
+                let size = *size;
+                let segments = size.div_ceil(MSS);
+                requests += 1;
+                if t.sender.stats().timeouts > 0 {
+                    timed_out += 1;
+                }
+                csv.push_str(&format!(
+                    "{seed},{},{size},{:.4},{secs:.4}\n",
+                    scheme.name(),
+                    f.start.as_secs_f64()
+                ));
+                if (1..=20).contains(&segments) {
+                    small.push(secs);
+                }
+                if segments <= 200 {
+                    points.push((segments as f64, secs));
+                }
             }
-            if f.start < sim.warmup() {
-                continue;
-            }
-            // Requests still open at the end have no response time; they are counted apart.
-            let Some(done) = t.completed else { continue };
-            let secs = (done - f.start).as_secs_f64();
-            let size = *size;
-            let segments = size.div_ceil(MSS);
-            requests += 1;
-            if t.sender.stats().timeouts > 0 {
-                timed_out += 1;
-            }
-            csv.push_str(&format!(
-                "{seed},{},{size},{:.4},{secs:.4}\n",
-                scheme.name(),
-                f.start.as_secs_f64()
-            ));
-            if (1..=20).contains(&segments) {
-                small.push(secs);
-            }
-            if segments <= 200 {
-                points.push((segments as f64, secs));
+            small.sort_by(f64::total_cmp);
+            let median = small.get(small.len() / 2).copied().unwrap_or(f64::NAN);
+            medians.push((scheme, median, small.len()));
+            outliers.push((scheme, timed_out as f64 / requests.max(1) as f64));
+            if first {
+                fig = fig.series(scheme.name(), Style::Points, points);
             }
         }
-        small.sort_by(f64::total_cmp);
-        let median = small.get(small.len() / 2).copied().unwrap_or(f64::NAN);
-        medians.push((scheme, median, small.len()));
-        outliers.push((scheme, timed_out as f64 / requests.max(1) as f64));
-        if first {
-            fig = fig.series(scheme.name(), Style::Points, points);
-        }
-    }
-    let median = |s: Scheme| medians.iter().find(|m| m.0 == s).map_or(f64::NAN, |m| m.1);
-    median_ratio.push(median(Scheme::Tcp) / median(Scheme::Eca));
-    let outlier = |s: Scheme| outliers.iter().find(|m| m.0 == s).map_or(f64::NAN, |m| m.1);
-    outlier_ratio.push(outlier(Scheme::Eca) / outlier(Scheme::Tcp));
+        let median = |s: Scheme| medians.iter().find(|m| m.0 == s).map_or(f64::NAN, |m| m.1);
+        median_ratio.push(median(Scheme::Tcp) / median(Scheme::Eca));
+        let outlier = |s: Scheme| outliers.iter().find(|m| m.0 == s).map_or(f64::NAN, |m| m.1);
+        outlier_ratio.push(outlier(Scheme::Eca) / outlier(Scheme::Tcp));
     }
     out.raw.push(("eca-web.csv".into(), csv));
     out.figures.push(Figure {
@@ -1003,7 +1013,8 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
         title: "Fig. 8: HTTP response times".into(),
         svg: fig.to_svg(),
     });
-    const NO_SYN: &str = "no SYN exchange in the simulator (the paper's timeout outliers come from lost SYNs)";
+    const NO_SYN: &str =
+        "no SYN exchange in the simulator (the paper's timeout outliers come from lost SYNs)";
     out.claims.push(
         Claim::new(
             Paper::Eca,
@@ -1048,4 +1059,3 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
     );
     Ok(out)
 }
-

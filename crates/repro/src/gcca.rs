@@ -146,6 +146,9 @@ fn router_drops(sim: &Simulator) -> u64 {
         .sum()
 }
 
+/// One group's result at one seed: (group, E2E, GCCA).
+type Row = (u32, Transfer, Transfer);
+
 /// What the test bed measures of one run.
 #[derive(Clone, Copy, Debug, Default)]
 struct Transfer {
@@ -220,58 +223,57 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     );
     let mut queues = Plot::new("Test bed queues, group 1", "time (s)", "queue (packets)");
     let seeds = ctx.seeds();
-    let mut per_seed: Vec<Vec<(u32, Transfer, Transfer)>> = Vec::new();
+    let mut per_seed: Vec<Vec<Row>> = Vec::new();
     for &seed in &seeds {
-    let first = seed == seeds[0];
-    let mut rows = Vec::new();
-    for (group, e2e_file, e2e_text, gcca_file, gcca_text) in TESTBED {
-        let mut pair = [Transfer::default(); 2];
-        for (k, (file, text, scheme)) in
-            [(e2e_file, e2e_text, "E2E"), (gcca_file, gcca_text, "GCCA")]
-                .into_iter()
-                .enumerate()
-        {
-            let mut sc = scenario_from(file, text, Some(seed))?;
-            if ctx.quick {
-                // The 16 MiB transfer ends by about 55 s under GCCA and 65 s under E2E; the
-                // quick run stops well after both.
-                sc.duration = sc.duration.min(Duration::from_secs(90));
-            }
-            let (r, sim) = simulate(&sc)?;
-            let t = transfer(&r, &sim);
-            pair[k] = t;
-            csv.push_str(&format!(
-                "{seed},{group},{scheme},{:.3},{:.4},{:.1},{:.1},{:.1},{:.1},{}\n",
-                t.time_s,
-                t.throughput_bps / 1e6,
-                t.delay_ms,
-                t.jitter_p99_ms,
-                t.network_delay_ms,
-                t.network_jitter_p99_ms,
-                t.drops
-            ));
-            if group == 1 && first {
-                fig5 = fig5.series(scheme, Style::Line, jitter_cdf(&sim.flows[0]));
-                for ch in ["r1->r2", "r2->b"] {
-                    queues = queues.series(
-                        &format!("{scheme} {ch}"),
-                        Style::Line,
-                        queue_series(&sim, ch),
-                    );
+        let first = seed == seeds[0];
+        let mut rows = Vec::new();
+        for (group, e2e_file, e2e_text, gcca_file, gcca_text) in TESTBED {
+            let mut pair = [Transfer::default(); 2];
+            for (k, (file, text, scheme)) in
+                [(e2e_file, e2e_text, "E2E"), (gcca_file, gcca_text, "GCCA")]
+                    .into_iter()
+                    .enumerate()
+            {
+                let mut sc = scenario_from(file, text, Some(seed))?;
+                if ctx.quick {
+                    // The 16 MiB transfer ends by about 55 s under GCCA and 65 s under E2E; the
+                    // quick run stops well after both.
+                    sc.duration = sc.duration.min(Duration::from_secs(90));
+                }
+                let (r, sim) = simulate(&sc)?;
+                let t = transfer(&r, &sim);
+                pair[k] = t;
+                csv.push_str(&format!(
+                    "{seed},{group},{scheme},{:.3},{:.4},{:.1},{:.1},{:.1},{:.1},{}\n",
+                    t.time_s,
+                    t.throughput_bps / 1e6,
+                    t.delay_ms,
+                    t.jitter_p99_ms,
+                    t.network_delay_ms,
+                    t.network_jitter_p99_ms,
+                    t.drops
+                ));
+                if group == 1 && first {
+                    fig5 = fig5.series(scheme, Style::Line, jitter_cdf(&sim.flows[0]));
+                    for ch in ["r1->r2", "r2->b"] {
+                        queues = queues.series(
+                            &format!("{scheme} {ch}"),
+                            Style::Line,
+                            queue_series(&sim, ch),
+                        );
+                    }
                 }
             }
+            rows.push((group, pair[0], pair[1]));
         }
-        rows.push((group, pair[0], pair[1]));
-    }
-    per_seed.push(rows);
+        per_seed.push(rows);
     }
     let rows = per_seed[0].clone();
     // Every figure below is measured seed by seed; a claim's value is its mean over the seeds
     // with a 95% interval.
-    let over = |f: &dyn Fn(&[(u32, Transfer, Transfer)]) -> f64| -> Vec<f64> {
-        per_seed.iter().map(|rows| f(rows)).collect()
-    };
-    let ratio_of = |rows: &[(u32, Transfer, Transfer)], f: &dyn Fn(&Transfer) -> f64| {
+    let over =
+        |f: &dyn Fn(&[Row]) -> f64| -> Vec<f64> { per_seed.iter().map(|rows| f(rows)).collect() };
+    let ratio_of = |rows: &[Row], f: &dyn Fn(&Transfer) -> f64| {
         let g: f64 = rows.iter().map(|(_, _, g)| f(g)).sum();
         let e: f64 = rows.iter().map(|(_, e, _)| f(e)).sum();
         g / e.max(1e-12)
@@ -308,7 +310,8 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
         .target(0.0),
     );
     const T1: &str = "Table 1 shows the end-to-end delays in the experiments. The GCCA produces shorter delay than E2E even in such a small setting.";
-    const T2: &str = "We can see that the GCCA increases the throughput by as many as 15% on average.";
+    const T2: &str =
+        "We can see that the GCCA increases the throughput by as many as 15% on average.";
     const SECTION: &str = "4. Implementation and Experiments";
     out.claims.push(
         claim(
@@ -335,7 +338,7 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
         .paper(SECTION, T1),
     );
     for (i, &(group, p_gs, p_es, p_gm, p_em)) in PAPER_TABLES.iter().enumerate() {
-        let at = |f: &dyn Fn(&(u32, Transfer, Transfer)) -> f64| -> Vec<f64> {
+        let at = |f: &dyn Fn(&Row) -> f64| -> Vec<f64> {
             per_seed
                 .iter()
                 .map(|rows| rows.get(i).filter(|r| r.0 == group).map_or(f64::NAN, f))
@@ -348,10 +351,17 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 "GCCA transfer time",
                 p_gs,
                 "s",
-                &(|r: &(u32, Transfer, Transfer)| r.2.time_s) as &dyn Fn(&(u32, Transfer, Transfer)) -> f64,
+                &(|r: &Row| r.2.time_s) as &dyn Fn(&Row) -> f64,
                 T1,
             ),
-            ("Table 1", "E2E transfer time", p_es, "s", &|r| r.1.time_s, T1),
+            (
+                "Table 1",
+                "E2E transfer time",
+                p_es,
+                "s",
+                &|r| r.1.time_s,
+                T1,
+            ),
             (
                 "Table 2",
                 "GCCA throughput",
@@ -474,11 +484,9 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     t1.series.push(("paper E2E".into(), paper(&|t| t.2)));
     t1.series.push(("paper GCCA".into(), paper(&|t| t.1)));
     // The conclusion's "network delay", per packet (claimed above).
-    let mut d = bars(
-        "Mean one-way delay per packet",
-        "delay (ms)",
-        &|t| t.delay_ms,
-    );
+    let mut d = bars("Mean one-way delay per packet", "delay (ms)", &|t| {
+        t.delay_ms
+    });
     d.series[0].0 = "E2E, application".into();
     d.series[1].0 = "GCCA, application".into();
     d.series.push((

@@ -397,15 +397,19 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     file,
                     ctx.quick,
                 )
-                .paper("Simulation results, performance evaluation of ABE", FIG2_QUOTE)
+                .paper(
+                    "Simulation results, performance evaluation of ABE",
+                    FIG2_QUOTE,
+                )
                 .target(pipe)
                 .deterministic()
             };
             out.claims
                 .push(ssthresh_claim("first", ss(cuts.first())).deviation(FIG2_SPLIT));
-            out.claims.push(ssthresh_claim("last", ss(cuts.last())).deviation(&format!(
-                "{FIG2_SPLIT}; judged at the last loss (the steady cycle) instead of the first"
-            )));
+            out.claims
+                .push(ssthresh_claim("last", ss(cuts.last())).deviation(&format!(
+                    "{FIG2_SPLIT}; judged at the last loss (the steady cycle) instead of the first"
+                )));
         } else {
             out.claims.push(
                 Claim::new(
@@ -588,8 +592,8 @@ fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
                         let sc = scenario_from(file, &long, Some(seed))?;
                         let (r, sim) = simulate(&sc)?;
                         let lost = r.flows[0].injected_at_s.unwrap_or(0.0);
-                        let took = time_to(&sim, lost, bdp)
-                            .unwrap_or(FIG3_LONG_RUN_S as f64 - lost);
+                        let took =
+                            time_to(&sim, lost, bdp).unwrap_or(FIG3_LONG_RUN_S as f64 - lost);
                         out.claims.push(
                             Claim::new(
                                 Paper::Mccp,
@@ -629,7 +633,10 @@ fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
                             file,
                             ctx.quick,
                         )
-                        .paper("Simulation results, premature exit from slow-start", FIG3_QUOTE)
+                        .paper(
+                            "Simulation results, premature exit from slow-start",
+                            FIG3_QUOTE,
+                        )
                         .target(88.8)
                         .deterministic(),
                     ));
@@ -648,7 +655,10 @@ fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
                             file,
                             ctx.quick,
                         )
-                        .paper("Simulation results, premature exit from slow-start", FIG3_QUOTE)
+                        .paper(
+                            "Simulation results, premature exit from slow-start",
+                            FIG3_QUOTE,
+                        )
                         .target(88.8 / 30.3)
                         .deterministic(),
                     ));
@@ -763,23 +773,23 @@ fn bandwidth_freed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     // NewReno is not in the paper's Fig. 4: a concord check beside it.
     out.claims.push(
         Claim::new(
-        Paper::Mccp,
-        "Fig. 4a: NewReno, 2 x 35 Mbit/s UDP leave at 50 s",
-        &format!(
-            "NewReno's time to BDP / MCCP's{}",
-            if reached[0] {
-                ""
-            } else {
-                " (NewReno not within the run: lower bound)"
-            }
-        ),
-        "60 s vs a few seconds",
-        times[0] / times[2].max(1e-9),
-        Check::AtLeast { min: 3.0 },
-        seed,
-        file,
-        ctx.quick,
-    )
+            Paper::Mccp,
+            "Fig. 4a: NewReno, 2 x 35 Mbit/s UDP leave at 50 s",
+            &format!(
+                "NewReno's time to BDP / MCCP's{}",
+                if reached[0] {
+                    ""
+                } else {
+                    " (NewReno not within the run: lower bound)"
+                }
+            ),
+            "60 s vs a few seconds",
+            times[0] / times[2].max(1e-9),
+            Check::AtLeast { min: 3.0 },
+            seed,
+            file,
+            ctx.quick,
+        )
         .deviation(FIG4_LOSS)
         .deterministic(),
     );
@@ -830,19 +840,21 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
     let share = r.flows[0].goodput_bps / total.max(1.0);
     let mut out = Outcome::default();
-    out.claims.push(Claim::new(
-        Paper::Mccp,
-        "Friendliness: MCCP + NewReno, 10 Mbps, 100 ms, buffer = BDP",
-        "MCCP's share of the total goodput",
-        "\"without starving other connections\"",
-        share,
-        Check::AtMost { max: 0.65 },
-        sc.seed,
-        file,
-        ctx.quick,
-    )
-    // The paper leaves friendliness to future work: a concord check, not a paper result.
-    .deterministic());
+    out.claims.push(
+        Claim::new(
+            Paper::Mccp,
+            "Friendliness: MCCP + NewReno, 10 Mbps, 100 ms, buffer = BDP",
+            "MCCP's share of the total goodput",
+            "\"without starving other connections\"",
+            share,
+            Check::AtMost { max: 0.65 },
+            sc.seed,
+            file,
+            ctx.quick,
+        )
+        // The paper leaves friendliness to future work: a concord check, not a paper result.
+        .deterministic(),
+    );
     let plot = Plot::new(
         "Friendliness: cwnd of MCCP and NewReno sharing 10 Mbit/s",
         "time (s)",

@@ -143,7 +143,10 @@ impl Report {
 
 /// A claim's key: `experiment/slug-of-figure-and-metric`, with `-2`, `-3` ... for repeats.
 fn claim_id(earlier: &[Claim], experiment: &str, c: &Claim) -> String {
-    let base = format!("{experiment}/{}", slug(&format!("{} {}", c.figure, c.metric)));
+    let base = format!(
+        "{experiment}/{}",
+        slug(&format!("{} {}", c.figure, c.metric))
+    );
     let mut id = base.clone();
     let mut n = 1;
     while earlier.iter().any(|e| e.id == id) {
@@ -352,11 +355,11 @@ pub fn render_html(r: &Report) -> String {
         if r.quick { "quick" } else { "full" },
         r.seed_base
     );
-    h.push_str("<ul class=\"summary\">\n");
+    h.push_str("<ul class=\"summary\" id=\"verdicts\">\n");
     for line in summary_lines(r) {
         let _ = writeln!(h, "<li>{}</li>", escape(&line));
     }
-    h.push_str("</ul>\n<h2>Contents</h2>\n<ul>\n");
+    h.push_str("</ul>\n<h2 id=\"toc\">Contents</h2>\n<ul>\n");
     for paper in Paper::ALL {
         let claims: Vec<&Claim> = r.paper_claims().filter(|c| c.paper == paper).collect();
         if claims.is_empty() {
@@ -391,7 +394,10 @@ pub fn render_html(r: &Report) -> String {
         let mut l = Vec::new();
         if let Some(e) = r.experiment_of(c) {
             if let Some(f) = e.figures.first() {
-                l.push(format!("<a href=\"figures/{}\">figure</a>", escape(&f.file)));
+                l.push(format!(
+                    "<a href=\"figures/{}\">figure</a>",
+                    escape(&f.file)
+                ));
             }
             if let Some(raw) = e.raw.first() {
                 l.push(format!("<a href=\"raw/{}\">raw</a>", escape(raw)));
@@ -864,6 +870,37 @@ mod tests {
             replace_section(&out, "").expect("emptied"),
             "# x\n\nintro\n\n## Results\n\n<!-- results:begin -->\n\n<!-- results:end -->\n\n## Next\n"
         );
+    }
+
+    #[test]
+    fn verdict_changes_are_found_in_either_direction_and_counts_read_as_a_sentence() {
+        let map = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let expected = map(&[
+            ("a", "reproduced"),
+            ("b", "not_reproduced"),
+            ("c", "reproduced"),
+        ]);
+        let now = map(&[
+            ("a", "reproduced"),
+            ("b", "reproduced"),
+            ("d", "seed_dependent"),
+        ]);
+        let changes = compare_verdicts(&expected, &now);
+        let ids: Vec<&str> = changes.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["b", "c", "d"]);
+        assert_eq!(changes[1].now, None, "c is gone");
+        assert_eq!(changes[2].expected, None, "d is new");
+        assert!(compare_verdicts(&now, &now).is_empty());
+        assert_eq!(
+            counts_sentence([9, 1, 0, 0, 2]),
+            "9 reproduced, 1 reproduced under a deviation, 2 not reproduced"
+        );
+        assert_eq!(counts_sentence([0; 5]), "none");
     }
 
     #[test]

@@ -177,8 +177,8 @@ fn report() -> Report {
 #[test]
 fn results_json_validates_against_its_schema() {
     let r = report();
-    let json: Value = serde_json::from_str(&serde_json::to_string_pretty(&r).expect("serialise"))
-        .expect("parse");
+    let json: Value =
+        serde_json::from_str(&serde_json::to_string_pretty(&r).expect("serialise")).expect("parse");
     let errors = errors_of(&json);
     assert!(errors.is_empty(), "{errors:#?}");
     assert!(json["claims"]

@@ -113,9 +113,8 @@ impl QueueDisc {
             AqmConfig::CoDel(c) => QueueDisc::CoDel(CodelQueue::new(*c)),
             AqmConfig::FqCodel(c) => QueueDisc::FqCodel(Box::new(FqCodel::new(*c))),
             other => {
-                let aqm = Aqm::new(other, spec.rate.bps()).unwrap_or(Aqm::DropTail(
-                    concord_cc::aqm::DropTail::new(other.limit()),
-                ));
+                let aqm = Aqm::new(other, spec.rate.bps())
+                    .unwrap_or(Aqm::DropTail(concord_cc::aqm::DropTail::new(other.limit())));
                 QueueDisc::Admission(Admission {
                     aqm,
                     fifo: Fifo::default(),

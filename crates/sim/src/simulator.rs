@@ -998,7 +998,7 @@ fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSam
         fast_probing: false,
     };
     match ctl {
-        WindowCtl::NewReno(_) => {}
+        WindowCtl::NewReno(_) | WindowCtl::Cubic(_) => {}
         WindowCtl::WestwoodPlus(w) => {
             s.abe_sample = w.last_sample().unwrap_or(0.0);
             s.abe_filtered = w.bwe().unwrap_or(0.0);

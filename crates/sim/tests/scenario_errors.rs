@@ -202,6 +202,50 @@ fn wrong_types_say_what_was_expected() {
 }
 
 #[test]
+fn a_rate_that_could_be_misread_or_is_not_whole_is_refused_with_the_fix() {
+    let flow = |rate: &str| {
+        reject_base(&format!(
+            "[[flow]]\nkind = \"cbr\"\nfrom = \"s1\"\nto = \"d1\"\nrate = \"{rate}\"\n"
+        ))
+    };
+    check(
+        &flow("0.5bps"),
+        ErrorKind::BadValue,
+        11,
+        "is not a whole number of bit/s",
+        "write `1bps`",
+    );
+    check(
+        &flow("10MBPS"),
+        ErrorKind::BadValue,
+        11,
+        "does not say bits or bytes",
+        "`10Mbps` for bits per second or `10MBps` for bytes",
+    );
+    check(
+        &flow("10MB"),
+        ErrorKind::BadValue,
+        11,
+        "is an amount of data, not a rate",
+        "`10MB/s`",
+    );
+}
+
+#[test]
+fn a_rate_in_bytes_per_second_is_eight_times_the_bits() {
+    let text = BASE.replace("rate = \"10Mbps\"", "rate = \"10MB/s\"");
+    let s = parse_str(&text, None).expect("valid");
+    let bottleneck = format!("{s:?}");
+    assert!(bottleneck.contains("80000000"), "{bottleneck}");
+    let text = BASE.replace("rate = \"10Mbps\"", "rate = \"1.25MBps\"");
+    let t = parse_str(&text, None).expect("valid");
+    assert_eq!(
+        format!("{t:?}"),
+        format!("{:?}", parse_str(BASE, None).expect("valid"))
+    );
+}
+
+#[test]
 fn bad_units_and_numbers_name_the_accepted_units() {
     let e =
         reject_base("[[flow]]\nkind = \"cbr\"\nfrom = \"s1\"\nto = \"d1\"\nrate = \"10Mpbs\"\n");
@@ -802,13 +846,13 @@ fn on_off_flows_need_their_periods() {
 
 #[test]
 fn tcp_settings_are_checked() {
-    let e = reject_base("[defaults.tcp]\ncc = \"cubic\"\n");
+    let e = reject_base("[defaults.tcp]\ncc = \"vegas\"\n");
     check(
         &e,
         ErrorKind::BadValue,
         8,
-        "unknown congestion control `cubic`",
-        "newreno",
+        "unknown congestion control `vegas`",
+        "newreno, westwood+, mccp, cubic",
     );
     let e = reject_base("[defaults.tcp]\nmin_rto = \"2s\"\nmax_rto = \"1s\"\n");
     check(

@@ -101,7 +101,7 @@ fn tshark(pcap: &Path, args: &[&str]) -> String {
 }
 
 /// The fields compared, in tshark's `-T fields` order.
-const FIELDS: [&str; 27] = [
+const FIELDS: [&str; 28] = [
     "gccp.vers",
     "gccp.len",
     "gccp.options",
@@ -115,6 +115,7 @@ const FIELDS: [&str; 27] = [
     "cmprobe.length",
     "cmprobe.seq",
     "cmprobe.nonce",
+    "cmprobe.room",
     "cmprobe.thisprobe",
     "cmprobe.lastprobe",
     "cmprobe.nflows",
@@ -191,6 +192,7 @@ fn decode_probe_message(msg: &ProbeMessage, d: &mut Decoded) {
         ProbeMessage::Probe(p) => {
             d.insert("cmprobe.seq", p.seq.to_string());
             d.insert("cmprobe.nonce", format!("{:#018x}", p.nonce));
+            d.insert("cmprobe.room", p.room.to_string());
         }
         ProbeMessage::Response(r) => {
             d.insert("cmprobe.thisprobe", r.thisprobe.to_string());
@@ -640,6 +642,7 @@ fn built_cp_headers_and_cm_responses_decode_as_the_codecs_wrote_them() {
     ProbeMessage::Probe(concord_cc::cm::Probe {
         seq: 1,
         nonce: u64::MAX - 5,
+        room: 3,
     })
     .encode(&mut bytes);
     frames.push(cm_frame(&bytes));
@@ -689,7 +692,12 @@ fn what_the_codecs_refuse_the_dissector_marks_malformed() {
         f
     };
     let mut probe = Vec::new();
-    ProbeMessage::Probe(concord_cc::cm::Probe { seq: 1, nonce: 2 }).encode(&mut probe);
+    ProbeMessage::Probe(concord_cc::cm::Probe {
+        seq: 1,
+        nonce: 2,
+        room: 1,
+    })
+    .encode(&mut probe);
     let with = |i: usize, v: u8| {
         let mut b = probe.clone();
         b[i] = v;
@@ -718,6 +726,8 @@ fn what_the_codecs_refuse_the_dissector_marks_malformed() {
         cm_frame(&with(3, 17)),       // length field 17
         cm_frame(&trailing),          // a byte after the message
         cm_frame(&probe[..10]),       // truncated
+        cm_frame(&with(19, 1)),       // reserved bytes not zero
+        cm_frame(&with(30, 1)),       // padding not zero
         cp_with(0, 2),                // CP version 2
         cp_with(1, 0x20),             // a reserved flag
         cp_with(1, 0x10),             // control with nothing in it

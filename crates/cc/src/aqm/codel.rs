@@ -384,7 +384,8 @@ pub(crate) mod tests {
         for id in 0..n {
             let mut p = pkt(id);
             p.ect = ecn;
-            q.enqueue(Instant::ZERO, p).unwrap_or_else(|_| panic!("room"));
+            q.enqueue(Instant::ZERO, p)
+                .unwrap_or_else(|_| panic!("room"));
         }
         q
     }
@@ -400,10 +401,7 @@ pub(crate) mod tests {
         assert_eq!(control_law(ms(0), i, 4), ms(50));
         assert_eq!(control_law(ms(10), i, 100), ms(20));
         // 100 ms / sqrt(2) = 70_710_678.1 ns, rounded down.
-        assert_eq!(
-            control_law(ms(0), i, 2),
-            Instant::from_nanos(70_710_678)
-        );
+        assert_eq!(control_law(ms(0), i, 2), Instant::from_nanos(70_710_678));
     }
 
     #[test]
@@ -421,7 +419,8 @@ pub(crate) mod tests {
     fn a_sojourn_below_target_clears_the_interval_clock() {
         let mut q = CodelQueue::new(CodelConfig::default());
         for id in 0..3 {
-            q.enqueue(ms(100), pkt(id)).unwrap_or_else(|_| panic!("room"));
+            q.enqueue(ms(100), pkt(id))
+                .unwrap_or_else(|_| panic!("room"));
         }
         q.vars.first_above_time = Some(ms(150));
         let mut dropped = Vec::new();
@@ -481,8 +480,8 @@ pub(crate) mod tests {
         let mut dropped = Vec::new();
         q.dequeue(ms(6), &mut dropped);
         q.dequeue(ms(106), &mut dropped); // count 1, drop_next 206
-        // At 400 ms: drop (count 2, next 206+70.71=276.7), drop (count 3, next +57.74=334.4),
-        // drop (count 4, next +50 = 384.4), drop (count 5, next +44.72=429.2 > 400): stop.
+                                          // At 400 ms: drop (count 2, next 206+70.71=276.7), drop (count 3, next +57.74=334.4),
+                                          // drop (count 4, next +50 = 384.4), drop (count 5, next +44.72=429.2 > 400): stop.
         let d = q.dequeue(ms(400), &mut dropped);
         assert_eq!(ids(&dropped), vec![1, 3, 4, 5, 6]);
         assert_eq!(d.packet.map(|p| p.id), Some(7));
@@ -504,7 +503,9 @@ pub(crate) mod tests {
         fresh.vars = *q.vars();
         fresh.maxpacket = 1500;
         for id in 0..3 {
-            fresh.enqueue(ms(300), pkt(id)).unwrap_or_else(|_| panic!("room"));
+            fresh
+                .enqueue(ms(300), pkt(id))
+                .unwrap_or_else(|_| panic!("room"));
         }
         let d = fresh.dequeue(ms(302), &mut dropped);
         assert_eq!(d.packet.map(|p| p.id), Some(0));
@@ -522,7 +523,8 @@ pub(crate) mod tests {
             dropping: false,
         };
         for id in 0..5 {
-            q.enqueue(ms(900), pkt(id)).unwrap_or_else(|_| panic!("room"));
+            q.enqueue(ms(900), pkt(id))
+                .unwrap_or_else(|_| panic!("room"));
         }
         let mut dropped = Vec::new();
         let d = q.dequeue(ms(1000), &mut dropped);
@@ -548,7 +550,8 @@ pub(crate) mod tests {
             dropping: false,
         };
         for id in 0..5 {
-            q.enqueue(ms(4900), pkt(id)).unwrap_or_else(|_| panic!("room"));
+            q.enqueue(ms(4900), pkt(id))
+                .unwrap_or_else(|_| panic!("room"));
         }
         let mut dropped = Vec::new();
         q.dequeue(ms(5000), &mut dropped);

@@ -11,8 +11,8 @@
 //! modulo `flows`. With fewer flows than queues no two flows share a queue, the case the RFC's
 //! perturbed hash aims for.
 
-use super::codel::{CodelParams, CodelSource, CodelVars, Dequeued, TimedFifo, DEFAULT_INTERVAL};
 use super::codel::DEFAULT_TARGET;
+use super::codel::{CodelParams, CodelSource, CodelVars, Dequeued, TimedFifo, DEFAULT_INTERVAL};
 use super::{QueueLen, QueueLimit, QueuedPacket};
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
@@ -351,7 +351,13 @@ mod tests {
         assert!(dropped.is_empty());
         q.enqueue(ms(0), of(2, 11, 100), &mut dropped);
         assert_eq!(dropped.iter().map(|p| p.id).collect::<Vec<_>>(), vec![0]);
-        assert_eq!(q.len(), QueueLen { packets: 4, bytes: 3200 });
+        assert_eq!(
+            q.len(),
+            QueueLen {
+                packets: 4,
+                bytes: 3200
+            }
+        );
         assert_eq!(q.flow_len(1).packets, 2);
     }
 
@@ -372,7 +378,10 @@ mod tests {
         assert_eq!(q.queues[1].vars.first_above_time, Some(ms(106)));
         // A fresh packet of flow 2 sees no delay: its instance is untouched.
         q.enqueue(ms(50), of(2, 100, 1500), &mut dropped);
-        assert_eq!(q.dequeue(ms(50), &mut dropped).packet.map(|p| p.id), Some(100));
+        assert_eq!(
+            q.dequeue(ms(50), &mut dropped).packet.map(|p| p.id),
+            Some(100)
+        );
         assert_eq!(q.queues[2].vars.first_above_time, None);
         assert!(dropped.is_empty());
     }

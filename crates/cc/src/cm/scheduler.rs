@@ -90,6 +90,9 @@ pub struct Scheduler {
     active: VecDeque<FlowId>,
     /// The front flow has received its credit for this visit.
     front_credited: bool,
+    /// The sum of the effective weights of all flows, kept up to date when a flow comes, goes
+    /// or changes weight, so that a flow's share costs O(1) rather than a pass over every flow.
+    total_weight: f64,
 }
 
 impl Scheduler {
@@ -103,6 +106,7 @@ impl Scheduler {
             flows: BTreeMap::new(),
             active: VecDeque::new(),
             front_credited: false,
+            total_weight: 0.0,
         }
     }
 
@@ -128,6 +132,7 @@ impl Scheduler {
         if backlogged && !self.active.contains(&flow) {
             self.active.push_back(flow);
         }
+        self.sum_weights();
     }
 
     /// Removes a flow and returns its queue.
@@ -137,12 +142,19 @@ impl Scheduler {
             self.front_credited = false;
         }
         self.active.retain(|f| *f != flow);
+        self.sum_weights();
         Some(q)
+    }
+
+    /// Sums the effective weights of all flows into `total_weight`, in flow order (the same
+    /// sum, to the last bit, whenever the flows and weights are the same).
+    fn sum_weights(&mut self) {
+        self.total_weight = self.flows.values().map(FlowQueue::effective_weight).sum();
     }
 
     /// The sum of the effective weights of all flows.
     fn total_weight(&self) -> f64 {
-        self.flows.values().map(FlowQueue::effective_weight).sum()
+        self.total_weight
     }
 
     /// The flow's share of the macroflow's rate: its effective weight over the sum of all
@@ -163,6 +175,7 @@ impl Scheduler {
         if let Some(q) = self.flows.get_mut(&flow) {
             q.weight = weight;
         }
+        self.sum_weights();
     }
 
     /// Sets the receiver hint of a flow (already checked against [`WEIGHT_RANGE`]).
@@ -170,6 +183,7 @@ impl Scheduler {
         if let Some(q) = self.flows.get_mut(&flow) {
             q.hint = hint;
         }
+        self.sum_weights();
     }
 
     /// Adds `nbytes` to the flow's pending request (`cm_request`).

@@ -13,6 +13,8 @@ pub enum CcAlgorithm {
     NewReno,
     /// TCP Westwood+: ssthresh from a once-per-RTT bandwidth estimate after a loss.
     WestwoodPlus,
+    /// CUBIC (RFC 9438), Linux's default.
+    Cubic,
     /// MCCP: the adaptive available-bandwidth estimate with fast probing and non-congestion
     /// detection.
     Mccp(MccpConfig),
@@ -24,6 +26,7 @@ impl CcAlgorithm {
         match self {
             CcAlgorithm::NewReno => "newreno",
             CcAlgorithm::WestwoodPlus => "westwood+",
+            CcAlgorithm::Cubic => "cubic",
             CcAlgorithm::Mccp(_) => "mccp",
         }
     }

@@ -78,6 +78,8 @@ pub enum WindowCtl {
     WestwoodPlus(super::westwood::Westwood),
     /// MCCP.
     Mccp(Box<super::mccp::Mccp>),
+    /// CUBIC.
+    Cubic(super::cubic::Cubic),
 }
 
 impl WindowCtl {
@@ -98,6 +100,7 @@ impl WindowCtl {
             CcAlgorithm::Mccp(c) => {
                 WindowCtl::Mccp(Box::new(super::mccp::Mccp::new(mss, iw, ss, c)?))
             }
+            CcAlgorithm::Cubic => WindowCtl::Cubic(super::cubic::Cubic::new(mss, iw, ss)),
         })
     }
 }
@@ -109,6 +112,7 @@ macro_rules! each {
             WindowCtl::NewReno($c) => $body,
             WindowCtl::WestwoodPlus($c) => $body,
             WindowCtl::Mccp($c) => $body,
+            WindowCtl::Cubic($c) => $body,
         }
     };
 }

@@ -4,6 +4,7 @@
 pub mod abe;
 pub mod config;
 pub mod controller;
+pub mod cubic;
 pub mod mccp;
 pub mod new_reno;
 pub mod receiver;

@@ -6,7 +6,7 @@
 use clap::Parser;
 use concord_cc::cm::{CmConfig, ProbeKey};
 use concord_cc::Duration;
-use concord_net::daemon::{bind_socket, default_socket_path, serve};
+use concord_net::daemon::{bind_socket, default_socket_path, serve_with, Limits};
 use concord_net::hub::{Hub, HubConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,13 +18,23 @@ use tracing_subscriber::EnvFilter;
 #[command(name = "concordd", version, about)]
 struct Args {
     /// The socket to listen on [default: $CONCORD_CM_SOCKET, else
-    /// $XDG_RUNTIME_DIR/concord/cm.sock, else /tmp/concord-UID/cm.sock]. Its directory is
-    /// created with mode 0700 if missing and must be private to this user.
+    /// $XDG_RUNTIME_DIR/concord/cm.sock, else /run/user/UID/concord/cm.sock, else for root
+    /// /run/concord/cm.sock, else /tmp/concord-UID/cm.sock]. Its directory is created with mode
+    /// 0700 if missing and must be private to this user.
     #[arg(long)]
     socket: Option<PathBuf>,
     /// The most flows one client may hold open.
     #[arg(long, default_value_t = 4096)]
     max_flows_per_client: usize,
+    /// The most connections open at once (also kept below the open-files limit).
+    #[arg(long, default_value_t = 4096)]
+    max_connections: usize,
+    /// The most connections open at once per user.
+    #[arg(long, default_value_t = 4096)]
+    max_connections_per_user: usize,
+    /// Seconds after which a connection that holds no flow and sends nothing is closed.
+    #[arg(long, default_value_t = 60)]
+    idle_timeout_s: u64,
     /// The RTT assumed before a flow's first sample, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     initial_rtt_ms: u64,
@@ -136,6 +146,26 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ..HubConfig::default()
     };
     let hub = Hub::new(config)?;
+    let open_files = match concord_net::sys::raise_open_files_limit() {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot raise the open-files limit");
+            1024
+        }
+    };
+    // Descriptors beyond the connections: the listener, the probe and packet sockets, logs.
+    let fit = usize::try_from(open_files.saturating_sub(64)).unwrap_or(usize::MAX);
+    let limits = Limits {
+        max_connections: args.max_connections.min(fit).max(1),
+        max_per_uid: args.max_connections_per_user.max(1),
+        idle_timeout: std::time::Duration::from_secs(args.idle_timeout_s.max(1)),
+        ..Limits::default()
+    };
+    tracing::info!(
+        open_files,
+        max_connections = limits.max_connections,
+        "limits"
+    );
     let path = args.socket.unwrap_or_else(default_socket_path);
     let listener = bind_socket(&path)?;
     tracing::info!(socket = %path.display(), "concordd listening");
@@ -158,7 +188,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
-        () = serve(hub, listener) => {}
+        () = serve_with(hub, listener, limits) => {}
         r = tokio::signal::ctrl_c() => r?,
         _ = term.recv() => {}
     }

@@ -13,10 +13,10 @@ use crate::queue_disc::Fifo;
 use crate::scenario::GccaQueueSpec;
 use crate::trace::capture::{flow_ports, node_address};
 use concord_cc::aqm::{AqmConfig, QueueLen, Verdict};
-use concord_cc::rng::Rng;
 use concord_cc::gcca::{
     Code, DetectorConfig, DetectorVerdict, GccpDetector, LeakyBucket, Padding, Signal,
 };
+use concord_cc::rng::Rng;
 use concord_cc::time::Instant;
 use concord_cc::units::{Bytes, Rate};
 

@@ -120,13 +120,25 @@ fn read_table(table: &Table<'_>, default_limit: QueueLimit) -> Result<AqmConfig,
         "codel" => {
             let table = table.clone().allow(&CODEL_KEYS)?;
             let mut c = CodelConfig::default();
-            read_codel_common(&table, &mut c.limit, &mut c.target, &mut c.interval, &mut c.ecn)?;
+            read_codel_common(
+                &table,
+                &mut c.limit,
+                &mut c.target,
+                &mut c.interval,
+                &mut c.ecn,
+            )?;
             Ok(AqmConfig::CoDel(c))
         }
         "fq_codel" => {
             let table = table.clone().allow(&FQ_CODEL_KEYS)?;
             let mut c = FqCodelConfig::default();
-            read_codel_common(&table, &mut c.limit, &mut c.target, &mut c.interval, &mut c.ecn)?;
+            read_codel_common(
+                &table,
+                &mut c.limit,
+                &mut c.target,
+                &mut c.interval,
+                &mut c.ecn,
+            )?;
             if let Some(f) = table.get("flows") {
                 c.flows = f.integer(1, 65_536)? as u32;
             }
@@ -164,7 +176,11 @@ fn read_codel_common(
     if let Some(f) = table.get("limit") {
         *limit = read_limit(&f)?;
         if limit.value() <= 0.0 {
-            return Err(validation_error(&AqmConfigError::ZeroLimit, &f, Some(table)));
+            return Err(validation_error(
+                &AqmConfigError::ZeroLimit,
+                &f,
+                Some(table),
+            ));
         }
     }
     if let Some(f) = table.get("target") {

@@ -34,7 +34,7 @@ const KEYS: [&str; 17] = [
 ];
 
 /// The window controllers a scenario may name.
-const ALGORITHMS: [&str; 3] = ["newreno", "westwood+", "mccp"];
+const ALGORITHMS: [&str; 4] = ["newreno", "westwood+", "mccp", "cubic"];
 
 /// The largest IP packet, in bytes.
 const MAX_PACKET: Bytes = 65_535;
@@ -48,6 +48,7 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
         c.cc = match name.to_ascii_lowercase().as_str() {
             "newreno" | "new_reno" => CcAlgorithm::NewReno,
             "westwood+" | "westwood" | "westwoodplus" => CcAlgorithm::WestwoodPlus,
+            "cubic" => CcAlgorithm::Cubic,
             // A flow that names MCCP again keeps the parameters `[defaults.tcp]` gave it.
             "mccp" => match base.cc {
                 CcAlgorithm::Mccp(m) => CcAlgorithm::Mccp(m),

@@ -438,6 +438,16 @@ impl<'a> Field<'a> {
                     &format!("a {} takes one of {known}", q.noun()),
                 ),
             ),
+            ParseQuantityError::Misleading { text, problem, fix } => self.error(
+                ErrorKind::BadValue,
+                format!("{label} = \"{text}\": {problem}"),
+                fix,
+            ),
+            ParseQuantityError::NotWhole { text, unit, fix } => self.error(
+                ErrorKind::BadValue,
+                format!("{label} = \"{text}\" is not a whole number of {unit}"),
+                fix,
+            ),
             ParseQuantityError::TooLarge { text } => match q {
                 Quantity::Fraction => self.error(
                     ErrorKind::BadValue,

@@ -18,10 +18,12 @@ impl Simulator {
     /// Builds the estimators of the ECA queues and the source hosts' shapers from the scenario.
     pub(super) fn setup_eca(&mut self, sc: &Scenario) {
         let now = self.now;
-        let mut state = EcaState::default();
-        // The estimators live in the channels' disciplines (`QueueDisc::Eca`).
-        state.has_queues = self.channels.iter().any(|c| c.disc().eca().is_some());
-        state.admission = vec![None; sc.nodes.len()];
+        let mut state = EcaState {
+            // The estimators live in the channels' disciplines (`QueueDisc::Eca`).
+            has_queues: self.channels.iter().any(|c| c.disc().eca().is_some()),
+            admission: vec![None; sc.nodes.len()],
+            ..EcaState::default()
+        };
         for (f, spec) in sc.flows.iter().enumerate() {
             let host = match spec.eca {
                 None => None,

@@ -4,12 +4,13 @@
 """
 
 from .aio import AsyncClient, AsyncFlow
-from .client import CmError, Client, Disconnected, Flow, default_socket_path
+from .client import (CmError, Client, Disconnected, Flow, UntrustedSocket, default_socket_path,
+                     verify_socket)
 from .protocol import (ChangeRate, ErrorCode, Event, Grant, GrantExpired, LossMode,
                        ProtocolError, QueryResult, Status)
 
 __all__ = [
     "AsyncClient", "AsyncFlow", "ChangeRate", "Client", "CmError", "Disconnected", "ErrorCode",
     "Event", "Flow", "Grant", "GrantExpired", "LossMode", "ProtocolError", "QueryResult",
-    "Status", "default_socket_path",
+    "Status", "UntrustedSocket", "default_socket_path", "verify_socket",
 ]

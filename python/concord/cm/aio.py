@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Callable, Dict, Optional, Union
 
 from . import protocol as p
-from .client import Disconnected, check_reply, default_socket_path
+from .client import (Disconnected, UntrustedSocket, check_reply, default_socket_path,
+                     verify_peer, verify_socket)
 from .protocol import Event, LossMode, QueryResult, Status
 
 
@@ -88,7 +89,14 @@ class AsyncClient:
     async def connect(cls, path: Union[str, Path, None] = None) -> "AsyncClient":
         """Connects to the daemon at `path` (default: default_socket_path())."""
         target = Path(path) if path is not None else default_socket_path()
+        verify_socket(target)
         reader, writer = await asyncio.open_unix_connection(str(target))
+        sock = writer.get_extra_info("socket")
+        try:
+            verify_peer(sock, target)
+        except UntrustedSocket:
+            writer.close()
+            raise
         return cls(reader, writer)
 
     async def close(self) -> None:

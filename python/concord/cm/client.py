@@ -1,6 +1,6 @@
 """A blocking client of concordd.
 
-    from concord_cm import Client
+    from concord.cm import Client
     with Client() as cm:
         flow = cm.open("192.0.2.7", 5004, 40000)
         flow.request(1500)
@@ -14,6 +14,8 @@ from __future__ import annotations
 import collections
 import os
 import socket
+import stat
+import struct
 import time
 from pathlib import Path
 from typing import Deque, Optional, Union
@@ -39,14 +41,26 @@ class Disconnected(Exception):
 
 
 def default_socket_path() -> Path:
-    """$CONCORD_CM_SOCKET, else $XDG_RUNTIME_DIR/concord/cm.sock, else /tmp/concord-<uid>/cm.sock."""
+    """$CONCORD_CM_SOCKET, else $XDG_RUNTIME_DIR/concord/cm.sock, else
+    /run/user/<uid>/concord/cm.sock when that runtime directory is the user's, else for root
+    /run/concord/cm.sock, else /tmp/concord-<uid>/cm.sock (as concordd chooses)."""
     env = os.environ.get(SOCKET_ENV)
     if env:
         return Path(env)
     run = os.environ.get("XDG_RUNTIME_DIR")
     if run:
         return Path(run) / "concord" / "cm.sock"
-    return Path(f"/tmp/concord-{os.getuid()}/cm.sock")
+    uid = os.geteuid()
+    run_user = Path(f"/run/user/{uid}")
+    try:
+        st = os.lstat(run_user)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == uid:
+            return run_user / "concord" / "cm.sock"
+    except OSError:
+        pass
+    if uid == 0:
+        return Path("/run/concord/cm.sock")
+    return Path(f"/tmp/concord-{uid}/cm.sock")
 
 
 def check_reply(reply: p.Reply) -> p.Reply:
@@ -55,6 +69,44 @@ def check_reply(reply: p.Reply) -> p.Reply:
         code, message = reply.value  # type: ignore[misc]
         raise CmError(code, message)
     return reply
+
+
+class UntrustedSocket(Exception):
+    """The socket is not this user's daemon's: another user owns its directory, the socket or
+    the process listening on it. Nothing was sent."""
+
+
+def verify_socket(path: Path) -> None:
+    """Checks, before connecting, that `path` is a socket owned by this user in a directory
+    (not a symbolic link) owned by this user with mode 700; raises UntrustedSocket if not."""
+    uid = os.geteuid()
+    hint = ("Another user may be posing as concordd; start concordd yourself, or set "
+            "XDG_RUNTIME_DIR or CONCORD_CM_SOCKET to a private path.")
+    parent = path.parent
+    st = os.lstat(parent)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UntrustedSocket(f"refusing to connect to {path}: {parent} is not a directory. {hint}")
+    if st.st_uid != uid:
+        raise UntrustedSocket(f"refusing to connect to {path}: its directory {parent} belongs to "
+                              f"uid {st.st_uid}, not to you (uid {uid}). {hint}")
+    if st.st_mode & 0o077:
+        raise UntrustedSocket(f"refusing to connect to {path}: its directory {parent} has mode "
+                              f"{st.st_mode & 0o777:o}; it must be 700. {hint}")
+    st = os.lstat(path)
+    if not stat.S_ISSOCK(st.st_mode):
+        raise UntrustedSocket(f"refusing to connect to {path}: it is not a socket. {hint}")
+    if st.st_uid != uid:
+        raise UntrustedSocket(f"refusing to connect to {path}: it belongs to uid {st.st_uid}, "
+                              f"not to you (uid {uid}). {hint}")
+
+
+def verify_peer(sock: socket.socket, path: Path) -> None:
+    """Checks with SO_PEERCRED that the process listening on `sock` runs as this user."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, peer, _gid = struct.unpack("3i", creds)
+    if peer != os.geteuid():
+        raise UntrustedSocket(f"refusing {path}: the process listening there runs as uid {peer}, "
+                              f"not as you (uid {os.geteuid()})")
 
 
 class Flow:
@@ -115,9 +167,15 @@ class Client:
     def __init__(self, path: Union[str, Path, None] = None, timeout: float = 10.0) -> None:
         self.path = Path(path) if path is not None else default_socket_path()
         self.timeout = timeout
+        verify_socket(self.path)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.settimeout(timeout)
         self._sock.connect(str(self.path))
+        try:
+            verify_peer(self._sock, self.path)
+        except UntrustedSocket:
+            self._sock.close()
+            raise
         self._frames = p.FrameBuffer()
         self._events: Deque[Event] = collections.deque()
         self._next_id = 1
@@ -136,7 +194,9 @@ class Client:
             self._frames = p.FrameBuffer()
             self._events.clear()
             try:
+                verify_socket(self.path)
                 self._sock.connect(str(self.path))
+                verify_peer(self._sock, self.path)
                 # A daemon being killed may take the connection and drop it: it counts once
                 # it has answered.
                 self.status()
