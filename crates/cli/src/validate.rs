@@ -40,6 +40,17 @@ pub struct ValidateArgs {
     /// List the selected cases and exit.
     #[arg(long)]
     pub list: bool,
+    /// Also run the cases the namespace test bed can host with kernel TCP, with these
+    /// congestion controls (comma-separated: reno,cubic). Root only; real time.
+    #[arg(long, value_name = "CCS", value_delimiter = ',')]
+    pub linux: Vec<String>,
+    /// Reuse the ns-3 runs of an earlier `results.json` in this directory (same case ids and
+    /// seeds: the same ns-3 settings) instead of running ns-3 again: to measure a changed concord.
+    #[arg(long, value_name = "DIR")]
+    pub reuse_ns3: Option<PathBuf>,
+    /// The test bed's delay line program [default: concord-testbed beside this program].
+    #[arg(long, value_name = "PATH")]
+    pub testbed_exe: Option<PathBuf>,
 }
 
 /// `concord validate`: exits 0 when every run completed (cases outside the targets are findings,
@@ -98,10 +109,59 @@ pub fn validate(a: &ValidateArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
     }
     let watch = Stopwatch::start();
+    let linux = if a.linux.is_empty() {
+        None
+    } else {
+        if let Some(cc) = a
+            .linux
+            .iter()
+            .find(|c| !matches!(c.as_str(), "reno" | "cubic"))
+        {
+            return Err(Failure::input(format!(
+                "--linux {cc}: use reno, cubic or reno,cubic"
+            )));
+        }
+        let exe = a.testbed_exe.clone().unwrap_or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| p.parent().map(|d| d.join("concord-testbed")))
+                .unwrap_or_else(|| PathBuf::from("concord-testbed"))
+        });
+        if !exe.is_file() {
+            return Err(Failure::runtime(format!(
+                "no test bed program at {}; fix: cargo build --release -p concord-net, or pass --testbed-exe PATH",
+                exe.display()
+            )));
+        }
+        Some((
+            concord_validate::linux::Bed {
+                delay_line_exe: exe,
+                prefix: "cval".into(),
+                net: 197,
+            },
+            a.linux.clone(),
+        ))
+    };
+    let reuse = match &a.reuse_ns3 {
+        None => Default::default(),
+        Some(dir) => {
+            let path = dir.join("results.json");
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                Failure::input(format!(
+                    "{}: {e}; fix: name a directory written by concord validate",
+                    path.display()
+                ))
+            })?;
+            suite::reusable_ns3_runs(&text)
+                .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?
+        }
+    };
     let options = Options {
         ns3,
         jobs,
         diagnose: !a.no_diagnose,
+        linux,
+        reuse,
     };
     let stderr = Mutex::new(());
     let results = suite::run(&cases, &options, &|line| {

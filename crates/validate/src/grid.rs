@@ -527,7 +527,7 @@ fn case_id(c: &Case) -> String {
 /// `10Mbps`, `1.5Mbps`, `500kbps`.
 pub fn rate_label(r: Rate) -> String {
     let bps = r.bps();
-    if bps % 1_000_000 == 0 {
+    if bps / 1_000_000 * 1_000_000 == bps {
         format!("{}Mbps", bps / 1_000_000)
     } else if bps >= 1_000_000 {
         format!("{}Mbps", bps as f64 / 1e6)

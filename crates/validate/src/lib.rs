@@ -4,11 +4,13 @@
 //! ([`concord_run`]) and in ns-3 ([`ns3`], the program `bench/ns3/validate.cc` built against
 //! PyPI's `ns3==3.44.post0`), each measured the same way ([`measurement`]); [`compare`] checks
 //! the targets and names the mechanism behind a difference from measured ns-3 variants;
+//! [`linux`] runs the cases the namespace test bed can host with kernel TCP;
 //! [`suite`] runs it all on a pool of threads and [`report`] writes the table and figures.
 
 pub mod compare;
 pub mod concord_run;
 pub mod grid;
+pub mod linux;
 pub mod measurement;
 pub mod ns3;
 pub mod report;

@@ -194,6 +194,45 @@ pub fn markdown(results: &[CaseResult]) -> String {
             );
         }
     }
+    let on_linux: Vec<&CaseResult> = results.iter().filter(|r| !r.linux.is_empty()).collect();
+    if !on_linux.is_empty() {
+        s.push_str("\nLinux kernel TCP on the namespace test bed (one real-time run each; kernel defaults: SACK, timestamps, PRR, RACK; the window is not sampled). Same targets, concord against the kernel; utilisation % / Jain / goodput Mbit/s / timeouts / drops:\n\n");
+        s.push_str("| case | concord | kernel | verdict |\n|---|---|---|---|\n");
+        let fig = |x: &Summary| {
+            format!(
+                "{} / {} / {} / {} / {}",
+                pct(x.utilisation),
+                f3(x.jain),
+                f3(x.goodput_bps / 1e6),
+                f1(x.timeouts),
+                f1(x.drops)
+            )
+        };
+        for r in on_linux {
+            for l in &r.linux {
+                let failing: Vec<&str> = l
+                    .checks
+                    .iter()
+                    .filter(|c| !c.pass)
+                    .map(|c| c.metric.name())
+                    .collect();
+                let verdict = match l.verdict {
+                    Verdict::Outside => format!("**outside** ({})", failing.join(";")),
+                    Verdict::Error => format!("error: {}", l.error.replace('|', "/")),
+                    ref v => v.word().to_string(),
+                };
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} | {} {} | {} |",
+                    r.id,
+                    r.concord.as_ref().map_or("-".into(), fig),
+                    l.cc,
+                    l.summary.as_ref().map_or("-".into(), fig),
+                    verdict
+                );
+            }
+        }
+    }
     s
 }
 
@@ -427,6 +466,7 @@ mod tests {
             verdict,
             cause: String::new(),
             errors: Vec::new(),
+            linux: Vec::new(),
             runs: Vec::new(),
         }
     }

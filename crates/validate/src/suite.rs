@@ -11,6 +11,7 @@ use crate::measurement::Measurement;
 use crate::ns3::{self, Variant};
 use crate::{concord_run, grid};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -24,6 +25,52 @@ pub struct Options {
     pub jobs: usize,
     /// Run the ns-3 variants for every case outside a target.
     pub diagnose: bool,
+    /// Kernel TCP on the namespace test bed: the bed and the congestion controls (`reno`,
+    /// `cubic`); the cases it can host run once each (first seed), one at a time, after the
+    /// simulations.
+    pub linux: Option<(crate::linux::Bed, Vec<String>)>,
+    /// ns-3 runs already made (by case id, seed and source, as in an earlier `results.json`),
+    /// used instead of running ns-3 again with the same settings.
+    pub reuse: HashMap<(String, u64, String), Measurement>,
+}
+
+/// The ns-3 runs of an earlier `results.json` (every run whose source starts with `ns-3`), keyed
+/// for [`Options::reuse`].
+pub fn reusable_ns3_runs(
+    json: &str,
+) -> Result<HashMap<(String, u64, String), Measurement>, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("not a results.json: {e}"))?;
+    let mut out = HashMap::new();
+    for case in v.as_array().ok_or("not a results.json: no list of cases")? {
+        let id = case["id"]
+            .as_str()
+            .ok_or("a case without an id")?
+            .to_string();
+        for run in case["runs"].as_array().into_iter().flatten() {
+            let m: Measurement = serde_json::from_value(run.clone())
+                .map_err(|e| format!("case {id}: unreadable run: {e}"))?;
+            if m.source.starts_with("ns-3") {
+                out.insert((id.clone(), m.seed, m.source.clone()), m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// concord against kernel TCP on one case.
+#[derive(Clone, Debug, Serialize)]
+pub struct LinuxComparison {
+    /// The congestion control.
+    pub cc: String,
+    /// The kernel's figures (one run).
+    pub summary: Option<Summary>,
+    /// The targets checked against the kernel.
+    pub checks: Vec<Check>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The error, if the run failed.
+    pub error: String,
 }
 
 /// The outcome of one case.
@@ -88,6 +135,8 @@ pub struct CaseResult {
     pub cause: String,
     /// Errors, if any run failed.
     pub errors: Vec<String>,
+    /// concord against kernel TCP, where the test bed hosts the case.
+    pub linux: Vec<LinuxComparison>,
     /// Every run's figures.
     pub runs: Vec<Measurement>,
 }
@@ -127,9 +176,27 @@ fn run_jobs(
     done: &(dyn Fn(&str) + Sync),
 ) -> Vec<(Job, Result<Measurement, String>)> {
     jobs.sort_by(|a, b| cost(&cases[b.case], b.runner).total_cmp(&cost(&cases[a.case], a.runner)));
+    let mut reused = Vec::new();
+    jobs.retain(|j| {
+        let Runner::Ns3(v) = j.runner else {
+            return true;
+        };
+        let key = (cases[j.case].id.clone(), j.seed, v.name().to_string());
+        match options.reuse.get(&key) {
+            Some(m) => {
+                reused.push((*j, Ok(m.clone())));
+                false
+            }
+            None => true,
+        }
+    });
     let next = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::with_capacity(jobs.len()));
+    let results = Mutex::new(reused);
     let total = jobs.len();
+    let base = match results.lock() {
+        Ok(g) => g.len(),
+        Err(p) => p.into_inner().len(),
+    };
     std::thread::scope(|s| {
         for _ in 0..options.jobs.max(1) {
             s.spawn(|| loop {
@@ -146,7 +213,7 @@ fn run_jobs(
                     Err(p) => p.into_inner(),
                 };
                 guard.push((job, r));
-                let n = guard.len();
+                let n = guard.len() - base;
                 drop(guard);
                 done(&format!(
                     "[{n}/{total}] {} seed {} {who}",
@@ -211,7 +278,61 @@ pub fn run(cases: &[Case], options: &Options, done: &(dyn Fn(&str) + Sync)) -> V
                 .collect();
         }
     }
+    if let Some((bed, ccs)) = &options.linux {
+        for (c, r) in cases.iter().zip(results.iter_mut()) {
+            if crate::linux::unhostable(c).is_some() {
+                continue;
+            }
+            for cc in ccs {
+                let outcome = crate::linux::run(c, cc, bed);
+                done(&format!(
+                    "{} linux {cc}: {}",
+                    c.id,
+                    if outcome.is_ok() { "done" } else { "failed" }
+                ));
+                r.linux.push(compare_linux(c, r, cc, outcome));
+            }
+        }
+    }
     results
+}
+
+fn compare_linux(
+    c: &Case,
+    r: &CaseResult,
+    cc: &str,
+    outcome: Result<Measurement, String>,
+) -> LinuxComparison {
+    match outcome {
+        Err(error) => LinuxComparison {
+            cc: cc.into(),
+            summary: None,
+            checks: Vec::new(),
+            verdict: Verdict::Error,
+            error,
+        },
+        Ok(m) => {
+            let s = summarise(&[m]);
+            let k = match (&r.concord, &s) {
+                (Some(concord), Some(k)) => checks(c, concord, k),
+                _ => Vec::new(),
+            };
+            let verdict = if k.is_empty() {
+                Verdict::NotCompared
+            } else if k.iter().all(|x| x.pass) {
+                Verdict::Within
+            } else {
+                Verdict::Outside
+            };
+            LinuxComparison {
+                cc: cc.into(),
+                summary: s,
+                checks: k,
+                verdict,
+                error: String::new(),
+            }
+        }
+    }
 }
 
 /// One case's result from every outcome.
@@ -270,6 +391,7 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
         verdict,
         cause: why,
         errors,
+        linux: Vec::new(),
         runs,
     }
 }
@@ -297,6 +419,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ns3_runs_of_an_earlier_results_file_are_reused_and_not_run_again() {
+        let cases = grid::parse(
+            "[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"5Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\nduration = \"1s\"\n",
+            "g",
+        )
+        .expect("valid");
+        let earlier = r#"[{"id": "dumbbell-1f-5Mbps-20ms-droptail", "runs": [
+            {"source": "concord", "seed": 1, "goodput_bps": [1.0], "utilisation": 0.5, "drops": 0, "marks": 0, "wire_losses": 0, "timeouts": 0, "fast_retransmits": 0, "cwnd_mean": 1.0, "cwnd_cv": 0.0, "cwnd_max": 1.0},
+            {"source": "ns-3", "seed": 1, "goodput_bps": [4000000.0], "utilisation": 0.84, "drops": 0, "marks": 0, "wire_losses": 0, "timeouts": 0, "fast_retransmits": 0, "cwnd_mean": 12.0, "cwnd_cv": 0.1, "cwnd_max": 20.0}]}]"#;
+        let reuse = reusable_ns3_runs(earlier).expect("reads");
+        assert_eq!(reuse.len(), 1, "only ns-3 runs are kept");
+        let opts = Options {
+            // A program that does not exist: any ns-3 job actually run would be an error.
+            ns3: Some(PathBuf::from("/nonexistent/validate")),
+            jobs: 1,
+            diagnose: false,
+            linux: None,
+            reuse,
+        };
+        let r = run(&cases, &opts, &|_| {});
+        assert!(r[0].errors.is_empty(), "{:?}", r[0].errors);
+        assert_eq!(r[0].ns3.as_ref().map(|s| s.utilisation), Some(0.84));
+        assert_eq!(r[0].concord.as_ref().map(|s| s.runs), Some(1));
+    }
+
+    #[test]
     fn without_ns3_a_case_runs_in_concord_and_is_not_compared() {
         let cases = grid::parse(
             "[[case]]\ntopology = \"dumbbell\"\nflows = 2\nrate = \"5Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\nduration = \"3s\"\nseeds = [1, 2]\n",
@@ -307,6 +455,8 @@ mod tests {
             ns3: None,
             jobs: 2,
             diagnose: true,
+            linux: None,
+            reuse: HashMap::new(),
         };
         let lines = Mutex::new(Vec::new());
         let r = run(&cases, &opts, &|l| {
@@ -330,6 +480,8 @@ mod tests {
             ns3: Some(PathBuf::from("/nonexistent/validate")),
             jobs: 1,
             diagnose: false,
+            linux: None,
+            reuse: HashMap::new(),
         };
         let r = run(&cases, &opts, &|_| {});
         assert_eq!(r[0].verdict, Verdict::Error);
