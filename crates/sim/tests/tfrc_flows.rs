@@ -126,7 +126,7 @@ fn one_tfrc_flow_alone_fills_most_of_the_table_i_bottleneck() {
 }
 
 #[test]
-fn tfrc_against_newreno_takes_a_comparable_share_with_a_smoother_rate() {
+fn tfrc_against_newreno_takes_a_comparable_share() {
     let sc = load(VS_NEWRENO);
     let sim = run(&sc);
     // From the end of TFRC's climb to its share (the scenario's warm-up, 90 s).
@@ -137,6 +137,21 @@ fn tfrc_against_newreno_takes_a_comparable_share_with_a_smoother_rate() {
         (1.0 / 1.5..=1.5).contains(&ratio),
         "TFRC / NewReno = {ratio}"
     );
+}
+
+/// RFC 5348 section 1: TFRC's rate varies less over time than TCP's. At this setting and seed
+/// it did while NewReno took ssthresh from the inflated flight after a timeout; with ssthresh
+/// taken from the data still in the network (RFC 5681 eq. 4, as ns-3 and Linux do), NewReno's
+/// 1 s goodput varies less (C.O.V. 0.210) than TFRC's (0.250). The reproduction reports this
+/// comparison over seeds with an interval (`cp/tfrc-alone`); this test stays as the one-seed
+/// statement of the expectation until that finding is analysed.
+#[test]
+#[ignore = "finding: NewReno 0.210 vs TFRC 0.250 C.O.V. at seed 1 since the RTO ssthresh fix; reported over seeds by cp/tfrc-alone"]
+fn tfrc_against_newreno_has_the_smoother_rate() {
+    let sc = load(VS_NEWRENO);
+    let sim = run(&sc);
+    let tfrc = rates_from(&sim, 0, 90.0);
+    let tcp = rates_from(&sim, 1, 90.0);
     let (cov_tfrc, cov_tcp) = (
         coefficient_of_variation(&tfrc),
         coefficient_of_variation(&tcp),
