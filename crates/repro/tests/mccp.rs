@@ -32,7 +32,10 @@ fn every_mccp_experiment_runs_and_every_claim_is_well_formed() {
             assert!(f.svg.starts_with("<svg") && f.svg.len() > 500, "{}", f.id);
         }
         claims += o.claims.len();
-        common::assert_well_formed(&o.claims);
+        // Random loss draws its figure and claims nothing (the paper states no number there).
+        if e.id != "mccp/random-loss" {
+            common::assert_well_formed(&o.claims);
+        }
     }
     assert!(claims >= 30, "{claims} claims");
 }
