@@ -2,6 +2,7 @@
 
 mod bench;
 mod clock;
+mod output_dir;
 mod plot;
 mod progress;
 mod reproduce;

@@ -1,5 +1,6 @@
 //! `concord run`: one scenario, its summary on the terminal, its tables on disk.
 
+use crate::output_dir::OutputDir;
 use crate::progress::Progress;
 use crate::table::render;
 use crate::Failure;
@@ -43,13 +44,9 @@ pub fn run(
     let source = load_source(path, seed, sets)?;
     let sc = source.build().map_err(|e| Failure::input(e.to_string()))?;
     let scenario_toml = source.render().map_err(|e| Failure::input(e.to_string()))?;
-    let out = out.unwrap_or_else(|| PathBuf::from("results").join(directory_name(&sc.name)));
-    std::fs::create_dir_all(&out).map_err(|e| {
-        Failure::runtime(format!(
-            "cannot create {}: {e}; choose a writable --out",
-            out.display()
-        ))
-    })?;
+    let target = out.unwrap_or_else(|| PathBuf::from("results").join(directory_name(&sc.name)));
+    let dir = OutputDir::claim(&target)?;
+    let out = dir.staging().to_path_buf();
     let sim = simulate(&sc, Some(&out), &sc.name)?;
     let results = RunResults::from_simulator(&sim);
     let meta = RunMeta {
@@ -67,16 +64,17 @@ pub fn run(
         .map_err(|e| {
             Failure::runtime(format!(
                 "cannot write results to {}: {e}; choose a writable --out",
-                out.display()
+                target.display()
             ))
         })?;
+    dir.commit()?;
     if json {
         let text =
             serde_json::to_string_pretty(&results).map_err(|e| Failure::runtime(e.to_string()))?;
         println!("{text}");
     } else {
         print!("{}", summary_text(&results));
-        println!("results: {}", out.display());
+        println!("results: {}", target.display());
     }
     Ok(())
 }
