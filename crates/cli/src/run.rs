@@ -33,15 +33,17 @@ pub fn simulate(
     Ok(sim)
 }
 
-/// `concord run SCENARIO [--seed N] [--set KEY=VALUE]... [--out DIR] [--json]`.
+/// `concord run SCENARIO [--seed N] [--set KEY=VALUE]... [--out DIR] [--json] [--max-memory BYTES]`.
 pub fn run(
     path: &Path,
     seed: Option<u64>,
     sets: &[String],
     out: Option<PathBuf>,
     json: bool,
+    max_memory: u64,
 ) -> Result<(), Failure> {
-    let source = load_source(path, seed, sets)?;
+    let mut source = load_source(path, seed, sets)?;
+    source.set_max_memory(max_memory);
     let sc = source.build().map_err(|e| Failure::input(e.to_string()))?;
     let scenario_toml = source.render().map_err(|e| Failure::input(e.to_string()))?;
     let target = out.unwrap_or_else(|| PathBuf::from("results").join(directory_name(&sc.name)));

@@ -82,7 +82,7 @@ fn killed_after(args: &[String], delay: Duration) {
 }
 
 /// Alternates two commands writing to `out`, each killed at a random moment up to 1.5 times its
-/// full run time (the slower of two measured runs); after each, `out` must be exactly the previous output or exactly the new one.
+/// full run time; after each, `out` must be exactly the previous output or exactly the new one.
 /// Returns (kills that left the previous output, kills after which the new one was in place).
 fn kill_loop(out: &Path, a: &[String], b: &[String], seed: u64) -> (usize, usize) {
     let time_a = complete(a);
