@@ -33,6 +33,7 @@ to = "dst"
 "#;
 
 /// Loads `text`; asserts it is refused in one line that names `key`, quickly.
+#[allow(clippy::disallowed_methods)] // a bound on the loader's wall time, not simulated time
 fn refused(name: &str, text: &str, key: &str) {
     let start = Instant::now();
     let e = scenario::parse_str(text, None).expect_err(name);
