@@ -28,15 +28,18 @@ pub enum Algorithm {
     Cm,
     /// `concord_westw`: concord-cc's Westwood+.
     WestwoodPlus,
+    /// `concord_cubic`: concord-cc's CUBIC (RFC 9438).
+    Cubic,
 }
 
 impl Algorithm {
     /// Every algorithm the datapath registers.
-    pub const ALL: [Algorithm; 4] = [
+    pub const ALL: [Algorithm; 5] = [
         Algorithm::NewReno,
         Algorithm::Mccp,
         Algorithm::Cm,
         Algorithm::WestwoodPlus,
+        Algorithm::Cubic,
     ];
 
     /// The number the datapath uses.
@@ -46,6 +49,7 @@ impl Algorithm {
             Algorithm::Mccp => 2,
             Algorithm::Cm => 3,
             Algorithm::WestwoodPlus => 4,
+            Algorithm::Cubic => 5,
         }
     }
 
@@ -61,6 +65,7 @@ impl Algorithm {
             Algorithm::Mccp => "concord_mccp",
             Algorithm::Cm => "concord_cm",
             Algorithm::WestwoodPlus => "concord_westw",
+            Algorithm::Cubic => "concord_cubic",
         }
     }
 }
@@ -415,5 +420,8 @@ mod tests {
         }
         assert_eq!(Algorithm::Cm.id(), 3);
         assert_eq!(Algorithm::Cm.kernel_name(), "concord_cm");
+        // The kernel allows 15 characters per name (TCP_CA_NAME_MAX 16 with the NUL).
+        assert!(Algorithm::ALL.iter().all(|a| a.kernel_name().len() <= 15));
+        assert_eq!(Algorithm::Cubic.kernel_name(), "concord_cubic");
     }
 }

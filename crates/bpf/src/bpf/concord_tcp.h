@@ -10,6 +10,7 @@ enum concord_algo {
 	CONCORD_MCCP = 2,
 	CONCORD_CM = 3,
 	CONCORD_WESTWOOD = 4,
+	CONCORD_CUBIC = 5,
 };
 
 /* What a measurement record reports. */
