@@ -115,6 +115,7 @@ fn main() -> ExitCode {
             ca_state: state,
             ece: false,
             cwnd_limited: true,
+            same_event: false,
             event: 0,
             bytes_acked: bytes,
             pkts_acked: bytes.div_ceil(1448),

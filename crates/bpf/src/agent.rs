@@ -198,6 +198,7 @@ mod tests {
             ca_state: ca_state::OPEN,
             ece: false,
             cwnd_limited: true,
+            same_event: false,
             event: 0,
             bytes_acked: 0,
             pkts_acked: 0,

@@ -158,6 +158,7 @@ impl WindowSocket {
             loss_ssthresh: ssthresh_segments(ahead.ssthresh(), self.mss),
             loss_events: self.loss_events,
             pacing_rate: 0,
+            reductions: 0,
         }
     }
 }
@@ -179,6 +180,7 @@ mod tests {
             ca_state: ca_state::OPEN,
             ece: false,
             cwnd_limited: true,
+            same_event: false,
             event: 0,
             bytes_acked: 0,
             pkts_acked: 0,
