@@ -456,6 +456,62 @@ fn a_concord_cm_macroflow_and_a_reno_flow_get_comparable_shares() {
     });
 }
 
+/// Each flow's goodput in the simulator twin of a test bed scenario, by flow name, bit/s.
+fn simulated_goodput(scenario: &str) -> Vec<(String, f64)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(scenario);
+    let sc = concord_sim::scenario::load(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sim = concord_sim::Simulator::new(&sc).unwrap_or_else(|e| panic!("does not build: {e}"));
+    sim.run().unwrap_or_else(|e| panic!("does not run: {e}"));
+    concord_sim::results::RunResults::from_simulator(&sim)
+        .flows
+        .into_iter()
+        .map(|f| (f.name, f.goodput_bps))
+        .collect()
+}
+
+#[test]
+#[ignore = "does not hold: concord_mccp 8.11 and 8.42 Mbit/s on the test bed against 11.38 in the simulator (-28.7%, -26.0%), concord_newreno 10.91 and 10.56 against 7.17 (+52.2%, +47.3%) in two runs (docs/ebpf.md, The simulator twin); run with --ignored"]
+fn the_simulator_twin_matches_the_test_bed() {
+    run("the_simulator_twin_matches_the_test_bed", || {
+        // scenarios/ebpf/mccp-beside-newreno.toml on both: one MCCP and one NewReno flow from
+        // two senders, 20 Mbit/s, 40 ms, 100 kB of buffer, 20 s. Each flow's goodput on kernel
+        // TCP within 15% of the simulator's.
+        let sim = simulated_goodput("scenarios/ebpf/mccp-beside-newreno.toml");
+        let bed = Bed::up(2, 20_000_000, 40, 100_000);
+        let _agent = AgentProc::start();
+        let (mut s1, mut s2) = (server(5361), server(5362));
+        let mccp = client(&bed, 1, 5361, "concord_mccp", 20, 1);
+        let newreno = client(&bed, 2, 5362, "concord_newreno", 20, 1);
+        let (mccp, newreno) = (finish(mccp), finish(newreno));
+        for s in [&mut s1, &mut s2] {
+            let _ = s.kill();
+            let _ = s.wait();
+        }
+        let mut far = Vec::new();
+        for (name, bed_bps) in [("mccp", mccp.total()), ("newreno", newreno.total())] {
+            let sim_bps = sim
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, b)| *b)
+                .unwrap_or_else(|| panic!("the scenario has no flow {name}"));
+            let off = bed_bps / sim_bps - 1.0;
+            eprintln!(
+                "{name}: test bed {:.2} Mbit/s, simulator {:.2} Mbit/s ({:+.1}%)",
+                bed_bps / 1e6,
+                sim_bps / 1e6,
+                100.0 * off
+            );
+            if off.abs() > 0.15 {
+                far.push(format!("{name} {:+.1}%", 100.0 * off));
+            }
+        }
+        assert!(far.is_empty(), "more than 15% from the simulator: {}", far.join(", "));
+    });
+}
+
 #[test]
 fn killing_the_agent_leaves_transfers_running_and_unregisters_the_algorithms() {
     run("killing_the_agent", || {
