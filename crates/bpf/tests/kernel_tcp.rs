@@ -461,9 +461,10 @@ fn simulated_goodput(scenario: &str) -> Vec<(String, f64)> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(scenario);
-    let sc = concord_sim::scenario::load(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut sim = concord_sim::Simulator::new(&sc).unwrap_or_else(|e| panic!("does not build: {e}"));
+    let sc =
+        concord_sim::scenario::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sim =
+        concord_sim::Simulator::new(&sc).unwrap_or_else(|e| panic!("does not build: {e}"));
     sim.run().unwrap_or_else(|e| panic!("does not run: {e}"));
     concord_sim::results::RunResults::from_simulator(&sim)
         .flows
@@ -508,7 +509,11 @@ fn the_simulator_twin_matches_the_test_bed() {
                 far.push(format!("{name} {:+.1}%", 100.0 * off));
             }
         }
-        assert!(far.is_empty(), "more than 15% from the simulator: {}", far.join(", "));
+        assert!(
+            far.is_empty(),
+            "more than 15% from the simulator: {}",
+            far.join(", ")
+        );
     });
 }
 
