@@ -11,6 +11,7 @@ use super::aging::Aging;
 use super::aimd::Aimd;
 use super::probe::FlowTag;
 use super::scheduler::Scheduler;
+use super::thresh_index::ThreshIndex;
 use crate::rate::RateController;
 use crate::time::Instant;
 use crate::units::Rate;
@@ -112,6 +113,8 @@ pub struct Macroflow {
     pub(super) min_rate: Rate,
     /// When its last flow left; `None` while it has flows.
     pub(super) emptied_at: Option<Instant>,
+    /// Its flows by where their `ChangeRate` thresholds fire.
+    pub(super) thresh_index: ThreshIndex,
 }
 
 impl Macroflow {

@@ -12,6 +12,7 @@ use super::prober::{Prober, ResponseError};
 use super::scheduler::{FlowQueue, Scheduler, WEIGHT_RANGE};
 use super::segregation::{FlowSample, Segregator};
 use super::thresh::{RateReport, ThreshHint};
+use super::thresh_index::ThreshIndex;
 use crate::rate::{CongestionSignal, RateController};
 use crate::rng::Rng;
 use crate::time::Instant;
@@ -142,6 +143,10 @@ pub struct CongestionManager {
     events: VecDeque<CmEvent>,
     /// Counters.
     stats: CmStats,
+    /// Tests only: decide `ChangeRate` reports by a pass over every flow, the reference the
+    /// threshold index is checked against.
+    #[cfg(test)]
+    pub(super) full_scan: bool,
 }
 
 impl CongestionManager {
@@ -163,6 +168,8 @@ impl CongestionManager {
             probes: BTreeMap::new(),
             events: VecDeque::new(),
             stats: CmStats::default(),
+            #[cfg(test)]
+            full_scan: false,
         })
     }
 
@@ -243,6 +250,7 @@ impl CongestionManager {
                 scheduler,
                 min_rate: self.config.min_rate,
                 emptied_at: Some(now),
+                thresh_index: ThreshIndex::new(),
             },
         );
         Ok(id)
@@ -287,6 +295,7 @@ impl CongestionManager {
             },
         );
         self.keys.insert(key, flow);
+        self.reindex(flow);
         self.after_change(now, mf);
         Ok(flow)
     }
@@ -304,6 +313,7 @@ impl CongestionManager {
     fn leave(&mut self, now: Instant, flow: FlowId, mf: MacroflowId) -> Option<FlowQueue> {
         let m = self.macroflows.get_mut(&mf)?;
         m.flows.remove(&flow);
+        m.thresh_index.remove(flow);
         if m.flows.is_empty() {
             m.emptied_at = Some(now);
         }
@@ -486,6 +496,24 @@ impl CongestionManager {
         if let Some(s) = self.flows.get_mut(&flow) {
             s.macroflow = to;
         }
+        self.reindex(flow);
+    }
+
+    /// Files `flow` in its macroflow's threshold index under its last report, factors and
+    /// effective weight; call after any of them changes.
+    fn reindex(&mut self, flow: FlowId) {
+        let Some(s) = self.flows.get(&flow) else {
+            return;
+        };
+        let Some(m) = self.macroflows.get_mut(&s.macroflow) else {
+            return;
+        };
+        let weight = m
+            .scheduler
+            .flow(flow)
+            .map_or(1.0, FlowQueue::effective_weight);
+        m.thresh_index
+            .insert(flow, s.reported.as_ref(), &s.thresh, weight);
     }
 
     /// `cm_thresh` (RFC 3124 section 4.3): the factors beyond which the flow hears of rate and
@@ -497,6 +525,7 @@ impl CongestionManager {
             .get_mut(&flow)
             .ok_or(CmError::UnknownFlow(flow))?;
         s.thresh = thresh;
+        self.reindex(flow);
         Ok(())
     }
 
@@ -514,6 +543,7 @@ impl CongestionManager {
         let w = Self::check_weight(weight)?;
         let (mf, m) = self.macroflow_of(flow)?;
         m.scheduler.set_weight(flow, w);
+        self.reindex(flow);
         self.after_change(now, mf);
         Ok(())
     }
@@ -524,6 +554,7 @@ impl CongestionManager {
         let h = Self::check_weight(hint)?;
         let (mf, m) = self.macroflow_of(flow)?;
         m.scheduler.set_hint(flow, h);
+        self.reindex(flow);
         self.after_change(now, mf);
         Ok(())
     }
@@ -600,9 +631,29 @@ impl CongestionManager {
                 grant: g.bytes,
             });
         }
-        for flow in &m.flows {
+        // Only the flows whose thresholds the rate per unit weight or the srtt has crossed can
+        // be due (a superset: each is checked exactly below), in handle order.
+        let candidates = match m.aimd.srtt() {
+            None => Vec::new(),
+            Some(srtt) => {
+                let total = m.scheduler.total_weight();
+                let per_weight = if total > 0.0 {
+                    m.rate().bps_f64() / total
+                } else {
+                    0.0
+                };
+                m.thresh_index.candidates(per_weight, srtt.as_secs_f64())
+            }
+        };
+        #[cfg(test)]
+        let candidates = if self.full_scan {
+            m.flows.iter().copied().collect()
+        } else {
+            candidates
+        };
+        for flow in candidates {
             let (Some(state), Some(now_report)) =
-                (self.flows.get_mut(flow), Self::report(m, *flow))
+                (self.flows.get_mut(&flow), Self::report(m, flow))
             else {
                 continue;
             };
@@ -612,8 +663,14 @@ impl CongestionManager {
             };
             if due {
                 state.reported = Some(now_report);
+                let weight = m
+                    .scheduler
+                    .flow(flow)
+                    .map_or(1.0, FlowQueue::effective_weight);
+                m.thresh_index
+                    .insert(flow, Some(&now_report), &state.thresh, weight);
                 self.events.push_back(CmEvent::ChangeRate {
-                    flow: *flow,
+                    flow,
                     rate: now_report.rate,
                     srtt: now_report.srtt,
                     rttdev: now_report.rttdev,

@@ -1131,3 +1131,104 @@ fn a_probe_draws_at_most_twice_its_size_from_a_source_with_1024_tracked_flows() 
     }
     assert!(worst <= 2.0, "amplification {worst}");
 }
+
+/// One random step of the threshold-index check: opens, closes, rate and RTT changes, weights,
+/// hints, thresholds, requests and macroflow moves, applied alike to both managers.
+fn random_step(
+    rng: &mut Rng,
+    now: &mut Instant,
+    cms: &mut [CongestionManager; 2],
+    open: &mut Vec<FlowId>,
+    next_port: &mut u16,
+) -> TestResult {
+    let dsts = [DST, OTHER];
+    let pick = |rng: &mut Rng, open: &[FlowId]| open[rng.below(open.len() as u64) as usize];
+    let op = if open.is_empty() { 0 } else { rng.below(10) };
+    *now = *now + Duration::from_micros(rng.below(20_000));
+    let weight = 0.5 + 4.0 * rng.uniform();
+    let thresh = ThreshHint {
+        rate_downthresh: [0.0, 0.5, 0.9, 1.0][rng.below(4) as usize],
+        rate_upthresh: [1.0, 1.1, 2.0, f64::INFINITY][rng.below(4) as usize],
+        rtt_downthresh: [0.5, 0.9, 1.0][rng.below(3) as usize],
+        rtt_upthresh: [1.0, 1.2, 2.0][rng.below(3) as usize],
+    };
+    let rtt = Some(Duration::from_micros(20_000 + rng.below(200_000)));
+    let u = match rng.below(4) {
+        0 => CmUpdate {
+            loss_mode: LossMode::Transient,
+            rtt,
+            ..CmUpdate::default()
+        },
+        1 if rng.bernoulli(0.1) => CmUpdate {
+            loss_mode: LossMode::Persistent,
+            ..CmUpdate::default()
+        },
+        _ => ack(MTU * (1 + rng.below(8)), rtt.map(|d| d.as_millis() as u64)),
+    };
+    let dst = dsts[rng.below(2) as usize];
+    let flow = if open.is_empty() {
+        None
+    } else {
+        Some(pick(rng, open))
+    };
+    let new_macroflow = rng.bernoulli(0.5);
+    let nbytes = 1 + rng.below(3 * MTU);
+    let mut opened = None;
+    for cm in cms.iter_mut() {
+        match (op, flow) {
+            (0 | 1, _) => opened = Some(cm.open(*now, key(dst, *next_port))?),
+            (2, Some(f)) => cm.close(*now, f)?,
+            (3, Some(f)) => cm.set_weight(*now, f, weight)?,
+            (4, Some(f)) => cm.receiver_hint(*now, f, weight)?,
+            (5, Some(f)) => cm.thresh(f, thresh)?,
+            (6, Some(f)) => {
+                cm.request(*now, f, nbytes)?;
+                cm.notify(*now, f, nbytes.min(MTU))?;
+            }
+            (7, Some(f)) => {
+                let target = if new_macroflow {
+                    None
+                } else {
+                    Some(cm.get_macroflow(open[0])?)
+                };
+                cm.set_macroflow(*now, f, target)?;
+            }
+            (8, _) => cm.on_timeout(*now),
+            (_, Some(f)) => cm.update(*now, f, &u)?,
+            _ => {}
+        }
+    }
+    match (op, flow) {
+        (0 | 1, _) => {
+            *next_port += 1;
+            open.extend(opened);
+        }
+        (2, Some(f)) => open.retain(|g| *g != f),
+        _ => {}
+    }
+    Ok(())
+}
+
+#[test]
+fn the_threshold_index_reports_as_a_pass_over_every_flow_does() -> TestResult {
+    for seed in 1..=20 {
+        let mut rng = Rng::new(seed);
+        let mut cms = [manager(CmConfig::default()), manager(CmConfig::default())];
+        cms[1].full_scan = true;
+        let (mut now, mut open, mut next_port) = (Instant::ZERO, Vec::new(), 1000u16);
+        let mut reports = 0;
+        for step in 0..600 {
+            random_step(&mut rng, &mut now, &mut cms, &mut open, &mut next_port)?;
+            let indexed = drain(&mut cms[0]);
+            let scanned = drain(&mut cms[1]);
+            assert_eq!(indexed, scanned, "seed {seed}, step {step}");
+            reports += scanned
+                .iter()
+                .filter(|e| matches!(e, CmEvent::ChangeRate { .. }))
+                .count();
+        }
+        // The check has teeth: the sequences carry many reports.
+        assert!(reports > 100, "seed {seed}: only {reports} reports");
+    }
+    Ok(())
+}

@@ -45,6 +45,7 @@ pub mod scheduler;
 pub mod segregation;
 pub mod tcp_adapter;
 pub mod thresh;
+pub mod thresh_index;
 
 #[cfg(test)]
 mod manager_tests;

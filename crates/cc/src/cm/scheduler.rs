@@ -153,7 +153,7 @@ impl Scheduler {
     }
 
     /// The sum of the effective weights of all flows.
-    fn total_weight(&self) -> f64 {
+    pub fn total_weight(&self) -> f64 {
         self.total_weight
     }
 
