@@ -21,7 +21,7 @@
 use super::macroflow::FlowId;
 use crate::time::{Duration, Instant};
 use crate::units::{Bytes, Rate};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// The smallest and the largest weight (and receiver hint) accepted.
 pub const WEIGHT_RANGE: (f64, f64) = (1e-3, 1e6);
@@ -93,6 +93,12 @@ pub struct Scheduler {
     /// The sum of the effective weights of all flows, kept up to date when a flow comes, goes
     /// or changes weight, so that a flow's share costs O(1) rather than a pass over every flow.
     total_weight: f64,
+    /// How many flows have an effective weight other than 1: with none, the sum of the weights
+    /// in flow order is the number of flows, exactly, and costs no pass over them.
+    non_unit: usize,
+    /// Each flow's oldest outstanding grant by its expiry: the grants that can expire first
+    /// (a flow's grants expire in the order they were given).
+    expiries: BTreeSet<(Instant, FlowId)>,
 }
 
 impl Scheduler {
@@ -107,6 +113,8 @@ impl Scheduler {
             active: VecDeque::new(),
             front_credited: false,
             total_weight: 0.0,
+            non_unit: 0,
+            expiries: BTreeSet::new(),
         }
     }
 
@@ -128,7 +136,12 @@ impl Scheduler {
     /// Adds a flow (with its queue, when it moves from another macroflow).
     pub fn add_flow(&mut self, flow: FlowId, queue: FlowQueue) {
         let backlogged = queue.pending > 0;
-        self.flows.insert(flow, queue);
+        self.unfile_expiry(flow);
+        self.non_unit += usize::from(queue.effective_weight() != 1.0);
+        if let Some(old) = self.flows.insert(flow, queue) {
+            self.non_unit -= usize::from(old.effective_weight() != 1.0);
+        }
+        self.file_expiry(flow);
         if backlogged && !self.active.contains(&flow) {
             self.active.push_back(flow);
         }
@@ -137,7 +150,9 @@ impl Scheduler {
 
     /// Removes a flow and returns its queue.
     pub fn remove_flow(&mut self, flow: FlowId) -> Option<FlowQueue> {
+        self.unfile_expiry(flow);
         let q = self.flows.remove(&flow)?;
+        self.non_unit -= usize::from(q.effective_weight() != 1.0);
         if self.active.front() == Some(&flow) {
             self.front_credited = false;
         }
@@ -149,7 +164,36 @@ impl Scheduler {
     /// Sums the effective weights of all flows into `total_weight`, in flow order (the same
     /// sum, to the last bit, whenever the flows and weights are the same).
     fn sum_weights(&mut self) {
-        self.total_weight = self.flows.values().map(FlowQueue::effective_weight).sum();
+        self.total_weight = if self.non_unit == 0 && !self.flows.is_empty() {
+            // 1 + 1 + ... in f64 is exact up to 2^53 flows.
+            self.flows.len() as f64
+        } else {
+            self.flows.values().map(FlowQueue::effective_weight).sum()
+        };
+    }
+
+    /// Files the flow's oldest grant under its expiry.
+    fn file_expiry(&mut self, flow: FlowId) {
+        if let Some((_, at)) = self.flows.get(&flow).and_then(|q| q.grants.front()) {
+            self.expiries.insert((*at, flow));
+        }
+    }
+
+    /// Takes the flow's oldest grant out of the expiry order (before its grants change).
+    fn unfile_expiry(&mut self, flow: FlowId) {
+        if let Some((_, at)) = self.flows.get(&flow).and_then(|q| q.grants.front()) {
+            self.expiries.remove(&(*at, flow));
+        }
+    }
+
+    /// Sets a flow's effective weight by `change`, keeping the count of non-unit weights.
+    fn reweight(&mut self, flow: FlowId, change: impl FnOnce(&mut FlowQueue)) {
+        if let Some(q) = self.flows.get_mut(&flow) {
+            self.non_unit -= usize::from(q.effective_weight() != 1.0);
+            change(q);
+            self.non_unit += usize::from(q.effective_weight() != 1.0);
+        }
+        self.sum_weights();
     }
 
     /// The sum of the effective weights of all flows.
@@ -172,18 +216,12 @@ impl Scheduler {
 
     /// Sets the configured weight of a flow (already checked against [`WEIGHT_RANGE`]).
     pub fn set_weight(&mut self, flow: FlowId, weight: f64) {
-        if let Some(q) = self.flows.get_mut(&flow) {
-            q.weight = weight;
-        }
-        self.sum_weights();
+        self.reweight(flow, |q| q.weight = weight);
     }
 
     /// Sets the receiver hint of a flow (already checked against [`WEIGHT_RANGE`]).
     pub fn set_hint(&mut self, flow: FlowId, hint: f64) {
-        if let Some(q) = self.flows.get_mut(&flow) {
-            q.hint = hint;
-        }
-        self.sum_weights();
+        self.reweight(flow, |q| q.hint = hint);
     }
 
     /// Adds `nbytes` to the flow's pending request (`cm_request`).
@@ -209,11 +247,13 @@ impl Scheduler {
     /// outstanding grant: unused bytes of it give their gap back (never before `now`), bytes
     /// beyond it (or without any grant) take their gap.
     pub fn notify(&mut self, now: Instant, flow: FlowId, nsent: Bytes) {
+        self.unfile_expiry(flow);
         let granted = self
             .flows
             .get_mut(&flow)
             .and_then(|q| q.grants.pop_front())
             .map_or(0, |(b, _)| b);
+        self.file_expiry(flow);
         if nsent < granted {
             let back = self.gap(granted - nsent);
             self.next_slot = (self.next_slot - back).max(now);
@@ -269,7 +309,11 @@ impl Scheduler {
             if q.deficit + 1e-9 >= bytes as f64 {
                 q.deficit -= bytes as f64;
                 q.pending -= bytes;
-                q.grants.push_back((bytes, now + self.grant_lifetime));
+                let expires = now + self.grant_lifetime;
+                if q.grants.is_empty() {
+                    self.expiries.insert((expires, flow));
+                }
+                q.grants.push_back((bytes, expires));
                 if q.pending == 0 {
                     q.deficit = 0.0;
                     self.active.pop_front();
@@ -287,13 +331,23 @@ impl Scheduler {
     /// Removes the grants whose lifetime ended by `now` (RFC 3124 grant expiry) and returns
     /// them, in flow order.
     pub fn expire(&mut self, now: Instant) -> Vec<Grant> {
+        let mut due: Vec<FlowId> = self
+            .expiries
+            .range(..=(now, FlowId(u32::MAX)))
+            .map(|(_, f)| *f)
+            .collect();
+        due.sort_unstable();
         let mut expired = Vec::new();
-        for (flow, q) in &mut self.flows {
-            while q.grants.front().is_some_and(|(_, at)| *at <= now) {
-                if let Some((bytes, _)) = q.grants.pop_front() {
-                    expired.push(Grant { flow: *flow, bytes });
+        for flow in due {
+            self.unfile_expiry(flow);
+            if let Some(q) = self.flows.get_mut(&flow) {
+                while q.grants.front().is_some_and(|(_, at)| *at <= now) {
+                    if let Some((bytes, _)) = q.grants.pop_front() {
+                        expired.push(Grant { flow, bytes });
+                    }
                 }
             }
+            self.file_expiry(flow);
         }
         expired
     }
@@ -302,11 +356,7 @@ impl Scheduler {
     /// earliest grant expiry.
     pub fn next_timeout(&self) -> Option<Instant> {
         let slot = (!self.active.is_empty() && self.rate.bps() > 0).then_some(self.next_slot);
-        let expiry = self
-            .flows
-            .values()
-            .filter_map(|q| q.grants.front().map(|(_, at)| *at))
-            .min();
+        let expiry = self.expiries.first().map(|(at, _)| *at);
         [slot, expiry].into_iter().flatten().min()
     }
 }
@@ -422,6 +472,57 @@ mod tests {
         // A flow that sends without a grant (cm_query style) uses the macroflow's time.
         s.notify(t0, f(0), 500);
         assert_eq!(s.next_slot(), t0 + Duration::from_millis(4));
+    }
+
+    #[test]
+    fn grants_expire_in_flow_order_and_the_oldest_sets_the_timeout() {
+        // Grant lifetime 100 ms (see `sched`); 1 Mbit/s: one 1000-byte grant each 8 ms.
+        let mut s = sched(Rate::from_mbps(1));
+        for n in [2, 0, 1] {
+            s.add_flow(f(n), FlowQueue::new(1.0));
+        }
+        // Flow 2 is granted at 0 ms and 16 ms, flow 0 at 8 ms; flow 1 nothing.
+        s.request(f(2), MTU);
+        assert!(s.poll_grant(Instant::ZERO).is_some());
+        s.request(f(0), MTU);
+        assert!(s.poll_grant(Instant::from_millis(8)).is_some());
+        s.request(f(2), MTU);
+        assert!(s.poll_grant(Instant::from_millis(16)).is_some());
+        assert_eq!(s.next_timeout(), Some(Instant::from_millis(100)));
+        // Flow 2 reports its first grant: flow 0's, at 108 ms, is now the oldest.
+        s.notify(Instant::from_millis(20), f(2), MTU);
+        assert_eq!(s.next_timeout(), Some(Instant::from_millis(108)));
+        let g = |n, bytes| Grant { flow: f(n), bytes };
+        assert_eq!(
+            s.expire(Instant::from_millis(116)),
+            vec![g(0, MTU), g(2, MTU)]
+        );
+        assert_eq!(s.next_timeout(), None);
+        // A flow removed with an outstanding grant takes it along.
+        s.request(f(1), MTU);
+        assert!(s.poll_grant(Instant::from_millis(200)).is_some());
+        assert_eq!(s.next_timeout(), Some(Instant::from_millis(300)));
+        assert!(s.remove_flow(f(1)).is_some());
+        assert_eq!(s.next_timeout(), None);
+    }
+
+    #[test]
+    fn the_sum_of_weights_follows_weights_hints_and_removals() {
+        let mut s = sched(Rate::from_mbps(1));
+        for n in 0..3 {
+            s.add_flow(f(n), FlowQueue::new(1.0));
+        }
+        assert_eq!(s.total_weight(), 3.0);
+        s.set_weight(f(1), 2.5);
+        assert_eq!(s.total_weight(), 4.5);
+        s.set_hint(f(1), 0.4);
+        assert_eq!(s.total_weight(), 1.0 + 2.5 * 0.4 + 1.0);
+        s.remove_flow(f(0));
+        s.set_hint(f(1), 1.0);
+        assert_eq!(s.total_weight(), 3.5);
+        s.set_weight(f(1), 1.0);
+        assert_eq!(s.total_weight(), 2.0);
+        assert_eq!(s.share(f(2)), Some(0.5));
     }
 
     #[test]
