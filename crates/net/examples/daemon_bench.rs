@@ -5,7 +5,11 @@
 //! ```text
 //! cargo run --release -p concord-net --example daemon_bench            # 4,096 flows
 //! cargo run --release -p concord-net --example daemon_bench -- 10000   # 10,000 flows
+//! cargo run --release -p concord-net --example daemon_bench -- rtt      # round trips
 //! ```
+//!
+//! `rtt` counts request-to-grant round trips per second of one flow, one at a time (request,
+//! wait for the grant, notify), over the Unix socket and with an embedded manager.
 //!
 //! It runs twice: once with the destination's macroflow still without an RTT estimate (no
 //! `ChangeRate` reports), once with one (every open changes every flow's share, and the flows
@@ -15,7 +19,7 @@
 //! back by pacing: their latency is the time the daemon takes to answer.
 
 use concord_cc::cm::{CmUpdate, FlowKey};
-use concord_net::client::CmClient;
+use concord_net::client::{CmClient, EmbeddedCm};
 use concord_net::daemon::{bind_socket, serve_with, Limits};
 use concord_net::hub::{Hub, HubConfig};
 use concord_net::protocol::Event;
@@ -178,9 +182,71 @@ async fn run(flows: usize, with_estimate: bool) -> Result<(), Box<dyn std::error
     Ok(())
 }
 
+/// Request-to-grant round trips of one flow of `client` for `run`: the count and the CPU time.
+async fn round_trips(
+    client: &CmClient,
+    run: Duration,
+) -> Result<(u64, Duration), Box<dyn std::error::Error>> {
+    let mut events = client.events().ok_or("no event stream")?;
+    let flow = client.open(FlowKey::new(OTHER, 7, 7)).await?;
+    // A 1 us RTT: two MTUs per microsecond, a rate at which pacing holds nothing back (aging is
+    // off in this configuration, so the rate stays without acknowledgments).
+    let ack = CmUpdate {
+        rtt: Some(concord_cc::Duration::from_micros(1)),
+        ..CmUpdate::default()
+    };
+    flow.update(ack).await?;
+    let (start, cpu) = (Instant::now(), cpu_time());
+    let mut n = 0u64;
+    while start.elapsed() < run {
+        flow.request(100).await?;
+        loop {
+            match events.next().await {
+                Some(Event::Grant { .. }) => break,
+                Some(_) => {}
+                None => return Err("the event stream ended".into()),
+            }
+        }
+        flow.notify(100).await?;
+        n += 1;
+    }
+    Ok((n, cpu_time() - cpu))
+}
+
+/// Round trips over the Unix socket and embedded, two seconds each, exponential aging off.
+async fn round_trip_rates() -> Result<(), Box<dyn std::error::Error>> {
+    let run = Duration::from_secs(2);
+    let mut config = HubConfig::default();
+    config.cm.aging = concord_cc::cm::AgingPolicy::Disabled;
+    let dir = TempDir::new("rtt")?;
+    let socket = dir.0.join("cm.sock");
+    let hub = Hub::new(config.clone())?;
+    let listener = bind_socket(&socket)?;
+    tokio::spawn(Arc::clone(&hub).run_timer());
+    tokio::spawn(serve_with(Arc::clone(&hub), listener, Limits::default()));
+    let client = CmClient::connect(&socket).await?;
+    let (n, cpu) = round_trips(&client, run).await?;
+    println!(
+        "Unix socket: {n} request-to-grant round trips in {:.1} s: {:.0}/s, {:.2} us CPU each",
+        run.as_secs_f64(),
+        n as f64 / run.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / n.max(1) as f64
+    );
+    let embedded = EmbeddedCm::new(config)?;
+    let (n, cpu) = round_trips(&embedded.client(), run).await?;
+    println!(
+        "embedded: {n} request-to-grant round trips in {:.1} s: {:.0}/s, {:.2} us CPU each",
+        run.as_secs_f64(),
+        n as f64 / run.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / n.max(1) as f64
+    );
+    Ok(())
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let flows = match std::env::args().nth(1) {
+        Some(a) if a == "rtt" => return round_trip_rates().await,
         None => PER_CONNECTION,
         Some(a) => a
             .parse()
