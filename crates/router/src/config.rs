@@ -342,7 +342,8 @@ impl RouterConfig {
 
     /// Reads and checks a configuration's text.
     pub fn parse(text: &str) -> Result<RouterConfig, ConfigError> {
-        let file: FileConfig = toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+        let file: FileConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string()))?;
         if file.port.is_empty() {
             return Err(ConfigError::Value {
                 what: "port".into(),
@@ -359,13 +360,16 @@ impl RouterConfig {
                     fix: "give each port once".into(),
                 });
             }
-            let rate: Rate = p.rate.parse().map_err(|e: concord_cc::units::ParseQuantityError| {
-                ConfigError::Value {
-                    what: format!("port {:?} rate", p.name),
-                    value: p.rate.clone(),
-                    fix: e.to_string(),
-                }
-            })?;
+            let rate: Rate =
+                p.rate
+                    .parse()
+                    .map_err(
+                        |e: concord_cc::units::ParseQuantityError| ConfigError::Value {
+                            what: format!("port {:?} rate", p.name),
+                            value: p.rate.clone(),
+                            fix: e.to_string(),
+                        },
+                    )?;
             if rate.bps() < 8_000 {
                 return Err(ConfigError::Value {
                     what: format!("port {:?} rate", p.name),
@@ -388,14 +392,13 @@ impl RouterConfig {
         }
         let mut neighbours = Vec::new();
         for n in &file.neighbour {
-            let port = ports
-                .iter()
-                .position(|p| p.name == n.port)
-                .ok_or_else(|| ConfigError::Dangling {
+            let port = ports.iter().position(|p| p.name == n.port).ok_or_else(|| {
+                ConfigError::Dangling {
                     what: "port",
                     name: n.port.clone(),
                     fix: "name a [[port]] of this file".into(),
-                })?;
+                }
+            })?;
             let role = match n.role.as_str() {
                 "host" => Role::Host,
                 "router" => Role::Router,
@@ -478,7 +481,9 @@ mod tests {
         let c = RouterConfig::parse(TEXT).expect("valid");
         assert_eq!(c.seed, 7);
         assert_eq!(c.ports[1].rate, Rate::from_mbps(2));
-        assert!(matches!(c.ports[0].discipline, Discipline::Red(ref r) if r.limit == QueueLimit::Packets(50) && !r.ecn));
+        assert!(
+            matches!(c.ports[0].discipline, Discipline::Red(ref r) if r.limit == QueueLimit::Packets(50) && !r.ecn)
+        );
         assert!(c.ports[0].bucket.is_none());
         assert_eq!(
             c.ports[1].bucket.map(|b| b.max_rate),
@@ -498,10 +503,19 @@ mod tests {
             (TEXT.replace("\"red\"", "\"fifo\""), "use droptail"),
             (TEXT.replace("\"50pkt\"", "\"0pkt\""), "at least one packet"),
             (TEXT.replace("port = \"b\"", "port = \"c\""), "not defined"),
-            (TEXT.replace("02:00:00:00:01:01", "02:00:00:00:01"), "six hexadecimal"),
-            (TEXT.replace("via = \"10.9.1.1\"", "via = \"10.9.1.9\""), "not defined"),
+            (
+                TEXT.replace("02:00:00:00:01:01", "02:00:00:00:01"),
+                "six hexadecimal",
+            ),
+            (
+                TEXT.replace("via = \"10.9.1.1\"", "via = \"10.9.1.9\""),
+                "not defined",
+            ),
             (TEXT.replace("0.0.0.0/0", "0.0.0.0/33"), "ADDRESS/LENGTH"),
-            (TEXT.replace("seed = 7", "seed = 7\ncolour = 1"), "unknown field"),
+            (
+                TEXT.replace("seed = 7", "seed = 7\ncolour = 1"),
+                "unknown field",
+            ),
         ];
         for (text, needle) in cases {
             let e = RouterConfig::parse(&text).expect_err(needle).to_string();

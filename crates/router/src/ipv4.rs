@@ -104,8 +104,12 @@ pub fn flow(ip: &[u8], view: &Ipv4View) -> Padding {
         .get(6..8)
         .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]) & 0x1fff);
     let ports = if frag_offset == 0 && matches!(view.protocol, 6 | 17) {
-        ip.get(view.header_len..view.header_len + 4)
-            .map(|p| (u16::from_be_bytes([p[0], p[1]]), u16::from_be_bytes([p[2], p[3]])))
+        ip.get(view.header_len..view.header_len + 4).map(|p| {
+            (
+                u16::from_be_bytes([p[0], p[1]]),
+                u16::from_be_bytes([p[2], p[3]]),
+            )
+        })
     } else {
         None
     };

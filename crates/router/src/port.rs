@@ -38,7 +38,9 @@ pub struct Packet {
 
 impl Packet {
     fn ecn(&self) -> u8 {
-        self.frame.get(self.ip_offset + 1).map_or(0, |tos| tos & 0x03)
+        self.frame
+            .get(self.ip_offset + 1)
+            .map_or(0, |tos| tos & 0x03)
     }
 }
 
@@ -143,7 +145,9 @@ pub enum PortError {
 impl OutputPort {
     /// A port as configured, idle at time zero.
     pub fn new(config: &PortConfig) -> Result<OutputPort, PortError> {
-        let mac = config.mac.ok_or_else(|| PortError::NoMac(config.name.clone()))?;
+        let mac = config
+            .mac
+            .ok_or_else(|| PortError::NoMac(config.name.clone()))?;
         let rate = config.rate.bps();
         let queue = match &config.discipline {
             Discipline::DropTail(limit) => Queue::Admission {
@@ -223,7 +227,13 @@ impl OutputPort {
     }
 
     /// Offers `packet`, sent by upstream neighbour `upstream`, to the queue at `now`.
-    pub fn enqueue(&mut self, now: Instant, mut packet: Packet, upstream: u32, rng: &mut Rng) -> Admission {
+    pub fn enqueue(
+        &mut self,
+        now: Instant,
+        mut packet: Packet,
+        upstream: u32,
+        rng: &mut Rng,
+    ) -> Admission {
         let len = self.len();
         let size = packet.size();
         let mut signals = Vec::new();
@@ -405,7 +415,10 @@ mod tests {
     fn the_token_clock_spaces_packets_by_their_transmission_time() {
         // 1250 bytes at 10 Mbit/s: 1 ms each. After an idle spell the clock holds 1 ms of
         // credit (CLOCK_DEPTH): two packets go at once, then one per millisecond.
-        let mut p = port(Discipline::DropTail(QueueLimit::Packets(10)), Rate::from_mbps(10));
+        let mut p = port(
+            Discipline::DropTail(QueueLimit::Packets(10)),
+            Rate::from_mbps(10),
+        );
         let mut rng = Rng::new(1);
         let mut sig = Vec::new();
         for _ in 0..4 {
@@ -415,15 +428,23 @@ mod tests {
         assert!(p.poll_transmit(t0, &mut sig).is_some());
         assert!(p.poll_transmit(t0, &mut sig).is_some());
         assert_eq!(p.poll_timeout(t0), Some(Instant::from_millis(6)));
-        assert!(p.poll_transmit(Instant::from_micros(5_999), &mut sig).is_none());
+        assert!(p
+            .poll_transmit(Instant::from_micros(5_999), &mut sig)
+            .is_none());
         assert!(p.poll_transmit(Instant::from_millis(6), &mut sig).is_some());
-        assert_eq!(p.poll_timeout(Instant::from_millis(6)), Some(Instant::from_millis(7)));
+        assert_eq!(
+            p.poll_timeout(Instant::from_millis(6)),
+            Some(Instant::from_millis(7))
+        );
         assert_eq!(p.counters().sent_bytes, 3750);
     }
 
     #[test]
     fn a_late_thread_catches_up_at_most_one_millisecond() {
-        let mut p = port(Discipline::DropTail(QueueLimit::Packets(10)), Rate::from_mbps(10));
+        let mut p = port(
+            Discipline::DropTail(QueueLimit::Packets(10)),
+            Rate::from_mbps(10),
+        );
         let mut rng = Rng::new(1);
         let mut sig = Vec::new();
         for _ in 0..5 {
@@ -441,7 +462,10 @@ mod tests {
 
     #[test]
     fn droptail_drops_at_the_limit_and_counts_it() {
-        let mut p = port(Discipline::DropTail(QueueLimit::Packets(2)), Rate::from_mbps(10));
+        let mut p = port(
+            Discipline::DropTail(QueueLimit::Packets(2)),
+            Rate::from_mbps(10),
+        );
         let mut rng = Rng::new(1);
         let v: Vec<Verdict> = (0..3)
             .map(|_| p.enqueue(Instant::ZERO, packet(100), 0, &mut rng).verdict)
@@ -492,7 +516,9 @@ mod tests {
             mac: Some([2, 0, 0, 0, 0, 1]),
             rate: Rate::from_mbps(10),
             discipline: Discipline::DropTail(QueueLimit::Packets(10)),
-            bucket: Some(concord_cc::gcca::LeakyBucketConfig::for_rate(Rate::from_mbps(10))),
+            bucket: Some(concord_cc::gcca::LeakyBucketConfig::for_rate(
+                Rate::from_mbps(10),
+            )),
         })
         .expect("valid");
         assert!(p.on_gccp(Instant::ZERO, concord_cc::gcca::Code::Congestion));

@@ -470,7 +470,11 @@ mod tests {
             if len >= 14 && i % 2 == 0 {
                 f[0..6].copy_from_slice(&B_MAC);
                 f[6..12].copy_from_slice(&ROUTER_B);
-                let et = if i % 4 == 0 { 0x0800u16 } else { GCCP_ETHERTYPE };
+                let et = if i % 4 == 0 {
+                    0x0800u16
+                } else {
+                    GCCP_ETHERTYPE
+                };
                 f[12..14].copy_from_slice(&et.to_be_bytes());
             }
             r.on_frame(Instant::from_micros(i), 1, &f);
@@ -508,7 +512,11 @@ mod tests {
     fn spoofed_and_garbled_gccp_frames_are_counted_and_change_nothing() {
         let mut r = Router::new(&config("droptail")).expect("valid");
         // From a MAC that is no neighbour.
-        r.on_frame(Instant::ZERO, 1, &gccp([2, 9, 9, 9, 9, 9], Code::Congestion));
+        r.on_frame(
+            Instant::ZERO,
+            1,
+            &gccp([2, 9, 9, 9, 9, 9], Code::Congestion),
+        );
         // From a real neighbour, but on another port than its own.
         r.on_frame(Instant::ZERO, 0, &gccp(ROUTER_B, Code::Congestion));
         // From the right neighbour, with version 2, then CODE 7, then cut short.
@@ -542,7 +550,11 @@ mod tests {
             .iter()
             .filter(|(_, f)| f[12..14] == GCCP_ETHERTYPE.to_be_bytes())
             .collect();
-        assert_eq!(gccp_frames.len(), 1, "one CONGESTION, the rest rate-limited");
+        assert_eq!(
+            gccp_frames.len(),
+            1,
+            "one CONGESTION, the rest rate-limited"
+        );
         let (port, f) = gccp_frames[0];
         assert_eq!(*port, 0);
         assert_eq!(f[0..6], HOST_A);

@@ -111,7 +111,10 @@ pub fn run(
             if let Err(e) = sockets[port].send(&out) {
                 // A full socket buffer or a vanished interface: the frame is lost, as on a
                 // congested wire; the router keeps going.
-                eprintln!("concord-router: sending on {}: {e}", router.ports()[port].name);
+                eprintln!(
+                    "concord-router: sending on {}: {e}",
+                    router.ports()[port].name
+                );
             }
         }
     }

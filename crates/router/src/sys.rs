@@ -33,7 +33,12 @@ fn check(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-fn set_int(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+fn set_int(
+    fd: &OwnedFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: the descriptor is open; the option value is a live c_int whose size is passed.
     let r = unsafe {
         libc::setsockopt(
@@ -138,7 +143,11 @@ impl PacketSocket {
 
 /// Waits until one of `fds` is readable or `timeout_ns` nanoseconds pass (`None`: no limit);
 /// returns a flag per descriptor.
-pub fn wait_readable(fds: &[i32], timeout_ns: Option<u64>, ready: &mut Vec<bool>) -> io::Result<()> {
+pub fn wait_readable(
+    fds: &[i32],
+    timeout_ns: Option<u64>,
+    ready: &mut Vec<bool>,
+) -> io::Result<()> {
     let mut polls: Vec<libc::pollfd> = fds
         .iter()
         .map(|&fd| libc::pollfd {
@@ -177,15 +186,20 @@ pub fn wait_readable(fds: &[i32], timeout_ns: Option<u64>, ready: &mut Vec<bool>
     Ok(())
 }
 
-/// The index of interface `name`, from sysfs.
+/// The index of interface `name` in the calling thread's namespace (`if_nametoindex`).
 pub fn ifindex(name: &str) -> io::Result<i32> {
-    let text = std::fs::read_to_string(format!("/sys/class/net/{name}/ifindex"))?;
-    text.trim()
-        .parse()
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "bad ifindex in sysfs"))
+    let c = std::ffi::CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in an interface name"))?;
+    // SAFETY: `c` is a live NUL-terminated string for the duration of the call.
+    let index = unsafe { libc::if_nametoindex(c.as_ptr()) };
+    if index == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    i32::try_from(index).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "ifindex overflow"))
 }
 
-/// The MAC address of interface `name`, from sysfs.
+/// The MAC address of interface `name`, from sysfs (run under `ip netns exec`, which mounts
+/// the namespace's own sysfs).
 pub fn mac(name: &str) -> io::Result<[u8; 6]> {
     let text = std::fs::read_to_string(format!("/sys/class/net/{name}/address"))?;
     crate::config::parse_mac(text.trim())

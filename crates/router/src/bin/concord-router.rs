@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "concord-router", about = "A user-space IPv4 router with concord-cc queue disciplines and GCCA")]
+#[command(
+    name = "concord-router",
+    about = "A user-space IPv4 router with concord-cc queue disciplines and GCCA"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
