@@ -5,6 +5,7 @@
 //! name = "gcca-fig4"
 //! mtu = 8192               # every link's MTU, bytes
 //! ecn = false              # hosts negotiate ECN (net.ipv4.tcp_ecn = 1)
+//! tcp_cc = "reno"          # the hosts' net.ipv4.tcp_congestion_control
 //!
 //! [[node]]
 //! name = "a"
@@ -78,6 +79,10 @@ pub struct Node {
     /// For a host attached to a router: the router speaks GCCP to it (true), or not.
     #[serde(default)]
     pub gccp: bool,
+    /// For a host attached to a router: CONGESTION for it is also a CE mark (see
+    /// [`crate::config::NeighbourConfig::ce_proxy`]).
+    #[serde(default)]
+    pub ce_proxy: bool,
 }
 
 /// One direction's output queue on a router, as a `[[port]]` of the router's configuration.
@@ -96,8 +101,16 @@ pub struct QueueSpec {
     pub w_q: Option<f64>,
     /// RED's max_p.
     pub max_p: Option<f64>,
+    /// RED's gentle mode.
+    pub gentle: Option<bool>,
+    /// RED's mean packet size, bytes.
+    pub mean_pktsize: Option<String>,
     /// A GCCA leaky bucket obeying the downstream's GCCP messages.
     pub throttle: Option<bool>,
+    /// The bucket's floor, a fraction of the rate.
+    pub min_rate: Option<String>,
+    /// The bucket's step per CONGESTION, a fraction of the rate.
+    pub decrease_step: Option<String>,
 }
 
 /// A link.
@@ -128,6 +141,8 @@ pub struct Topology {
     /// Hosts negotiate ECN.
     #[serde(default)]
     pub ecn: bool,
+    /// The hosts' TCP congestion control (`net.ipv4.tcp_congestion_control`), e.g. "reno".
+    pub tcp_cc: Option<String>,
     /// The nodes.
     pub node: Vec<Node>,
     /// The links.
@@ -306,6 +321,18 @@ impl Topology {
             if let Some(t) = spec.throttle {
                 let _ = writeln!(s, "throttle = {t}");
             }
+            if let Some(t) = spec.gentle {
+                let _ = writeln!(s, "gentle = {t}");
+            }
+            for (k, v) in [
+                ("mean_pktsize", &spec.mean_pktsize),
+                ("min_rate", &spec.min_rate),
+                ("decrease_step", &spec.decrease_step),
+            ] {
+                if let Some(v) = v {
+                    let _ = writeln!(s, "{k} = {v:?}");
+                }
+            }
         }
         for f in &ifs {
             let peer = &self.node[f.peer];
@@ -314,9 +341,9 @@ impl Topology {
                 .into_iter()
                 .find(|p| p.link == f.link);
             let Some(p) = peer_if else { continue };
-            let gccp = match peer.kind {
-                Kind::Router => true,
-                Kind::Host => peer.gccp,
+            let (gccp, ce_proxy) = match peer.kind {
+                Kind::Router => (true, false),
+                Kind::Host => (peer.gccp, peer.ce_proxy),
             };
             let role = if peer.kind == Kind::Host {
                 "host"
@@ -325,7 +352,7 @@ impl Topology {
             };
             let _ = write!(
                 s,
-                "\n[[neighbour]]\nport = {:?}\nip = \"{}\"\nmac = {:?}\nrole = \"{role}\"\ngccp = {gccp}\n",
+                "\n[[neighbour]]\nport = {:?}\nip = \"{}\"\nmac = {:?}\nrole = \"{role}\"\ngccp = {gccp}\nce_proxy = {ce_proxy}\n",
                 f.name,
                 p.addr,
                 mac_text(p.mac)
@@ -452,8 +479,15 @@ impl Bed {
             } else if t.ecn {
                 sysctls.push("net.ipv4.tcp_ecn=1");
             }
+            let cc = t
+                .tcp_cc
+                .as_ref()
+                .map(|c| format!("net.ipv4.tcp_congestion_control={c}"));
             let mut args = vec!["ip", "netns", "exec", &ns, "sysctl", "-qw"];
             args.extend(sysctls);
+            if let (Kind::Host, Some(c)) = (n.kind, &cc) {
+                args.push(c);
+            }
             run(&args)?;
         }
         for (k, l) in t.link.iter().enumerate() {

@@ -9,6 +9,11 @@
 //! queue = "gcca"                # droptail | red | red-ecn | codel | gcca
 //! limit = "100pkt"              # the queue's capacity: "NNpkt" or bytes ("64KiB")
 //! throttle = true               # a GCCA leaky bucket obeying the downstream's GCCP messages
+//! min_rate = "20%"              # the bucket's floor, a fraction of the rate (default 1%)
+//! decrease_step = "10%"         # the bucket's step per CONGESTION (default 10%)
+//! min_th = 1                    # RED's (and the detector's) parameters: min_th, max_th,
+//! max_th = 3                    # w_q, max_p, gentle, mean_pktsize; defaults from
+//! w_q = 0.2                     # RedConfig::for_limit
 //!
 //! [[neighbour]]
 //! port = "r2"                   # the port it is reached through
@@ -16,6 +21,7 @@
 //! mac = "02:00:0a:09:02:02"
 //! role = "router"               # router | host
 //! gccp = true                   # it speaks GCCP (is sent, and may send, GCCP messages)
+//! ce_proxy = false              # a host: CONGESTION for it also marks CE (see NeighbourConfig)
 //!
 //! [[route]]
 //! dst = "10.9.3.0/24"
@@ -24,7 +30,7 @@
 
 use concord_cc::aqm::{CodelConfig, QueueLimit, RedConfig};
 use concord_cc::gcca::{DetectorConfig, LeakyBucketConfig};
-use concord_cc::units::{parse_bytes, Rate};
+use concord_cc::units::{parse_bytes, parse_fraction, Rate};
 use serde::Deserialize;
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -91,7 +97,11 @@ struct FilePort {
     max_th: Option<f64>,
     w_q: Option<f64>,
     max_p: Option<f64>,
+    gentle: Option<bool>,
+    mean_pktsize: Option<String>,
     throttle: Option<bool>,
+    min_rate: Option<String>,
+    decrease_step: Option<String>,
     mac: Option<String>,
 }
 
@@ -113,6 +123,8 @@ struct FileNeighbour {
     role: String,
     #[serde(default)]
     gccp: bool,
+    #[serde(default)]
+    ce_proxy: bool,
 }
 
 fn default_role() -> String {
@@ -179,6 +191,10 @@ pub struct NeighbourConfig {
     pub role: Role,
     /// True if it speaks GCCP.
     pub gccp: bool,
+    /// For a host whose kernel TCP cannot read GCCP: a CONGESTION for it is also delivered as
+    /// a CE mark on the packet that triggered it, so that its ECN-capable TCP halves cwnd and
+    /// ssthresh (RFC 3168 section 6.1.2), the action of GCCA's window adjuster (section 3.3).
+    pub ce_proxy: bool,
 }
 
 /// A route: packets to `dst/len` go to neighbour `via`.
@@ -283,6 +299,32 @@ fn parse_prefix(text: &str) -> Result<(Ipv4Addr, u8), ConfigError> {
     Ok((addr, len))
 }
 
+/// GCCA's leaky bucket for a port of `rate`: concord's defaults, with the floor and the step
+/// given as fractions of the rate if the file gives them.
+fn bucket(p: &FilePort, rate: Rate) -> Result<LeakyBucketConfig, ConfigError> {
+    let mut c = LeakyBucketConfig::for_rate(rate);
+    let fraction = |key: &str, text: &str| -> Result<Rate, ConfigError> {
+        let f = parse_fraction(text).map_err(|e| ConfigError::Value {
+            what: format!("port {:?} {key}", p.name),
+            value: text.into(),
+            fix: e.to_string(),
+        })?;
+        Ok(rate.mul_f64(f))
+    };
+    if let Some(t) = &p.min_rate {
+        c.min_rate = fraction("min_rate", t)?;
+    }
+    if let Some(t) = &p.decrease_step {
+        c.decrease_step = fraction("decrease_step", t)?;
+    }
+    c.validate().map_err(|e| ConfigError::Value {
+        what: format!("port {:?} leaky bucket", p.name),
+        value: format!("{c:?}"),
+        fix: e.to_string(),
+    })?;
+    Ok(c)
+}
+
 fn discipline(p: &FilePort, rate: Rate) -> Result<Discipline, ConfigError> {
     let limit = parse_limit(&p.limit)?;
     let red = |ecn: bool| -> Result<RedConfig, ConfigError> {
@@ -299,6 +341,16 @@ fn discipline(p: &FilePort, rate: Rate) -> Result<Discipline, ConfigError> {
         }
         if let Some(v) = p.max_p {
             c.max_p = v;
+        }
+        if let Some(v) = p.gentle {
+            c.gentle = v;
+        }
+        if let Some(v) = &p.mean_pktsize {
+            c.mean_pktsize = parse_bytes(v).map_err(|e| ConfigError::Value {
+                what: format!("port {:?} mean_pktsize", p.name),
+                value: v.clone(),
+                fix: e.to_string(),
+            })?;
         }
         concord_cc::aqm::AqmConfig::Red(c.clone())
             .validate()
@@ -382,12 +434,17 @@ impl RouterConfig {
                 .throttle
                 .unwrap_or(matches!(discipline, Discipline::Gcca(_)));
             let mac = p.mac.as_deref().map(parse_mac).transpose()?;
+            let bucket = if throttle {
+                Some(bucket(p, rate)?)
+            } else {
+                None
+            };
             ports.push(PortConfig {
                 name: p.name.clone(),
                 mac,
                 rate,
                 discipline,
-                bucket: throttle.then(|| LeakyBucketConfig::for_rate(rate)),
+                bucket,
             });
         }
         let mut neighbours = Vec::new();
@@ -416,6 +473,7 @@ impl RouterConfig {
                 mac: parse_mac(&n.mac)?,
                 role,
                 gccp: n.gccp,
+                ce_proxy: n.ce_proxy,
             });
         }
         let mut routes = Vec::new();

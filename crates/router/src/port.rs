@@ -361,6 +361,23 @@ impl OutputPort {
         Some(packet)
     }
 
+    /// Marks CE on the packet that arrived last, if it is still queued and ECN-capable; true if
+    /// it marked.
+    pub fn mark_last(&mut self) -> bool {
+        let last = match &mut self.queue {
+            Queue::Admission { fifo, .. } | Queue::Gcca { fifo, .. } => fifo.back_mut(),
+            Queue::CoDel(_) => None,
+        };
+        match last {
+            Some(p) if p.is_ect() => {
+                p.mark_ce();
+                self.counters.marks += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A GCCP message from the downstream neighbour of this port (section 3.3); false if the
     /// port has no leaky bucket.
     pub fn on_gccp(&mut self, now: Instant, code: concord_cc::gcca::Code) -> bool {

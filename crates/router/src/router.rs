@@ -64,6 +64,8 @@ pub struct Counters {
     pub gccp_no_bucket: u64,
     /// GCCP messages sent upstream.
     pub gccp_sent: u64,
+    /// CONGESTION messages for a `ce_proxy` host also delivered as a CE mark.
+    pub ce_proxy_marks: u64,
 }
 
 /// The router.
@@ -224,6 +226,14 @@ impl Router {
         self.counters.forwarded += 1;
         let admission = self.ports[out].enqueue(now, packet, upstream, &mut self.rng);
         for s in admission.signals {
+            let proxy = self
+                .neighbours
+                .get(s.upstream as usize)
+                .is_some_and(|n| n.ce_proxy);
+            if proxy && s.code == concord_cc::gcca::Code::Congestion && self.ports[out].mark_last()
+            {
+                self.counters.ce_proxy_marks += 1;
+            }
             self.signal(s, Some(flow));
         }
     }
@@ -280,7 +290,7 @@ impl Router {
     pub fn status(&self, now: Instant) -> String {
         let c = self.counters;
         let mut s = String::new();
-        let fields: [(&str, u64); 15] = [
+        let fields: [(&str, u64); 16] = [
             ("received", c.received),
             ("forwarded", c.forwarded),
             ("runt", c.runt),
@@ -296,6 +306,7 @@ impl Router {
             ("gccp_spoofed", c.gccp_spoofed),
             ("gccp_no_bucket", c.gccp_no_bucket),
             ("gccp_sent", c.gccp_sent),
+            ("ce_proxy_marks", c.ce_proxy_marks),
         ];
         for (k, v) in fields {
             s += &format!("{k} {v}\n");
