@@ -22,6 +22,8 @@
 //! role = "router"               # router | host
 //! gccp = true                   # it speaks GCCP (is sent, and may send, GCCP messages)
 //! ce_proxy = false              # a host: CONGESTION for it also marks CE (see NeighbourConfig)
+//! udp_rate = "15Mbps"           # a host: run its UDP ports' leaky buckets here (UdpProxy)
+//! udp_queue = 64                # packets held per UDP port
 //!
 //! [[route]]
 //! dst = "10.9.3.0/24"
@@ -125,6 +127,8 @@ struct FileNeighbour {
     gccp: bool,
     #[serde(default)]
     ce_proxy: bool,
+    udp_rate: Option<String>,
+    udp_queue: Option<usize>,
 }
 
 fn default_role() -> String {
@@ -195,6 +199,34 @@ pub struct NeighbourConfig {
     /// a CE mark on the packet that triggered it, so that its ECN-capable TCP halves cwnd and
     /// ssthresh (RFC 3168 section 6.1.2), the action of GCCA's window adjuster (section 3.3).
     pub ce_proxy: bool,
+    /// For a host whose UDP applications cannot read GCCP: the router at its edge runs the
+    /// host's leaky bucket for each UDP source port (section 3.3), configured at this rate (the
+    /// application's), with the simulator's host defaults (step 10%, floor 1%, restored in
+    /// steps of 1% every 20 ms), holding up to `udp_queue` packets per port as the host's
+    /// socket would.
+    pub udp_proxy: Option<UdpProxy>,
+}
+
+/// The edge router's stand-in for a host's per-UDP-port leaky buckets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UdpProxy {
+    /// The bucket's configuration.
+    pub bucket: LeakyBucketConfig,
+    /// Packets held per port while the bucket is empty; more are dropped and counted.
+    pub queue: usize,
+}
+
+impl UdpProxy {
+    /// The simulator's host bucket (scenarios/gcca/unresponsive-gcca.toml) for an application
+    /// sending at `rate`: step 10%, floor 1%, ramp 1% per 20 ms, 64 packets.
+    pub fn for_rate(rate: Rate, queue: usize) -> UdpProxy {
+        let mut bucket = LeakyBucketConfig::for_rate(rate);
+        bucket.restore = concord_cc::gcca::Restore::Ramp {
+            step: rate.mul_f64(0.01),
+            interval: concord_cc::time::Duration::from_millis(20),
+        };
+        UdpProxy { bucket, queue }
+    }
 }
 
 /// A route: packets to `dst/len` go to neighbour `via`.
@@ -474,6 +506,28 @@ impl RouterConfig {
                 role,
                 gccp: n.gccp,
                 ce_proxy: n.ce_proxy,
+                udp_proxy: match &n.udp_rate {
+                    None => None,
+                    Some(t) => {
+                        let rate: Rate =
+                            t.parse()
+                                .map_err(|e: concord_cc::units::ParseQuantityError| {
+                                    ConfigError::Value {
+                                        what: "udp_rate".into(),
+                                        value: t.clone(),
+                                        fix: e.to_string(),
+                                    }
+                                })?;
+                        if rate.bps() < 100 {
+                            return Err(ConfigError::Value {
+                                what: "udp_rate".into(),
+                                value: t.clone(),
+                                fix: "give at least 100bps".into(),
+                            });
+                        }
+                        Some(UdpProxy::for_rate(rate, n.udp_queue.unwrap_or(64).max(1)))
+                    }
+                },
             });
         }
         let mut routes = Vec::new();
@@ -491,7 +545,7 @@ impl RouterConfig {
             routes.push(Route { dst, len, via });
         }
         // Longest prefix first; equal lengths keep file order (a stable sort).
-        routes.sort_by(|a, b| b.len.cmp(&a.len));
+        routes.sort_by_key(|r| std::cmp::Reverse(r.len));
         Ok(RouterConfig {
             seed: file.seed,
             ports,

@@ -14,15 +14,19 @@
 //! the packet (section 3.2), addressed by [`NeighbourTable`] (padding for hosts), and go out at
 //! once ahead of any queue: they are control traffic of a few bytes.
 
+use crate::config::UdpProxy;
 use crate::config::{NeighbourConfig, Role, Route, RouterConfig};
 use crate::ipv4;
 use crate::port::{OutputPort, Packet, PortCounters, PortError};
+use concord_cc::aqm::QueuedPacket;
 use concord_cc::gcca::message::{decode_frame, encode_frame};
 use concord_cc::gcca::{
-    GccpCapability, Neighbour, NeighbourTable, NodeRole, Outgoing, Padding, Signal, GCCP_ETHERTYPE,
+    ConnId, GccpCapability, GccpHost, LeakyBucket, Neighbour, NeighbourTable, NodeRole, Outgoing,
+    Padding, Signal, TcpConnections, TcpWindow, GCCP_ETHERTYPE,
 };
 use concord_cc::rng::Rng;
 use concord_cc::time::Instant;
+use std::collections::BTreeMap;
 use std::collections::VecDeque;
 
 /// The upstream number of a frame from a MAC address no neighbour has.
@@ -66,6 +70,8 @@ pub struct Counters {
     pub gccp_sent: u64,
     /// CONGESTION messages for a `ce_proxy` host also delivered as a CE mark.
     pub ce_proxy_marks: u64,
+    /// UDP packets of a `udp_proxy` host dropped because its port's bucket held `udp_queue`.
+    pub edge_drops: u64,
 }
 
 /// The router.
@@ -80,6 +86,35 @@ pub struct Router {
     /// GCCP frames waiting to go out, with their port.
     control: VecDeque<(usize, Vec<u8>)>,
     signals: Vec<Signal>,
+    /// The UDP leaky buckets run here for host neighbours (`udp_proxy`), by neighbour.
+    edges: BTreeMap<u32, EdgeHost>,
+}
+
+/// A packet held by a host's UDP leaky bucket at its edge router.
+#[derive(Debug)]
+struct Held {
+    out: usize,
+    packet: Packet,
+    upstream: u32,
+    flow: Padding,
+}
+
+/// The edge router's stand-in for one host's UDP leaky buckets (section 3.3): the same
+/// [`GccpHost`] dispatch a host runs, fed with the messages the router sends that host.
+#[derive(Debug)]
+struct EdgeHost {
+    host: GccpHost,
+    proxy: UdpProxy,
+    held: BTreeMap<u16, VecDeque<Held>>,
+}
+
+/// A host's TCP connections, which the edge stand-in never holds.
+struct NoTcp;
+
+impl TcpConnections for NoTcp {
+    fn window(&mut self, _conn: ConnId) -> Option<TcpWindow<'_>> {
+        None
+    }
 }
 
 impl Router {
@@ -116,6 +151,23 @@ impl Router {
             counters: Counters::default(),
             control: VecDeque::new(),
             signals: Vec::new(),
+            edges: config
+                .neighbours
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| {
+                    n.udp_proxy.map(|proxy| {
+                        (
+                            i as u32,
+                            EdgeHost {
+                                host: GccpHost::new(),
+                                proxy,
+                                held: BTreeMap::new(),
+                            },
+                        )
+                    })
+                })
+                .collect(),
         })
     }
 
@@ -224,6 +276,83 @@ impl Router {
             flow: u32::from(flow.src_port) ^ u32::from(view.src).rotate_left(16),
         };
         self.counters.forwarded += 1;
+        if view.protocol == 17 && self.edges.contains_key(&upstream) {
+            self.edge_admit(now, out, packet, upstream, flow);
+            return;
+        }
+        self.enqueue(now, out, packet, upstream, flow);
+    }
+
+    /// A UDP packet from a host whose leaky buckets run here: through its port's bucket, or
+    /// held behind it.
+    fn edge_admit(
+        &mut self,
+        now: Instant,
+        out: usize,
+        packet: Packet,
+        upstream: u32,
+        flow: Padding,
+    ) {
+        let Some(edge) = self.edges.get_mut(&upstream) else {
+            return;
+        };
+        let port = flow.src_port;
+        if edge.host.udp_bucket(port).is_none() {
+            if let Ok(b) = LeakyBucket::new(edge.proxy.bucket) {
+                edge.host.attach_udp(port, b);
+            }
+        }
+        let held = edge.held.entry(port).or_default();
+        let size = packet.size();
+        let free = held.is_empty()
+            && edge
+                .host
+                .udp_bucket(port)
+                .is_none_or(|b| b.can_send(now, size));
+        if free {
+            if let Some(b) = edge.host.udp_bucket_mut(port) {
+                b.on_send(now, size);
+            }
+            self.enqueue(now, out, packet, upstream, flow);
+        } else if held.len() < edge.proxy.queue {
+            held.push_back(Held {
+                out,
+                packet,
+                upstream,
+                flow,
+            });
+        } else {
+            self.counters.edge_drops += 1;
+        }
+    }
+
+    /// Releases the held packets whose buckets allow them at `now`.
+    fn edge_release(&mut self, now: Instant) {
+        let mut ready = Vec::new();
+        for edge in self.edges.values_mut() {
+            for (port, held) in edge.held.iter_mut() {
+                while let Some(h) = held.front() {
+                    let size = h.packet.size();
+                    let Some(b) = edge.host.udp_bucket_mut(*port) else {
+                        break;
+                    };
+                    if !b.can_send(now, size) {
+                        break;
+                    }
+                    b.on_send(now, size);
+                    if let Some(h) = held.pop_front() {
+                        ready.push(h);
+                    }
+                }
+            }
+        }
+        for h in ready {
+            self.enqueue(now, h.out, h.packet, h.upstream, h.flow);
+        }
+    }
+
+    /// Offers a packet to output port `out` and sends the signals its discipline raises.
+    fn enqueue(&mut self, now: Instant, out: usize, packet: Packet, upstream: u32, flow: Padding) {
         let admission = self.ports[out].enqueue(now, packet, upstream, &mut self.rng);
         for s in admission.signals {
             let proxy = self
@@ -234,15 +363,18 @@ impl Router {
             {
                 self.counters.ce_proxy_marks += 1;
             }
-            self.signal(s, Some(flow));
+            self.signal(now, s, Some(flow));
         }
     }
 
     /// Turns a detector's signal into GCCP frames on the port of the neighbour it goes to.
-    fn signal(&mut self, signal: Signal, flow: Option<Padding>) {
+    fn signal(&mut self, now: Instant, signal: Signal, flow: Option<Padding>) {
         let mut out: Vec<Outgoing> = Vec::new();
         self.table.address(signal, flow, &mut out);
         for o in out {
+            if let Some(edge) = self.edges.get_mut(&o.to) {
+                edge.host.on_message(now, &o.message, &mut NoTcp);
+            }
             let Some(n) = self.neighbours.get(o.to as usize) else {
                 continue;
             };
@@ -261,11 +393,15 @@ impl Router {
         if let Some(c) = self.control.pop_front() {
             return Some(c);
         }
+        self.edge_release(now);
+        if let Some(c) = self.control.pop_front() {
+            return Some(c);
+        }
         for i in 0..self.ports.len() {
             let mut signals = std::mem::take(&mut self.signals);
             let packet = self.ports[i].poll_transmit(now, &mut signals);
             for s in signals.drain(..) {
-                self.signal(s, None);
+                self.signal(now, s, None);
             }
             self.signals = signals;
             if let Some(p) = packet {
@@ -283,14 +419,24 @@ impl Router {
         if !self.control.is_empty() {
             return Some(now);
         }
-        self.ports.iter().filter_map(|p| p.poll_timeout(now)).min()
+        let ports = self.ports.iter().filter_map(|p| p.poll_timeout(now));
+        let held = self.edges.values().flat_map(|e| {
+            e.held.iter().filter_map(move |(port, q)| {
+                let size = q.front()?.packet.size();
+                let b = e.host.udp_bucket(*port)?;
+                let at = b.next_departure(now, size);
+                // While the rate ramps, an earlier departure may open up at the next step.
+                Some(b.next_rate_change(now).map_or(at, |c| c.min(at)))
+            })
+        });
+        ports.chain(held).min()
     }
 
     /// The status as text: one `key value` line per counter, then one block per port.
     pub fn status(&self, now: Instant) -> String {
         let c = self.counters;
         let mut s = String::new();
-        let fields: [(&str, u64); 16] = [
+        let fields: [(&str, u64); 17] = [
             ("received", c.received),
             ("forwarded", c.forwarded),
             ("runt", c.runt),
@@ -307,6 +453,7 @@ impl Router {
             ("gccp_no_bucket", c.gccp_no_bucket),
             ("gccp_sent", c.gccp_sent),
             ("ce_proxy_marks", c.ce_proxy_marks),
+            ("edge_drops", c.edge_drops),
         ];
         for (k, v) in fields {
             s += &format!("{k} {v}\n");
@@ -582,7 +729,7 @@ mod tests {
         let mut t = Instant::ZERO;
         let mut normal = None;
         for _ in 0..100 {
-            t = t + concord_cc::time::Duration::from_millis(9);
+            t += concord_cc::time::Duration::from_millis(9);
             while let Some((port, f)) = r.poll_transmit(t) {
                 if f[12..14] == GCCP_ETHERTYPE.to_be_bytes() {
                     normal = Some((port, decode_frame(&f).expect("decodes").1));
@@ -593,5 +740,88 @@ mod tests {
         assert_eq!(port, 0);
         assert_eq!(msg.code, Code::Normal);
         assert_eq!(r.counters().gccp_sent, 2);
+    }
+
+    fn proxied(extra: &str) -> RouterConfig {
+        let text = format!(
+            r#"
+            [[port]]
+            name = "a"
+            rate = "100Mbps"
+            mac = "02:00:00:00:01:fe"
+            [[port]]
+            name = "b"
+            rate = "1Mbps"
+            queue = "gcca"
+            limit = "50pkt"
+            min_th = 2
+            max_th = 6
+            w_q = 1.0
+            mac = "02:00:00:00:02:fe"
+            [[neighbour]]
+            port = "a"
+            ip = "10.9.1.1"
+            mac = "02:00:00:00:01:01"
+            gccp = true
+            {extra}
+            [[neighbour]]
+            port = "b"
+            ip = "10.9.2.2"
+            mac = "02:00:00:00:02:02"
+            role = "router"
+            gccp = true
+            [[route]]
+            dst = "10.9.3.0/24"
+            via = "10.9.2.2"
+            "#
+        );
+        RouterConfig::parse(&text).expect("valid")
+    }
+
+    #[test]
+    fn a_ce_proxy_host_gets_its_congestion_as_a_ce_mark_on_the_packet_that_raised_it() {
+        let mut r = Router::new(&proxied("ce_proxy = true")).expect("valid");
+        let mut ect = from_a(1000);
+        ect[15] = 0x02;
+        ipv4::fill_header_checksum(&mut ect, 14);
+        for _ in 0..8 {
+            r.on_frame(Instant::ZERO, 0, &ect);
+        }
+        assert_eq!(r.counters().gccp_sent, 1);
+        assert_eq!(r.counters().ce_proxy_marks, 1);
+        let mut ce = 0;
+        let mut t = Instant::ZERO;
+        for _ in 0..200 {
+            t += concord_cc::time::Duration::from_millis(9);
+            while let Some((_, f)) = r.poll_transmit(t) {
+                if f[12..14] == ETHERTYPE_IPV4.to_be_bytes() && f[15] & 3 == 3 {
+                    ce += 1;
+                }
+            }
+        }
+        assert_eq!(ce, 1, "exactly the packet that raised CONGESTION is marked");
+    }
+
+    #[test]
+    fn a_udp_proxy_host_is_held_to_its_bucket_after_congestion() {
+        let mut r = Router::new(&proxied("udp_rate = \"8Mbps\"\nudp_queue = 4")).expect("valid");
+        // 1042-byte frames at 8 Mbit/s: the bucket passes about one per 1.04 ms. Until the
+        // detector speaks, a burst within the burst allowance goes through; then CONGESTION
+        // lowers the host's bucket by 10% and later packets wait behind it.
+        for _ in 0..8 {
+            r.on_frame(Instant::ZERO, 0, &from_a(1000));
+        }
+        let c = r.counters();
+        assert_eq!(c.forwarded, 8);
+        // One passed (the burst), four are held, three found the hold full.
+        assert_eq!(r.ports()[1].counters().enqueued, 1);
+        assert_eq!(c.edge_drops, 3);
+        // The bucket releases the held ones at its rate, none at once.
+        while r.poll_transmit(Instant::ZERO).is_some() {}
+        assert_eq!(r.ports()[1].counters().enqueued, 1);
+        for ms in 1..=10 {
+            while r.poll_transmit(Instant::from_millis(ms)).is_some() {}
+        }
+        assert_eq!(r.ports()[1].counters().enqueued, 5);
     }
 }

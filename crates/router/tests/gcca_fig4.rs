@@ -3,12 +3,13 @@
 //! run takes about a minute at the paper's rates: .ci/checks.d/55-router.sh runs the first,
 //! and the second is the measurement behind docs/router.md.
 
+use concord_net::clock::Clock;
 use concord_router::bed::{Bed, Topology};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The transfer of section 4 (16 MiB, about what Tables 1 and 2 imply: 54 s at 2.37 Mbit/s).
 const TRANSFER: usize = 16 << 20;
@@ -105,6 +106,7 @@ fn run(file: &str, seed: u64, with_capture: bool) -> Run {
     let pcap = bed.dir.join("r1-r2.pcap");
     let mut tshark = with_capture.then(|| capture(&bed, &pcap));
     let b_addr = bed.topology.host_addr("b", bed.net).expect("b");
+    let clock = Clock::new();
     let (tx, rx) = std::sync::mpsc::channel();
     let server = in_ns(bed.ns("b"), move || {
         let l = TcpListener::bind((b_addr, 5001)).expect("listen");
@@ -118,11 +120,11 @@ fn run(file: &str, seed: u64, with_capture: bool) -> Run {
             }
             got += n;
         }
-        (got, Instant::now())
+        (got, clock.now())
     });
     rx.recv().expect("server ready");
     let client = in_ns(bed.ns("a"), move || {
-        let t = Instant::now();
+        let t = clock.now();
         let mut s = TcpStream::connect((b_addr, 5001)).expect("connect");
         s.write_all(&vec![0x5a; TRANSFER]).expect("send");
         s.shutdown(std::net::Shutdown::Write).expect("shutdown");
@@ -146,7 +148,7 @@ fn run(file: &str, seed: u64, with_capture: bool) -> Run {
         count_gccp(&pcap)
     });
     Run {
-        secs: end.duration_since(start).as_secs_f64(),
+        secs: end.saturating_since(start).as_secs_f64(),
         drops: (drops("r1", "r2"), drops("r2", "b")),
         gccp_frames,
         gccp_sent: (

@@ -4,12 +4,13 @@
 
 use concord_cc::gcca::message::encode_frame;
 use concord_cc::gcca::{Code, GccpMessage};
+use concord_net::clock::Clock;
 use concord_router::bed::{Bed, Topology};
 use concord_router::sys::{PacketSocket, VNET_HDR_LEN};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const LINE: &str = r#"
     name = "line"
@@ -76,14 +77,15 @@ fn transfer(bed: &Bed, bytes: usize) -> f64 {
         got
     });
     rx.recv().expect("server ready");
+    let clock = Clock::new();
     let client = in_ns(bed.ns("a"), move || {
-        let t = Instant::now();
+        let t = clock.now();
         let mut s = TcpStream::connect((b_addr, 5001)).expect("connect through the router");
         s.write_all(&vec![7u8; bytes]).expect("send");
         s.shutdown(std::net::Shutdown::Write).expect("shutdown");
         let mut end = [0u8; 1];
         let _ = s.read(&mut end);
-        t.elapsed().as_secs_f64()
+        clock.now().saturating_since(t).as_secs_f64()
     });
     let secs = client.join().expect("client");
     assert_eq!(server.join().expect("server"), bytes);
