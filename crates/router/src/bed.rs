@@ -83,6 +83,9 @@ pub struct Node {
     /// [`crate::config::NeighbourConfig::ce_proxy`]).
     #[serde(default)]
     pub ce_proxy: bool,
+    /// For a host attached to a router: the router runs its UDP ports' leaky buckets at this
+    /// rate (see [`crate::config::NeighbourConfig::udp_proxy`]).
+    pub udp_rate: Option<String>,
 }
 
 /// One direction's output queue on a router, as a `[[port]]` of the router's configuration.
@@ -357,6 +360,9 @@ impl Topology {
                 p.addr,
                 mac_text(p.mac)
             );
+            if let (Kind::Host, Some(r)) = (peer.kind, &peer.udp_rate) {
+                let _ = writeln!(s, "udp_rate = {r:?}");
+            }
         }
         // A route to every link's subnet not attached here, via the first hop of a shortest path
         // to that link's first node; attached subnets route to the neighbour itself.
