@@ -87,3 +87,91 @@ fn packets_per_second_through_one_red_port() {
         n as f64 / cpu / 1e6
     );
 }
+
+/// Packets per second through a real router: host a floods 64-byte UDP payloads through r1's
+/// RED port (1 Gbit/s, so the token clock never limits) to host b for 3 s; b counts what
+/// arrives. Root only. `cargo test --release -p concord-router --test bench -- --ignored
+/// --nocapture wire`.
+#[test]
+#[ignore = "a measurement on the test bed: root, release"]
+fn packets_per_second_through_a_router_on_the_wire() {
+    use concord_net::clock::Clock;
+    use concord_router::bed::{Bed, Topology};
+    use std::net::UdpSocket;
+    use std::path::Path;
+    use std::time::Duration;
+    const LINE: &str = r#"
+        name = "bench"
+        [[node]]
+        name = "a"
+        kind = "host"
+        [[node]]
+        name = "r1"
+        kind = "router"
+        [[node]]
+        name = "b"
+        kind = "host"
+        [[link]]
+        between = ["a", "r1"]
+        rate = "1Gbps"
+        reverse = { queue = "droptail", limit = "1000pkt" }
+        [[link]]
+        between = ["r1", "b"]
+        rate = "1Gbps"
+        forward = { queue = "red", limit = "1000pkt" }
+    "#;
+    let bed = Bed::up(
+        Topology::parse(LINE).expect("topology"),
+        &format!("crtb{}", std::process::id() % 10_000),
+        95,
+        Path::new(env!("CARGO_BIN_EXE_concord-router")),
+        1,
+    )
+    .expect("the test bed comes up (run as root)");
+    let b = bed.topology.host_addr("b", bed.net).expect("b");
+    let clock = Clock::new();
+    let in_ns = |name: &str| format!("/run/netns/{}", bed.ns(name));
+    let (ns_a, ns_b) = (in_ns("a"), in_ns("b"));
+    let sink = std::thread::spawn(move || {
+        concord_net::sys::enter_netns(Path::new(&ns_b)).expect("enter b");
+        let s = UdpSocket::bind((b, 5003)).expect("bind");
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .expect("timeout");
+        let mut buf = [0u8; 2048];
+        let (mut n, mut first, mut last) = (0u64, None, clock.now());
+        while s.recv(&mut buf).is_ok() {
+            n += 1;
+            last = clock.now();
+            first.get_or_insert(last);
+        }
+        (
+            n,
+            last.saturating_since(first.unwrap_or(last)).as_secs_f64(),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let source = std::thread::spawn(move || {
+        concord_net::sys::enter_netns(Path::new(&ns_a)).expect("enter a");
+        let s = UdpSocket::bind(("0.0.0.0", 0)).expect("bind");
+        let payload = [0u8; 64];
+        let end = clock.now() + concord_cc::time::Duration::from_secs(3);
+        let mut sent = 0u64;
+        while clock.now() < end {
+            if s.send_to(&payload, (b, 5003)).is_ok() {
+                sent += 1;
+            }
+        }
+        sent
+    });
+    let sent = source.join().expect("source");
+    let (got, secs) = sink.join().expect("sink");
+    std::thread::sleep(Duration::from_millis(450));
+    println!(
+        "wire: {sent} datagrams offered, {got} delivered in {secs:.2} s: {:.0} packets/s through one RED port; the router received {} and sent {} (queue drops {})",
+        got as f64 / secs.max(1e-9),
+        bed.counter("r1", "received"),
+        bed.counter("r1", "port.b.sent"),
+        bed.counter("r1", "port.b.drops_full") + bed.counter("r1", "port.b.drops_early")
+    );
+    assert!(got > 0);
+}
