@@ -18,6 +18,9 @@
 //! reverse = { queue = "droptail", limit = "100pkt" }
 //! ```
 //!
+//! The bed keeps a record of the namespaces it made in [`RECORD_DIR`], written before each is
+//! made; the next bed to come up removes those of a bed whose process is gone ([`sweep_stale`]).
+//!
 //! Link `i` (from 1, in file order) is the subnet 10.N.i.0/24: its first node is .1, its
 //! second .2, and their interfaces get the MACs 02:cc:N:i:01:00 and 02:cc:N:i:02:00. A router
 //! names its interface after the node on the other end; a host's one interface is `eth0`. The
@@ -467,14 +470,34 @@ impl Bed {
         Ok(bed)
     }
 
+    /// The record of what this bed made: its owner process, then one namespace per line,
+    /// written before each namespace is made, so that [`sweep_stale`] can remove a bed whose
+    /// process died without dropping it.
+    fn record(&self) -> Result<(), BedError> {
+        std::fs::create_dir_all(RECORD_DIR)?;
+        let mut text = format!("owner {}\n", std::process::id());
+        for ns in &self.namespaces {
+            text += &format!("ns {ns}\n");
+        }
+        std::fs::write(Path::new(RECORD_DIR).join(&self.prefix), text)?;
+        Ok(())
+    }
+
     fn build(&mut self, router_exe: &Path, seed: u64) -> Result<(), BedError> {
+        sweep_stale();
         let t = self.topology.clone();
         let net = self.net;
         let mtu = t.mtu.to_string();
         for n in &t.node {
             let ns = self.ns(&n.name);
-            run(&["ip", "netns", "add", &ns])?;
+            if Path::new("/run/netns").join(&ns).exists() {
+                return Err(BedError::Topology(format!(
+                    "namespace {ns} exists and is not this bed's: choose another prefix"
+                )));
+            }
             self.namespaces.push(ns.clone());
+            self.record()?;
+            run(&["ip", "netns", "add", &ns])?;
             run(&["ip", "-n", &ns, "link", "set", "lo", "up"])?;
             let mut sysctls = vec![
                 "net.ipv4.conf.all.rp_filter=0",
@@ -668,10 +691,51 @@ impl Bed {
         }
         self.routers.clear();
         for ns in self.namespaces.drain(..).rev() {
-            let _ = run(&["ip", "netns", "del", &ns]);
+            if Path::new("/run/netns").join(&ns).exists() {
+                let _ = run(&["ip", "netns", "del", &ns]);
+            }
         }
+        let _ = std::fs::remove_file(Path::new(RECORD_DIR).join(&self.prefix));
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Where the beds' records live.
+pub const RECORD_DIR: &str = "/run/concord-router-bed";
+
+/// Removes the namespaces of every bed whose owner process is gone (its routers exit by
+/// themselves once their namespace is removed); returns the prefixes removed.
+pub fn sweep_stale() -> Vec<String> {
+    let mut swept = Vec::new();
+    let Ok(dir) = std::fs::read_dir(RECORD_DIR) else {
+        return swept;
+    };
+    for entry in dir.flatten() {
+        let Ok(text) = std::fs::read_to_string(entry.path()) else {
+            continue;
+        };
+        let owner = text
+            .lines()
+            .find_map(|l| l.strip_prefix("owner "))
+            .and_then(|p| p.trim().parse::<u32>().ok());
+        if owner.is_none_or(|p| Path::new(&format!("/proc/{p}")).exists()) {
+            continue;
+        }
+        for ns in text
+            .lines()
+            .filter_map(|l| l.strip_prefix("ns "))
+            .collect::<Vec<_>>()
+            .iter()
+            .rev()
+        {
+            if Path::new("/run/netns").join(ns).exists() {
+                let _ = run(&["ip", "netns", "del", ns]);
+            }
+        }
+        let _ = std::fs::remove_file(entry.path());
+        swept.push(entry.file_name().to_string_lossy().into_owned());
+    }
+    swept
 }
 
 impl Drop for Bed {

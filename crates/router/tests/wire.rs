@@ -190,3 +190,30 @@ fn bad_frames_on_the_wire_are_counted_and_the_router_keeps_forwarding() {
     assert!(secs < 5.0, "256 KiB took {secs} s");
     assert!(bed.counter("r1", "forwarded") > 100);
 }
+
+#[test]
+fn a_bed_whose_process_died_is_swept_by_the_next() {
+    // A record in the bed's format, owned by a process that has exited.
+    let mut child = std::process::Command::new("true")
+        .spawn()
+        .expect("spawn true");
+    let dead = child.id();
+    child.wait().expect("wait");
+    let prefix = format!("crts{}", std::process::id() % 10_000);
+    let ns = format!("{prefix}-a");
+    let ok = std::process::Command::new("ip")
+        .args(["netns", "add", &ns])
+        .status()
+        .expect("ip netns add")
+        .success();
+    assert!(ok, "ip netns add {ns} (run as root)");
+    std::fs::create_dir_all(concord_router::bed::RECORD_DIR).expect("record dir");
+    std::fs::write(
+        Path::new(concord_router::bed::RECORD_DIR).join(&prefix),
+        format!("owner {dead}\nns {ns}\n"),
+    )
+    .expect("write the record");
+    let swept = concord_router::bed::sweep_stale();
+    assert!(swept.contains(&prefix), "{swept:?}");
+    assert!(!Path::new("/run/netns").join(&ns).exists());
+}
