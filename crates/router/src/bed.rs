@@ -117,6 +117,10 @@ pub struct QueueSpec {
     pub min_rate: Option<String>,
     /// The bucket's step per CONGESTION, a fraction of the rate.
     pub decrease_step: Option<String>,
+    /// ECA's load estimator on this port.
+    pub eca: Option<bool>,
+    /// Its target utilisation.
+    pub eca_target: Option<f64>,
 }
 
 /// A link.
@@ -329,6 +333,12 @@ impl Topology {
             }
             if let Some(t) = spec.gentle {
                 let _ = writeln!(s, "gentle = {t}");
+            }
+            if let Some(t) = spec.eca {
+                let _ = writeln!(s, "eca = {t}");
+            }
+            if let Some(t) = spec.eca_target {
+                let _ = writeln!(s, "eca_target = {t:?}");
             }
             for (k, v) in [
                 ("mean_pktsize", &spec.mean_pktsize),

@@ -9,6 +9,8 @@
 //! queue = "gcca"                # droptail | red | red-ecn | codel | gcca
 //! limit = "100pkt"              # the queue's capacity: "NNpkt" or bytes ("64KiB")
 //! throttle = true               # a GCCA leaky bucket obeying the downstream's GCCP messages
+//! eca = false                   # ECA's load estimator: stamps max(LOAD, L) in the TOS byte
+//! eca_target = 0.9              # its target utilisation
 //! min_rate = "20%"              # the bucket's floor, a fraction of the rate (default 1%)
 //! decrease_step = "10%"         # the bucket's step per CONGESTION (default 10%)
 //! min_th = 1                    # RED's (and the detector's) parameters: min_th, max_th,
@@ -31,6 +33,7 @@
 //! ```
 
 use concord_cc::aqm::{CodelConfig, QueueLimit, RedConfig};
+use concord_cc::eca::load_estimator::LoadEstimatorConfig;
 use concord_cc::gcca::{DetectorConfig, LeakyBucketConfig};
 use concord_cc::units::{parse_bytes, parse_fraction, Rate};
 use serde::Deserialize;
@@ -104,6 +107,8 @@ struct FilePort {
     throttle: Option<bool>,
     min_rate: Option<String>,
     decrease_step: Option<String>,
+    eca: Option<bool>,
+    eca_target: Option<f64>,
     mac: Option<String>,
 }
 
@@ -171,6 +176,10 @@ pub struct PortConfig {
     /// messages (section 3.3); `None`: GCCP messages arriving on this port are counted and
     /// ignored.
     pub bucket: Option<LeakyBucketConfig>,
+    /// ECA's load estimator on this port (Barham, sections III.A.2 and IV.A.2): L from the
+    /// arrivals every 100 ms against the target utilisation, stamped as max(LOAD, L) into the
+    /// IPv4 TOS byte in the prototype's 8-bit code (section V.A.1).
+    pub eca: Option<LoadEstimatorConfig>,
 }
 
 /// Who a neighbour is.
@@ -471,12 +480,27 @@ impl RouterConfig {
             } else {
                 None
             };
+            let eca = if p.eca.unwrap_or(false) {
+                let mut c = LoadEstimatorConfig::new(rate);
+                if let Some(t) = p.eca_target {
+                    c.target_utilisation = t;
+                }
+                c.validate().map_err(|e| ConfigError::Value {
+                    what: format!("port {:?} eca_target", p.name),
+                    value: format!("{}", c.target_utilisation),
+                    fix: e.to_string(),
+                })?;
+                Some(c)
+            } else {
+                None
+            };
             ports.push(PortConfig {
                 name: p.name.clone(),
                 mac,
                 rate,
                 discipline,
                 bucket,
+                eca,
             });
         }
         let mut neighbours = Vec::new();

@@ -16,6 +16,8 @@
 
 use crate::config::{Discipline, PortConfig};
 use concord_cc::aqm::{Aqm, CodelQueue, DropTail, QueueLen, QueuedPacket, Verdict};
+use concord_cc::eca::load_codec::{decode_tos, encode_tos};
+use concord_cc::eca::load_estimator::LoadEstimator;
 use concord_cc::gcca::{GccpDetector, LeakyBucket, Signal};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
@@ -126,6 +128,7 @@ pub struct OutputPort {
     /// When the port is free to start the next packet (the token clock).
     free_at: Instant,
     counters: PortCounters,
+    eca: Option<LoadEstimator>,
 }
 
 /// Why a port cannot be made.
@@ -137,6 +140,9 @@ pub enum PortError {
     /// The interface's MAC address is unknown.
     #[error("port {0}: no MAC address; give `mac` or run the router where the interface exists")]
     NoMac(String),
+    /// ECA's load estimator's configuration is impossible.
+    #[error("port {0}: {1}")]
+    Eca(String, concord_cc::eca::ConfigError),
     /// CoDel has no head packet to meter, so it cannot sit behind a leaky bucket.
     #[error("port {0}: a CoDel queue cannot be throttled; set throttle = false or use gcca/red")]
     CodelThrottle(String),
@@ -185,6 +191,12 @@ impl OutputPort {
             bucket,
             free_at: Instant::ZERO,
             counters: PortCounters::default(),
+            eca: config
+                .eca
+                .clone()
+                .map(|c| LoadEstimator::new(c, Instant::ZERO))
+                .transpose()
+                .map_err(|e| PortError::Eca(config.name.clone(), e))?,
         })
     }
 
@@ -234,6 +246,18 @@ impl OutputPort {
         upstream: u32,
         rng: &mut Rng,
     ) -> Admission {
+        if let Some(e) = &mut self.eca {
+            // Section IV.A.2: every arrival counts toward the interval; the packet leaves with
+            // max(LOAD, L) in the prototype's 8-bit TOS code (section V.A.1).
+            e.on_arrival(now, packet.size());
+            if let Some(&tos) = packet.frame.get(packet.ip_offset + 1) {
+                let stamped = encode_tos(e.stamp(decode_tos(tos)));
+                if stamped != tos {
+                    packet.frame[packet.ip_offset + 1] = stamped;
+                    crate::ipv4::fill_header_checksum(&mut packet.frame, packet.ip_offset);
+                }
+            }
+        }
         let len = self.len();
         let size = packet.size();
         let mut signals = Vec::new();
@@ -392,6 +416,16 @@ impl OutputPort {
         true
     }
 
+    /// True if the port runs ECA's load estimator.
+    pub fn runs_eca(&self) -> bool {
+        self.eca.is_some()
+    }
+
+    /// ECA's load estimate L as of the last arrival, if the port runs the estimator.
+    pub fn eca_load(&self) -> Option<f64> {
+        self.eca.as_ref().map(LoadEstimator::load)
+    }
+
     /// The detector's counters, if the port runs GCCA's detector.
     pub fn detector_stats(&self) -> Option<concord_cc::gcca::detector::DetectorStats> {
         match &self.queue {
@@ -414,6 +448,7 @@ mod tests {
             rate,
             discipline,
             bucket: None,
+            eca: None,
         })
         .expect("valid")
     }
@@ -536,6 +571,7 @@ mod tests {
             bucket: Some(concord_cc::gcca::LeakyBucketConfig::for_rate(
                 Rate::from_mbps(10),
             )),
+            eca: None,
         })
         .expect("valid");
         assert!(p.on_gccp(Instant::ZERO, concord_cc::gcca::Code::Congestion));

@@ -72,6 +72,9 @@ pub struct Counters {
     pub ce_proxy_marks: u64,
     /// UDP packets of a `udp_proxy` host dropped because its port's bucket held `udp_queue`.
     pub edge_drops: u64,
+    /// Packets from a host (or an unknown MAC) into an ECA port whose TOS byte, the LOAD field,
+    /// was not 0: the value was ignored.
+    pub eca_host_load_ignored: u64,
 }
 
 /// The router.
@@ -270,6 +273,17 @@ impl Router {
         out_frame.extend_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
         out_frame.extend_from_slice(&frame[ETH_LEN..ETH_LEN + view.total_len]);
         ipv4::decrement_ttl(&mut out_frame, ETH_LEN);
+        // ECA (Barham, section V.A.1): the whole TOS byte is the LOAD field, and a host sends 0;
+        // a host's non-zero LOAD is garbage or a spoof, ignored before the port stamps its L.
+        let from_host = self
+            .neighbours
+            .get(upstream as usize)
+            .is_none_or(|n| n.role == Role::Host);
+        if self.ports[out].runs_eca() && from_host && out_frame[ETH_LEN + 1] != 0 {
+            out_frame[ETH_LEN + 1] = 0;
+            ipv4::fill_header_checksum(&mut out_frame, ETH_LEN);
+            self.counters.eca_host_load_ignored += 1;
+        }
         let packet = Packet {
             frame: out_frame,
             ip_offset: ETH_LEN,
@@ -436,7 +450,7 @@ impl Router {
     pub fn status(&self, now: Instant) -> String {
         let c = self.counters;
         let mut s = String::new();
-        let fields: [(&str, u64); 17] = [
+        let fields: [(&str, u64); 18] = [
             ("received", c.received),
             ("forwarded", c.forwarded),
             ("runt", c.runt),
@@ -454,6 +468,7 @@ impl Router {
             ("gccp_sent", c.gccp_sent),
             ("ce_proxy_marks", c.ce_proxy_marks),
             ("edge_drops", c.edge_drops),
+            ("eca_host_load_ignored", c.eca_host_load_ignored),
         ];
         for (k, v) in fields {
             s += &format!("{k} {v}\n");
@@ -475,6 +490,10 @@ impl Router {
                 pc.gccp_congestion,
                 pc.gccp_normal
             );
+            if let Some(l) = p.eca_load() {
+                // L in thousandths, so that the status stays integer.
+                s += &format!(" eca_load_milli {}", (l * 1000.0).round() as u64);
+            }
             if let Some(d) = p.detector_stats() {
                 s += &format!(
                     " detector_selected {} congestion_sent {} congestion_suppressed {} normal_sent {}",
@@ -823,5 +842,89 @@ mod tests {
             while r.poll_transmit(Instant::from_millis(ms)).is_some() {}
         }
         assert_eq!(r.ports()[1].counters().enqueued, 5);
+    }
+
+    fn eca_config() -> RouterConfig {
+        let text = r#"
+            [[port]]
+            name = "a"
+            rate = "10Mbps"
+            mac = "02:00:00:00:01:fe"
+            [[port]]
+            name = "b"
+            rate = "1Mbps"
+            eca = true
+            limit = "1000pkt"
+            mac = "02:00:00:00:02:fe"
+            [[neighbour]]
+            port = "a"
+            ip = "10.9.1.1"
+            mac = "02:00:00:00:01:01"
+            [[neighbour]]
+            port = "a"
+            ip = "10.9.1.2"
+            mac = "02:00:00:00:01:02"
+            role = "router"
+            [[neighbour]]
+            port = "b"
+            ip = "10.9.2.2"
+            mac = "02:00:00:00:02:02"
+            role = "router"
+            [[route]]
+            dst = "10.9.3.0/24"
+            via = "10.9.2.2"
+        "#;
+        RouterConfig::parse(text).expect("valid")
+    }
+
+    /// A frame from the neighbour with MAC `src`, carrying `tos`.
+    fn with_tos(src: [u8; 6], tos: u8) -> Vec<u8> {
+        let mut f = from_a(1000);
+        f[6..12].copy_from_slice(&src);
+        f[15] = tos;
+        ipv4::fill_header_checksum(&mut f, 14);
+        f
+    }
+
+    /// The TOS bytes of everything sent from `from` over the next second, in order.
+    fn sent_tos(r: &mut Router, from: Instant) -> Vec<u8> {
+        let mut v = Vec::new();
+        for ms in 0..1000 {
+            let now = from + concord_cc::time::Duration::from_millis(ms);
+            while let Some((_, f)) = r.poll_transmit(now) {
+                assert!(ipv4::header_checksum_ok(&f, 14));
+                v.push(f[15]);
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn an_eca_port_stamps_its_load_and_raises_it_after_an_overloaded_interval() {
+        use concord_cc::eca::load_codec::encode_tos;
+        let mut r = Router::new(&eca_config()).expect("valid");
+        // L starts at 1: code 128.
+        r.on_frame(Instant::ZERO, 0, &with_tos(HOST_A, 0));
+        let (_, first) = r.poll_transmit(Instant::ZERO).expect("sent at once");
+        assert_eq!(first[15], 128);
+        // 1 Mbit/s at 90% serves 11,250 bytes per 100 ms; 20 frames of 1042 bytes exceed it,
+        // so the next interval starts with L = 1.05 (section IV.A.2).
+        for _ in 0..20 {
+            r.on_frame(Instant::from_millis(50), 0, &with_tos(HOST_A, 0));
+        }
+        r.on_frame(Instant::from_millis(120), 0, &with_tos(HOST_A, 0));
+        let tos = sent_tos(&mut r, Instant::from_secs(10));
+        assert_eq!(tos.last().copied(), Some(encode_tos(1.05)));
+        assert_eq!(r.ports()[1].eca_load(), Some(1.05));
+    }
+
+    #[test]
+    fn a_hosts_load_is_garbage_and_ignored_a_routers_is_kept_by_max() {
+        let mut r = Router::new(&eca_config()).expect("valid");
+        r.on_frame(Instant::ZERO, 0, &with_tos(HOST_A, 200));
+        r.on_frame(Instant::ZERO, 0, &with_tos([2, 0, 0, 0, 1, 2], 200));
+        r.on_frame(Instant::ZERO, 0, &with_tos([2, 0, 0, 0, 1, 2], 7));
+        assert_eq!(sent_tos(&mut r, Instant::from_secs(1)), [128, 200, 128]);
+        assert_eq!(r.counters().eca_host_load_ignored, 1);
     }
 }
