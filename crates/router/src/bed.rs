@@ -655,27 +655,9 @@ impl Bed {
         self.dir.join(format!("{name}.status"))
     }
 
-    /// Router `name`'s status, as `key value` pairs (port lines give `port.NAME.key`).
+    /// Router `name`'s status, as `key value` pairs (see [`parse_status`]).
     pub fn status(&self, name: &str) -> Vec<(String, u64)> {
-        let text = std::fs::read_to_string(self.status_path(name)).unwrap_or_default();
-        let mut v = Vec::new();
-        for line in text.lines() {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            if words.first() == Some(&"port") && words.len() >= 2 {
-                for kv in words[2..].chunks(2) {
-                    if let [k, val] = kv {
-                        if let Ok(x) = val.parse() {
-                            v.push((format!("port.{}.{k}", words[1]), x));
-                        }
-                    }
-                }
-            } else if let [k, val] = words[..] {
-                if let Ok(x) = val.parse() {
-                    v.push((k.to_string(), x));
-                }
-            }
-        }
-        v
+        parse_status(&std::fs::read_to_string(self.status_path(name)).unwrap_or_default())
     }
 
     /// One value of router `name`'s status, 0 if absent.
@@ -708,6 +690,29 @@ impl Bed {
         let _ = std::fs::remove_file(Path::new(RECORD_DIR).join(&self.prefix));
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A router's status text as `key value` pairs; a port line's pairs are named
+/// `port.NAME.key`. Lines that do not parse are skipped.
+pub fn parse_status(text: &str) -> Vec<(String, u64)> {
+    let mut v = Vec::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() == Some(&"port") && words.len() >= 2 {
+            for kv in words[2..].chunks(2) {
+                if let [k, val] = kv {
+                    if let Ok(x) = val.parse() {
+                        v.push((format!("port.{}.{k}", words[1]), x));
+                    }
+                }
+            }
+        } else if let [k, val] = words[..] {
+            if let Ok(x) = val.parse() {
+                v.push((k.to_string(), x));
+            }
+        }
+    }
+    v
 }
 
 /// Where the beds' records live.
@@ -817,6 +822,22 @@ mod tests {
             .expect("r2 reaches a");
         assert_eq!(r2.neighbours[to_a.via].ip, Ipv4Addr::new(10, 9, 2, 1));
         assert_eq!(t.host_addr("b", 9), Some(Ipv4Addr::new(10, 9, 3, 2)));
+    }
+
+    #[test]
+    fn a_routers_status_reads_back_as_named_counters() {
+        let r = crate::router::Router::new(
+            &RouterConfig::parse(&Topology::parse(FIG4).expect("valid").router_config(1, 9, 1))
+                .expect("r1 config parses"),
+        )
+        .expect("router");
+        let status = parse_status(&r.status(concord_cc::time::Instant::ZERO));
+        let get = |k: &str| status.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+        assert_eq!(get("received"), Some(0));
+        assert_eq!(get("port.r2.rate_bps"), Some(10_000_000));
+        assert_eq!(get("port.r2.congestion_sent"), Some(0));
+        assert_eq!(get("nonsense"), None);
+        assert_eq!(parse_status("port\nx y\nz 3 4\n"), []);
     }
 
     #[test]
