@@ -28,7 +28,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// The destination the flows are opened to.
 const DST: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);

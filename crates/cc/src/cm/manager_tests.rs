@@ -1144,7 +1144,7 @@ fn random_step(
     let dsts = [DST, OTHER];
     let pick = |rng: &mut Rng, open: &[FlowId]| open[rng.below(open.len() as u64) as usize];
     let op = if open.is_empty() { 0 } else { rng.below(10) };
-    *now = *now + Duration::from_micros(rng.below(20_000));
+    *now += Duration::from_micros(rng.below(20_000));
     let weight = 0.5 + 4.0 * rng.uniform();
     let thresh = ThreshHint {
         rate_downthresh: [0.0, 0.5, 0.9, 1.0][rng.below(4) as usize],
@@ -1163,7 +1163,7 @@ fn random_step(
             loss_mode: LossMode::Persistent,
             ..CmUpdate::default()
         },
-        _ => ack(MTU * (1 + rng.below(8)), rtt.map(|d| d.as_millis() as u64)),
+        _ => ack(MTU * (1 + rng.below(8)), rtt.map(|d| d.as_millis())),
     };
     let dst = dsts[rng.below(2) as usize];
     let flow = if open.is_empty() {
