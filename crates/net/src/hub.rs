@@ -520,15 +520,18 @@ impl HubState {
 
     /// A page of the macroflows that hold open flows, from handle `start` on.
     fn macroflows(&self, start: u32) -> Reply {
-        let mut members: std::collections::BTreeMap<MacroflowId, Vec<FlowId>> =
-            std::collections::BTreeMap::new();
-        for flow in self.owner.keys() {
-            if let Ok(m) = self.cm.get_macroflow(*flow) {
-                if m.0 >= start {
-                    members.entry(m).or_default().push(*flow);
-                }
-            }
-        }
+        // The macroflows from `start` that hold flows of this hub's clients, one more than a
+        // page to tell whether more follow: only their flows are visited.
+        let members: Vec<(MacroflowId, Vec<FlowId>)> = self
+            .cm
+            .macroflows_from(MacroflowId(start))
+            .map(|m| {
+                let owned = m.flows().filter(|f| self.owner.contains_key(f)).collect();
+                (m.id(), owned)
+            })
+            .filter(|(_, flows): &(MacroflowId, Vec<FlowId>)| !flows.is_empty())
+            .take(MACROFLOWS_PER_PAGE + 1)
+            .collect();
         let more = members.len() > MACROFLOWS_PER_PAGE;
         let list = members
             .into_iter()

@@ -203,6 +203,11 @@ impl CongestionManager {
         self.macroflows.get(&id)
     }
 
+    /// The macroflows from handle `start` on, in handle order, including empty ones that linger.
+    pub fn macroflows_from(&self, start: MacroflowId) -> impl Iterator<Item = &Macroflow> + '_ {
+        self.macroflows.range(start..).map(|(_, m)| m)
+    }
+
     /// What the probe responses measured for a flow since it joined its macroflow (paper section
     /// 2.3: per-flow loss rate and throughput).
     pub fn flow_sample(&self, flow: FlowId) -> Result<Option<FlowSample>, CmError> {
