@@ -523,7 +523,8 @@ impl Simulator {
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.capture
+                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }
         }
         if let Some(p) = done {
@@ -562,7 +563,8 @@ impl Simulator {
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.capture
+                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }
         } else if matches!(offer, Offer::Dropped) {
             self.on_queue_drop(&pkt);

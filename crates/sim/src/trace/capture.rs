@@ -5,19 +5,24 @@
 //! with 10.0.0.0/8 kept private, MAC 02:00:00:nn:nn:nn, locally administered); each flow's ports
 //! lie in the dynamic range 49152-65535 (RFC 6335 section 6), where no dissector claims them
 //! ([`flow_ports`]). Payloads are zero bytes, cut to the snap length, with checksums valid for
-//! the full (zero) payload, except the messages concord defines, whose bytes are written: GCCP
-//! frames, CM probes, and ECA's LOAD and RLOAD as an IPv4 option ([`super::eca_option`]). A CM
-//! probe response is written up to its own 4-byte header (version, type, length): its counts
-//! are not in the packet, so the record's captured length stops there.
+//! the full (zero) payload, except the messages concord defines, whose bytes are written by
+//! their codecs: GCCP frames, CM probes and responses (with their per-flow counts, read from
+//! the simulator's table of responses), the CP header between IPv4 and UDP
+//! ([`super::cp_shim`], read from the table of CP headers; a CP control message is the IPv4
+//! header and the CP header alone), and ECA's LOAD and RLOAD as an IPv4 option
+//! ([`super::eca_option`]).
 //!
 //! Beside the traces, `addresses.csv` names who is who: every node's interfaces (one per
 //! channel leaving it), IPv4 address and MAC, and every traced flow's 5-tuple.
 
 use crate::channel::Channel;
+use crate::cp::CpHeaders;
+use crate::handles::Handles;
 use crate::packet::{NodeId, Packet, Transport};
+use crate::trace::cp_shim;
 use crate::trace::eca_option::{EcaOption, PADDED_LEN};
 use crate::trace::pcap::PcapWriter;
-use concord_cc::cm::{probe, ProbeMessage};
+use concord_cc::cm::{ProbeMessage, Response};
 use concord_cc::gcca::message::encode_frame;
 use concord_cc::time::Instant;
 use concord_cc::wire::checksum::Payload;
@@ -160,8 +165,17 @@ impl Capture {
         Ok(cap)
     }
 
-    /// Records `pkt` starting transmission on channel `c` at `at`.
-    pub fn packet(&mut self, c: u32, at: Instant, pkt: &Packet) -> Result<(), CaptureError> {
+    /// Records `pkt` starting transmission on channel `c` at `at`. The CP header and the CM
+    /// probe response a packet refers to by handle are read from `cp_headers` and
+    /// `cm_responses`; a packet whose handle finds nothing is left out of the trace.
+    pub fn packet(
+        &mut self,
+        c: u32,
+        at: Instant,
+        pkt: &Packet,
+        cp_headers: &CpHeaders,
+        cm_responses: &Handles<Response>,
+    ) -> Result<(), CaptureError> {
         let Some(Some(t)) = self.by_channel.get(c as usize).copied() else {
             return Ok(());
         };
@@ -185,10 +199,13 @@ impl Capture {
         let (sport, dport) = flow_ports(pkt.flow);
         // The message bytes that replace the zero payload, if concord defines them.
         let mut message = Vec::new();
-        // A response's bytes live in the simulator's table, not in the packet: the trace keeps
-        // the headers and the response's own 4-byte header, and says how long it was.
-        let mut headers_only = false;
-        let mut response_header = None;
+        let cp = match pkt.cp {
+            Some(h) => match cp_headers.get(h) {
+                Some(header) => Some(header),
+                None => return Ok(()),
+            },
+            None => None,
+        };
         let (transport, payload, protocol) = match pkt.transport {
             Transport::TcpData {
                 seq,
@@ -260,12 +277,11 @@ impl Capture {
             Transport::CmProbe(_) | Transport::CmResponse(_) => {
                 match pkt.transport {
                     Transport::CmProbe(probe) => ProbeMessage::Probe(probe).encode(&mut message),
-                    _ => headers_only = true,
-                }
-                // A response's 4-byte header is known from the packet: version, type, length.
-                let [l0, l1] = (pkt.size.saturating_sub(28) as u16).to_be_bytes();
-                if headers_only {
-                    response_header = Some([probe::VERSION, probe::TYPE_RESPONSE, l0, l1]);
+                    Transport::CmResponse(h) => match cm_responses.get(h) {
+                        Some(r) => ProbeMessage::Response(r.clone()).encode(&mut message),
+                        None => return Ok(()),
+                    },
+                    _ => {}
                 }
                 (
                     WireTransport::Udp(UdpHeader {
@@ -277,8 +293,11 @@ impl Capture {
                     17,
                 )
             }
-            // CP control messages are not written (no IP protocol number of their own).
-            Transport::CpControl | Transport::Gccp(_) => return Ok(()),
+            // A CP control message is the IPv4 header and the CP header alone; the CP header's
+            // bytes go in below.
+            Transport::CpControl if cp.is_some() => (WireTransport::Other, 0, cp_shim::PROTOCOL_CP),
+            Transport::CpControl => return Ok(()),
+            Transport::Gccp(_) => return Ok(()),
         };
         let ip = Ipv4Header {
             src: node_address(pkt.src),
@@ -321,11 +340,12 @@ impl Capture {
                 full += PADDED_LEN;
             }
         }
-        if let Some(header) = response_header {
-            let ip_len = usize::from(self.frame[EthernetHeader::LEN] & 0x0f) * 4;
-            let at = EthernetHeader::LEN + ip_len + transport.header_len();
-            self.frame.truncate(at);
-            self.frame.extend_from_slice(&header);
+        if let Some(header) = cp {
+            // After the IPv4 options: the CP header is the first thing of the IP payload.
+            match cp_shim::insert(&mut self.frame, header) {
+                Some(n) => full += n,
+                None => return Ok(()),
+            }
         }
         trace
             .writer
