@@ -359,7 +359,7 @@ impl Simulator {
             None => default_bottleneck(&channels, &forwards),
         };
         let pcap: Vec<u32> = sc.record.pcap.iter().map(chan_idx).collect();
-        let capture = Capture::open(dir, &pcap, &channels, sc.record.pcap_snaplen)?;
+        let capture = Capture::open(dir, &pcap, &channels, sc)?;
 
         let mut sim = Simulator {
             now: Instant::ZERO,

@@ -404,6 +404,11 @@ fn check_pcap(pcap: &Path, fields: &[&'static str], filters: &[&str]) -> Vec<usi
 /// `scenario` (a file of scenarios/) cut to `duration`, with pcap traces of `channels` kept
 /// whole, run into `dir`.
 fn run_with_traces(scenario: &str, duration: &str, channels: &[&str], dir: &Path) {
+    run_with_traces_and(scenario, duration, channels, dir, "");
+}
+
+/// As [`run_with_traces`], with `extra` lines added to `[record]`.
+fn run_with_traces_and(scenario: &str, duration: &str, channels: &[&str], dir: &Path, extra: &str) {
     let mut text = String::new();
     for line in repo_file(scenario).lines() {
         if line.starts_with("duration = ") {
@@ -417,7 +422,7 @@ fn run_with_traces(scenario: &str, duration: &str, channels: &[&str], dir: &Path
                 .collect::<Vec<_>>()
                 .join(", ");
             text.push_str(&format!(
-                "[record]\npcap = [{list}]\npcap_snaplen = 65535\n"
+                "[record]\npcap = [{list}]\npcap_snaplen = 65535\n{extra}"
             ));
         } else {
             text.push_str(line);
@@ -573,6 +578,78 @@ fn cp_traces_decode_as_the_codec_wrote_them() {
     );
     assert!(rev[0] > 10, "control messages: {rev:?}");
     assert!(rev[1] > 0 && rev[2] > 0, "reports and echoes: {rev:?}");
+}
+
+#[test]
+fn pcapng_traces_name_their_interface_and_scenario_and_hold_the_same_frames() {
+    if !have_tshark("pcapng_traces_name_their_interface_and_scenario_and_hold_the_same_frames") {
+        return;
+    }
+    let (pcap, pcapng) = (TempDir::new("classic"), TempDir::new("ng"));
+    let scenario = "scenarios/cm/probes.toml";
+    run_with_traces(scenario, "3s", &["r1->r2"], &pcap.0);
+    run_with_traces_and(
+        scenario,
+        "3s",
+        &["r1->r2"],
+        &pcapng.0,
+        "pcap_format = \"pcapng\"\n",
+    );
+    let ng = pcapng.0.join("r1-r2.pcapng");
+    assert!(!pcapng.0.join("r1-r2.pcap").exists());
+    // The same frames at the same times, decoded the same.
+    let fields = [
+        "-T",
+        "fields",
+        "-e",
+        "frame.time_epoch",
+        "-e",
+        "frame.len",
+        "-e",
+        "frame.cap_len",
+        "-e",
+        "ip.src",
+        "-e",
+        "udp.dstport",
+        "-e",
+        "cmprobe.nonce",
+    ];
+    let classic = tshark(&pcap.0.join("r1-r2.pcap"), &fields);
+    assert!(classic.lines().count() > 100, "{classic}");
+    assert_eq!(tshark(&ng, &fields), classic);
+    // The interface is named after the channel; the section comment names the scenario.
+    let names = tshark(
+        &ng,
+        &[
+            "-T",
+            "fields",
+            "-e",
+            "frame.interface_name",
+            "-e",
+            "frame.interface_description",
+        ],
+    );
+    let first = names.lines().next().expect("a frame");
+    // The scenario's bottleneck: 1 Mbps, 58 ms.
+    assert_eq!(
+        first,
+        "r1->r2\tr1 (10.0.0.0, 02:00:00:00:00:00) to r2 (10.0.0.1, 02:00:00:00:00:01), \
+         1Mbps, delay 58ms"
+    );
+    let info = Command::new("capinfos")
+        .arg(&ng)
+        .output()
+        .expect("capinfos runs");
+    assert!(info.status.success(), "capinfos: {info:?}");
+    let info = String::from_utf8_lossy(&info.stdout);
+    for want in [
+        "File type:           Wireshark/... - pcapng",
+        "Capture comment:     concord 0.1.0: scenario cm-probes, seed 1, channel r1->r2",
+        "Name = r1->r2",
+        "Time precision = nanoseconds (9)",
+    ] {
+        assert!(info.contains(want), "no {want:?} in\n{info}");
+    }
 }
 
 /// Writes `frames` to a whole-frame capture at `path`.

@@ -12,6 +12,10 @@
 //! header and the CP header alone), and ECA's LOAD and RLOAD as an IPv4 option
 //! ([`super::eca_option`]).
 //!
+//! Traces are classic pcap by default; `[record] pcap_format = "pcapng"` writes pcapng instead
+//! ([`super::pcapng`]), whose interface is named after the channel (`r1->r2`), described by its
+//! nodes, addresses, rate and delay, and whose section comment names the scenario and its seed.
+//!
 //! Beside the traces, `addresses.csv` names who is who: every node's interfaces (one per
 //! channel leaving it), IPv4 address and MAC, and every traced flow's 5-tuple.
 
@@ -19,9 +23,12 @@ use crate::channel::Channel;
 use crate::cp::CpHeaders;
 use crate::handles::Handles;
 use crate::packet::{NodeId, Packet, Transport};
+use crate::scenario::Scenario;
 use crate::trace::cp_shim;
 use crate::trace::eca_option::{EcaOption, PADDED_LEN};
 use crate::trace::pcap::PcapWriter;
+use crate::trace::pcapng::{Description, PcapngWriter};
+use crate::trace::TraceFormat;
 use concord_cc::cm::{ProbeMessage, Response};
 use concord_cc::gcca::message::encode_frame;
 use concord_cc::time::Instant;
@@ -53,7 +60,60 @@ pub enum CaptureError {
 #[derive(Debug)]
 struct Trace {
     path: PathBuf,
-    writer: PcapWriter<BufWriter<File>>,
+    writer: Writer,
+}
+
+/// The writer of a trace, in its file format.
+#[derive(Debug)]
+enum Writer {
+    Pcap(PcapWriter<BufWriter<File>>),
+    Pcapng(PcapngWriter<BufWriter<File>>),
+}
+
+impl Writer {
+    fn write_frame(&mut self, at: Instant, frame: &[u8], orig_len: u32) -> std::io::Result<()> {
+        match self {
+            Writer::Pcap(w) => w.write_frame(at, frame, orig_len),
+            Writer::Pcapng(w) => w.write_frame(at, frame, orig_len),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Writer::Pcap(w) => w.flush(),
+            Writer::Pcapng(w) => w.flush(),
+        }
+    }
+}
+
+/// What a pcapng trace of channel `ch` of scenario `sc` says about itself.
+fn describe(sc: &Scenario, ch: &Channel) -> Description {
+    let version = env!("CARGO_PKG_VERSION");
+    let (from, to) = ch.name.split_once("->").unwrap_or(("?", "?"));
+    let mac = |n: NodeId| {
+        node_mac(n)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    Description {
+        comment: format!(
+            "concord {version}: scenario {}, seed {}, channel {}",
+            sc.name, sc.seed, ch.name
+        ),
+        application: format!("concord {version}"),
+        interface: ch.name.clone(),
+        interface_description: format!(
+            "{from} ({}, {}) to {to} ({}, {}), {}, delay {}",
+            node_address(ch.from),
+            mac(ch.from),
+            node_address(ch.to),
+            mac(ch.to),
+            ch.rate,
+            ch.delay
+        ),
+    }
 }
 
 /// The open traces of a run.
@@ -130,18 +190,19 @@ pub fn trace_file_name(channel: &str) -> String {
 }
 
 impl Capture {
-    /// Opens one trace per channel in `channels_to_trace`, in `dir`; nothing without a directory.
+    /// Opens one trace per channel in `channels_to_trace`, in `dir`, in the format, with the
+    /// snap length, that `sc` records; nothing without a directory.
     pub fn open(
         dir: Option<&Path>,
         channels_to_trace: &[u32],
         channels: &[Channel],
-        snaplen: u32,
+        sc: &Scenario,
     ) -> Result<Capture, CaptureError> {
         let mut cap = Capture {
             by_channel: vec![None; channels.len()],
             traces: Vec::new(),
             frame: Vec::with_capacity(256),
-            snaplen: snaplen.max(64),
+            snaplen: sc.record.pcap_snaplen.max(64),
             addresses: None,
         };
         let Some(dir) = dir else { return Ok(cap) };
@@ -149,13 +210,22 @@ impl Capture {
             let Some(ch) = channels.get(c as usize) else {
                 continue;
             };
-            let path = dir.join(trace_file_name(&ch.name));
+            let format = sc.record.pcap_format;
+            let mut path = dir.join(trace_file_name(&ch.name));
+            if format == TraceFormat::Pcapng {
+                path.set_extension("pcapng");
+            }
             let io = |source| CaptureError::Io {
                 path: path.clone(),
                 source,
             };
-            let file = File::create(&path).map_err(io)?;
-            let writer = PcapWriter::new(BufWriter::new(file), cap.snaplen).map_err(io)?;
+            let out = BufWriter::new(File::create(&path).map_err(io)?);
+            let writer = match format {
+                TraceFormat::Pcap => Writer::Pcap(PcapWriter::new(out, cap.snaplen).map_err(io)?),
+                TraceFormat::Pcapng => Writer::Pcapng(
+                    PcapngWriter::new(out, cap.snaplen, &describe(sc, ch)).map_err(io)?,
+                ),
+            };
             cap.by_channel[c as usize] = Some(cap.traces.len());
             cap.traces.push(Trace { path, writer });
         }
