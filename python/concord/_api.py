@@ -27,10 +27,22 @@ def parse(text: str) -> Scenario:
     return _concord.parse(text)
 
 
-def _read_csv(text: str):
+def _frame(columns):
+    """A pandas DataFrame of the extension's typed columns (`RawRun.columns`): numeric columns
+    are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are those
+    `pandas.read_csv` gives the same table (int64, float64 with NaN for gaps, str)."""
+    import numpy as np
     import pandas as pd
 
-    return pd.read_csv(io.StringIO(text))
+    data = {}
+    for name, kind, values in columns:
+        if kind == "i8":
+            data[name] = np.frombuffer(values, dtype="<i8")
+        elif kind == "f8":
+            data[name] = np.frombuffer(values, dtype="<f8")
+        else:
+            data[name] = values
+    return pd.DataFrame(data, copy=False)
 
 
 class Result:
@@ -39,7 +51,7 @@ class Result:
 
     The tables are the files `concord run` writes, with the same columns and numbers: flows,
     channels, goodput, queues, delays (delay.csv: per-flow histogram buckets), cwnd and
-    estimator (when the scenario traces them)."""
+    estimator (when the scenario traces them), and macroflows (runs with CM flows)."""
 
     def __init__(self, raw: "_concord.RawRun"):
         self._raw = raw
@@ -58,14 +70,27 @@ class Result:
         return text
 
     def table(self, name: str):
-        """Table `name` as a pandas DataFrame."""
-        return _read_csv(self.csv(name))
+        """Table `name` as a pandas DataFrame, built from typed columns (no CSV parsing)."""
+        columns = self._raw.columns(name)
+        if columns is None:
+            self.csv(name)  # raises the KeyError that names the tables there are
+        return _frame(columns)
 
     def to_arrow(self, name: str):
         """Table `name` as a pyarrow Table."""
         import pyarrow as pa
 
-        return pa.Table.from_pandas(self.table(name), preserve_index=False)
+        columns = self._raw.columns(name)
+        if columns is None:
+            self.csv(name)
+        arrays = {}
+        for column, kind, values in columns:
+            if kind in ("i8", "f8"):
+                import numpy as np
+
+                values = np.frombuffer(values, dtype="<" + kind)
+            arrays[column] = pa.array(values, from_pandas=True)
+        return pa.table(arrays)
 
     def to_polars(self, name: str):
         """Table `name` as a polars DataFrame."""
@@ -96,6 +121,12 @@ class Result:
     @cached_property
     def cwnd(self):
         return self.table("cwnd")
+
+    @cached_property
+    def macroflows(self):
+        """The CM's macroflows over time (runs with CM flows): rate, window, srtt, aging and
+        the loss estimate at every queue sample."""
+        return self.table("macroflows")
 
     @cached_property
     def summary(self) -> Dict[str, Any]:

@@ -193,6 +193,8 @@ pub struct Simulator {
     pub eca: EcaState,
     /// The hosts' Congestion Managers and probe responders (see [`crate::cm`]).
     pub cm: crate::cm::CmState,
+    /// The CM macroflows at every queue sample (`macroflows.csv`).
+    pub macroflows: crate::trace::macroflow::MacroflowTrace,
 }
 
 impl Simulator {
@@ -385,6 +387,7 @@ impl Simulator {
             cp: Default::default(),
             eca: EcaState::default(),
             cm: Default::default(),
+            macroflows: Default::default(),
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);
@@ -937,6 +940,7 @@ impl Simulator {
                 average: ch.aqm_average(),
             });
         }
+        self.macroflows.sample(now, &self.cm);
         let next = now + self.sample_interval;
         if next <= self.end {
             self.events.push(next, Event::Sample);

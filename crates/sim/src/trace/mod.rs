@@ -3,6 +3,7 @@
 pub mod capture;
 pub mod cp_shim;
 pub mod eca_option;
+pub mod macroflow;
 pub mod pcap;
 pub mod pcapng;
 
