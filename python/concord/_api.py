@@ -27,6 +27,19 @@ def parse(text: str) -> Scenario:
     return _concord.parse(text)
 
 
+_STRING_DTYPE = None
+
+
+def _string_dtype():
+    """The dtype pandas gives a column of strings (`str` in pandas 3, object before)."""
+    global _STRING_DTYPE
+    if _STRING_DTYPE is None:
+        import pandas as pd
+
+        _STRING_DTYPE = pd.Series(["x"]).dtype
+    return _STRING_DTYPE
+
+
 def _frame(columns):
     """A pandas DataFrame of the extension's typed columns (`RawRun.columns`): numeric columns
     are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are those
@@ -34,15 +47,24 @@ def _frame(columns):
     import numpy as np
     import pandas as pd
 
-    data = {}
+    names, arrays = [], []
     for name, kind, values in columns:
-        if kind == "i8":
-            data[name] = np.frombuffer(values, dtype="<i8")
-        elif kind == "f8":
-            data[name] = np.frombuffer(values, dtype="<f8")
+        names.append(name)
+        if kind in ("i8", "f8"):
+            arrays.append(np.frombuffer(values, dtype="<" + kind))
         else:
-            data[name] = values
-    return pd.DataFrame(data, copy=False)
+            arrays.append(pd.array(values, dtype=_string_dtype()))
+    rows = len(arrays[0]) if arrays else 0
+    # The columns are whole and distinct: skip the checks of the public constructor, which
+    # cost as much as the one-second run itself. Any pandas without it gets the public one.
+    from_arrays = getattr(pd.DataFrame, "_from_arrays", None)
+    if from_arrays is not None:
+        try:
+            return from_arrays(arrays, columns=pd.Index(names), index=pd.RangeIndex(rows),
+                               verify_integrity=False)
+        except TypeError:
+            pass
+    return pd.DataFrame(dict(zip(names, arrays)), copy=False)
 
 
 class Result:
@@ -80,17 +102,7 @@ class Result:
         """Table `name` as a pyarrow Table."""
         import pyarrow as pa
 
-        columns = self._raw.columns(name)
-        if columns is None:
-            self.csv(name)
-        arrays = {}
-        for column, kind, values in columns:
-            if kind in ("i8", "f8"):
-                import numpy as np
-
-                values = np.frombuffer(values, dtype="<" + kind)
-            arrays[column] = pa.array(values, from_pandas=True)
-        return pa.table(arrays)
+        return pa.Table.from_pandas(self.table(name), preserve_index=False)
 
     def to_polars(self, name: str):
         """Table `name` as a polars DataFrame."""
