@@ -193,6 +193,8 @@ pub struct Simulator {
     pub eca: EcaState,
     /// The hosts' Congestion Managers and probe responders (see [`crate::cm`]).
     pub cm: crate::cm::CmState,
+    /// The CM macroflows at every queue sample (`macroflows.csv`).
+    pub macroflows: crate::trace::macroflow::MacroflowTrace,
 }
 
 impl Simulator {
@@ -359,7 +361,7 @@ impl Simulator {
             None => default_bottleneck(&channels, &forwards),
         };
         let pcap: Vec<u32> = sc.record.pcap.iter().map(chan_idx).collect();
-        let capture = Capture::open(dir, &pcap, &channels, sc.record.pcap_snaplen)?;
+        let capture = Capture::open(dir, &pcap, &channels, sc)?;
 
         let mut sim = Simulator {
             now: Instant::ZERO,
@@ -385,6 +387,7 @@ impl Simulator {
             cp: Default::default(),
             eca: EcaState::default(),
             cm: Default::default(),
+            macroflows: Default::default(),
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);
@@ -523,7 +526,8 @@ impl Simulator {
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.capture
+                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }
         }
         if let Some(p) = done {
@@ -562,7 +566,8 @@ impl Simulator {
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.capture
+                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }
         } else if matches!(offer, Offer::Dropped) {
             self.on_queue_drop(&pkt);
@@ -935,6 +940,7 @@ impl Simulator {
                 average: ch.aqm_average(),
             });
         }
+        self.macroflows.sample(now, &self.cm);
         let next = now + self.sample_interval;
         if next <= self.end {
             self.events.push(next, Event::Sample);
