@@ -8,7 +8,7 @@ use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
 use crate::gcca::{GccaState, GccaTimer};
 use crate::metrics::Series;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
-use crate::routing::{shortest_paths, NO_ROUTE};
+use crate::routing::{Routes, NO_ROUTE};
 use crate::scenario::DropWhen;
 use crate::scenario::{FlowKind, NodeKind, Scenario};
 use crate::trace::capture::{Capture, CaptureError};
@@ -93,8 +93,6 @@ pub struct Node {
     pub name: String,
     /// Host or router.
     pub kind: NodeKind,
-    /// Outgoing channel toward each destination node, or [`NO_ROUTE`].
-    routes: Vec<u32>,
 }
 
 /// One sample of a queue's occupancy.
@@ -166,6 +164,8 @@ pub struct Simulator {
     events: EventQueue<Event>,
     /// Nodes.
     pub nodes: Vec<Node>,
+    /// Each node's outgoing channel toward each destination.
+    routes: Routes,
     /// Channels (two per link: forward then reverse).
     pub channels: Vec<Channel>,
     /// Flows.
@@ -230,15 +230,13 @@ impl Simulator {
             .iter()
             .map(|n| n.kind == NodeKind::Router)
             .collect();
-        let mut routes = shortest_paths(sc.nodes.len(), &ends, &forwards);
+        let routes = Routes::new(sc.nodes.len(), &ends, &forwards);
         let nodes = sc
             .nodes
             .iter()
-            .zip(routes.iter_mut())
-            .map(|(n, r)| Node {
+            .map(|n| Node {
                 name: n.name.clone(),
                 kind: n.kind,
-                routes: std::mem::take(r),
             })
             .collect();
 
@@ -369,6 +367,7 @@ impl Simulator {
             name: sc.name.clone(),
             events: EventQueue::new(),
             nodes,
+            routes,
             channel_at_warmup: vec![ChannelStats::default(); channels.len()],
             channels,
             flows,
@@ -548,11 +547,7 @@ impl Simulator {
         let Some(pkt) = self.cp_through(node, pkt) else {
             return Ok(());
         };
-        let c = self.nodes[node as usize]
-            .routes
-            .get(pkt.dst as usize)
-            .copied()
-            .unwrap_or(NO_ROUTE);
+        let c = self.routes.next_hop(node, pkt.dst);
         if c == NO_ROUTE {
             self.unroutable += 1;
             return Ok(());
