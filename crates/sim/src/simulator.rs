@@ -58,8 +58,8 @@ pub enum SetupError {
 enum Event {
     /// Channel finished serialising its packet in service.
     TxDone(u32),
-    /// A packet reaches the far end of a channel.
-    Arrive(u32, Packet),
+    /// The packet at the head of a channel's propagation lane reaches the far end.
+    Arrive(u32),
     /// A flow's application starts.
     FlowStart(FlowId),
     /// A flow's application stops offering data.
@@ -161,7 +161,8 @@ pub struct Simulator {
     warmup: Instant,
     seed: u64,
     name: String,
-    events: EventQueue<Event>,
+    /// Events, with one lane per channel for the packets propagating on it.
+    events: EventQueue<Event, Packet>,
     /// Nodes.
     pub nodes: Vec<Node>,
     /// Each node's outgoing channel toward each destination.
@@ -365,7 +366,7 @@ impl Simulator {
             warmup: Instant::ZERO + sc.record.warmup,
             seed,
             name: sc.name.clone(),
-            events: EventQueue::new(),
+            events: EventQueue::with_lanes(channels.len()),
             nodes,
             routes,
             channel_at_warmup: vec![ChannelStats::default(); channels.len()],
@@ -478,7 +479,10 @@ impl Simulator {
     fn dispatch(&mut self, event: Event) -> Result<(), CaptureError> {
         match event {
             Event::TxDone(c) => self.on_tx_done(c)?,
-            Event::Arrive(c, pkt) => {
+            Event::Arrive(c) => {
+                let Some(pkt) = self.events.pop_lane(c, Event::Arrive(c)) else {
+                    return Ok(());
+                };
                 let node = self.channels[c as usize].to;
                 if let Transport::Gccp(msg) = pkt.transport {
                     self.on_gccp(c, msg)?;
@@ -526,7 +530,10 @@ impl Simulator {
             }
         }
         if let Some(p) = done {
-            self.events.push(now + delay, Event::Arrive(c, p));
+            // A channel's delay is fixed and its departures are in time order, so its
+            // arrivals are too: the lane accepts every one.
+            let queued = self.events.push_lane(c, now + delay, p, Event::Arrive(c));
+            debug_assert!(queued, "channel {c}: arrival out of order");
         }
         self.on_queue_drops(c);
         self.after_gcca_port(c)
