@@ -330,9 +330,8 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             "peak_rss_mb": peak_mb,
         });
         if !a.json {
-            let opt = |v: Option<f64>, prec: usize| {
-                v.map_or("?".to_string(), |x| format!("{x:.prec$}"))
-            };
+            let opt =
+                |v: Option<f64>, prec: usize| v.map_or("?".to_string(), |x| format!("{x:.prec$}"));
             println!(
                 "{:>7} {:>10} {:>13.0} {:>13} {:>13} {:>10} {:>10} {:>9}",
                 n,

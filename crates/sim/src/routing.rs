@@ -95,7 +95,10 @@ impl Routes {
                 if at == router as usize {
                     last_hop
                 } else {
-                    self.tables.get(self.root_index(router) + at).copied().unwrap_or(NO_ROUTE)
+                    self.tables
+                        .get(self.root_index(router) + at)
+                        .copied()
+                        .unwrap_or(NO_ROUTE)
                 }
             }
             Some(Destination::Unreachable) | None => NO_ROUTE,

@@ -62,8 +62,7 @@ impl Histogram {
             self.first = b;
         } else if b < self.first {
             let grow = self.first - b;
-            self.counts
-                .splice(0..0, std::iter::repeat_n(0, grow));
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
             self.first = b;
         }
         let i = b - self.first;
@@ -170,13 +169,19 @@ mod tests {
         h.record(Duration::from_millis(150));
         // Only the buckets from 50 to 150 ms are stored.
         assert_eq!(h.first, bucket_of(50_000_000));
-        assert_eq!(h.counts.len(), bucket_of(150_000_000) - bucket_of(50_000_000) + 1);
+        assert_eq!(
+            h.counts.len(),
+            bucket_of(150_000_000) - bucket_of(50_000_000) + 1
+        );
         let b: Vec<u64> = h.buckets().map(|(_, _, c)| c).collect();
         assert_eq!(b, vec![1, 1, 1]);
-        assert_eq!(h.quantile(0.0), Duration::from_nanos({
-            let (lo, w) = bucket_range(bucket_of(50_000_000));
-            lo + w / 2
-        }));
+        assert_eq!(
+            h.quantile(0.0),
+            Duration::from_nanos({
+                let (lo, w) = bucket_range(bucket_of(50_000_000));
+                lo + w / 2
+            })
+        );
     }
 
     #[test]
