@@ -203,7 +203,7 @@ mod tests {
         while let Some((_, e)) = q.pop() {
             order.push(e);
             if e == 'L' {
-                items.push(q.pop_lane(0, 'L').unwrap());
+                items.extend(q.pop_lane(0, 'L'));
             }
         }
         assert_eq!(order, "aLbLc");
@@ -256,13 +256,15 @@ mod tests {
                         continue;
                     }
                     let (t, _, want) = reference.remove(0);
-                    let (at, (lane, eid)) = got.unwrap();
-                    let eid = if lane == u32::MAX {
-                        eid
-                    } else {
-                        q.pop_lane(lane, (lane, 0)).unwrap()
+                    let Some((at, (lane, eid))) = got else {
+                        panic!("the queue is empty where {want} waits");
                     };
-                    assert_eq!((at.as_nanos(), eid), (t, want));
+                    let eid = if lane == u32::MAX {
+                        Some(eid)
+                    } else {
+                        q.pop_lane(lane, (lane, 0))
+                    };
+                    assert_eq!((at.as_nanos(), eid), (t, Some(want)));
                     now = t;
                 }
             }

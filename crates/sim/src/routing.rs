@@ -248,7 +248,9 @@ mod tests {
         let mut rng = Rng::stream(7, 1);
         for trial in 0..300 {
             let nodes = 2 + (rng.next_u64() % 14) as usize;
-            let forwards: Vec<bool> = (0..nodes).map(|_| rng.next_u64() % 3 == 0).collect();
+            let forwards: Vec<bool> = (0..nodes)
+                .map(|_| rng.next_u64().is_multiple_of(3))
+                .collect();
             let links = (rng.next_u64() % (2 * nodes as u64 + 1)) as usize;
             let mut ch = Vec::new();
             for _ in 0..links {
@@ -258,7 +260,7 @@ mod tests {
                     continue;
                 }
                 ch.push((a, b));
-                if rng.next_u64() % 5 != 0 {
+                if !rng.next_u64().is_multiple_of(5) {
                     ch.push((b, a));
                 }
             }
