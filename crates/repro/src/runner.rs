@@ -396,3 +396,43 @@ pub fn run_watched(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Helper threads the probe experiment got, plus one so that zero is told from unset.
+    static GOT_ONE_JOB: AtomicUsize = AtomicUsize::new(0);
+    static GOT_THREE_JOBS: AtomicUsize = AtomicUsize::new(0);
+
+    fn probe_one(_: &Ctx) -> Result<Outcome, ReproError> {
+        GOT_ONE_JOB.store(helper_threads(8).count + 1, Ordering::SeqCst);
+        Ok(Outcome::default())
+    }
+
+    fn probe_three(_: &Ctx) -> Result<Outcome, ReproError> {
+        GOT_THREE_JOBS.store(helper_threads(8).count + 1, Ordering::SeqCst);
+        Ok(Outcome::default())
+    }
+
+    fn experiment(run: fn(&Ctx) -> Result<Outcome, ReproError>) -> Experiment {
+        Experiment {
+            id: "test/probe",
+            paper: Paper::Eca,
+            title: "probe",
+            run,
+        }
+    }
+
+    #[test]
+    fn an_experiment_gets_no_helper_threads_at_one_job() {
+        run_experiments(&[experiment(probe_one)], &Ctx::default(), 1, &|_, _| {});
+        assert_eq!(GOT_ONE_JOB.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_lone_experiment_gets_the_other_jobs_as_helpers() {
+        run_experiments(&[experiment(probe_three)], &Ctx::default(), 3, &|_, _| {});
+        assert_eq!(GOT_THREE_JOBS.load(Ordering::SeqCst), 3);
+    }
+}
