@@ -346,9 +346,11 @@ fn measured(point: Point, sim: &Simulator) -> Measured {
     }
 }
 
-/// Runs every point at `seed` on all cores; results in the order of `points`.
+/// Runs every point at `seed` on this thread and the run's spare ones (`--jobs`); results in
+/// the order of `points`.
 fn run_all(points: &[Point], seed: u64) -> Result<Vec<Measured>, ReproError> {
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let helpers = crate::runner::helper_threads(points.len().saturating_sub(1));
+    let jobs = 1 + helpers.count;
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<Result<Measured, ReproError>>>> =
         points.iter().map(|_| std::sync::Mutex::new(None)).collect();

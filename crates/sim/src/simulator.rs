@@ -8,7 +8,7 @@ use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
 use crate::gcca::{GccaState, GccaTimer};
 use crate::metrics::Series;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
-use crate::routing::{shortest_paths, NO_ROUTE};
+use crate::routing::{Routes, NO_ROUTE};
 use crate::scenario::DropWhen;
 use crate::scenario::{FlowKind, NodeKind, Scenario};
 use crate::trace::capture::{Capture, CaptureError};
@@ -58,8 +58,8 @@ pub enum SetupError {
 enum Event {
     /// Channel finished serialising its packet in service.
     TxDone(u32),
-    /// A packet reaches the far end of a channel.
-    Arrive(u32, Packet),
+    /// The packet at the head of a channel's propagation lane reaches the far end.
+    Arrive(u32),
     /// A flow's application starts.
     FlowStart(FlowId),
     /// A flow's application stops offering data.
@@ -93,8 +93,6 @@ pub struct Node {
     pub name: String,
     /// Host or router.
     pub kind: NodeKind,
-    /// Outgoing channel toward each destination node, or [`NO_ROUTE`].
-    routes: Vec<u32>,
 }
 
 /// One sample of a queue's occupancy.
@@ -163,9 +161,12 @@ pub struct Simulator {
     warmup: Instant,
     seed: u64,
     name: String,
-    events: EventQueue<Event>,
+    /// Events, with one lane per channel for the packets propagating on it.
+    events: EventQueue<Event, Packet>,
     /// Nodes.
     pub nodes: Vec<Node>,
+    /// Each node's outgoing channel toward each destination.
+    routes: Routes,
     /// Channels (two per link: forward then reverse).
     pub channels: Vec<Channel>,
     /// Flows.
@@ -232,15 +233,13 @@ impl Simulator {
             .iter()
             .map(|n| n.kind == NodeKind::Router)
             .collect();
-        let mut routes = shortest_paths(sc.nodes.len(), &ends, &forwards);
+        let routes = Routes::new(sc.nodes.len(), &ends, &forwards);
         let nodes = sc
             .nodes
             .iter()
-            .zip(routes.iter_mut())
-            .map(|(n, r)| Node {
+            .map(|n| Node {
                 name: n.name.clone(),
                 kind: n.kind,
-                routes: std::mem::take(r),
             })
             .collect();
 
@@ -369,8 +368,9 @@ impl Simulator {
             warmup: Instant::ZERO + sc.record.warmup,
             seed,
             name: sc.name.clone(),
-            events: EventQueue::new(),
+            events: EventQueue::with_lanes(channels.len()),
             nodes,
+            routes,
             channel_at_warmup: vec![ChannelStats::default(); channels.len()],
             channels,
             flows,
@@ -482,7 +482,10 @@ impl Simulator {
     fn dispatch(&mut self, event: Event) -> Result<(), CaptureError> {
         match event {
             Event::TxDone(c) => self.on_tx_done(c)?,
-            Event::Arrive(c, pkt) => {
+            Event::Arrive(c) => {
+                let Some(pkt) = self.events.pop_lane(c, Event::Arrive(c)) else {
+                    return Ok(());
+                };
                 let node = self.channels[c as usize].to;
                 if let Transport::Gccp(msg) = pkt.transport {
                     self.on_gccp(c, msg)?;
@@ -531,7 +534,10 @@ impl Simulator {
             }
         }
         if let Some(p) = done {
-            self.events.push(now + delay, Event::Arrive(c, p));
+            // A channel's delay is fixed and its departures are in time order, so its
+            // arrivals are too: the lane accepts every one.
+            let queued = self.events.push_lane(c, now + delay, p, Event::Arrive(c));
+            debug_assert!(queued, "channel {c}: arrival out of order");
         }
         self.on_queue_drops(c);
         self.after_gcca_port(c)
@@ -552,11 +558,7 @@ impl Simulator {
         let Some(pkt) = self.cp_through(node, pkt) else {
             return Ok(());
         };
-        let c = self.nodes[node as usize]
-            .routes
-            .get(pkt.dst as usize)
-            .copied()
-            .unwrap_or(NO_ROUTE);
+        let c = self.routes.next_hop(node, pkt.dst);
         if c == NO_ROUTE {
             self.unroutable += 1;
             return Ok(());

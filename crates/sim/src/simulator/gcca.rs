@@ -157,11 +157,7 @@ impl Simulator {
     /// Sends a GCCP message from `node` to its neighbour `to` on the control lane of the
     /// channel between them.
     fn send_gccp(&mut self, node: NodeId, to: u32, msg: GccpMessage) -> Result<(), CaptureError> {
-        let c = self.nodes[node as usize]
-            .routes
-            .get(to as usize)
-            .copied()
-            .unwrap_or(NO_ROUTE);
+        let c = self.routes.next_hop(node, to);
         if c == NO_ROUTE {
             self.unroutable += 1;
             return Ok(());
@@ -212,11 +208,7 @@ impl Simulator {
         let mut applied = false;
         match self.gcca.nodes.get_mut(node) {
             Some(NodeGcca::Router(_)) => {
-                let out = self.nodes[node]
-                    .routes
-                    .get(from as usize)
-                    .copied()
-                    .unwrap_or(NO_ROUTE);
+                let out = self.routes.next_hop(node as u32, from);
                 if let Some(port) = self
                     .channels
                     .get_mut(out as usize)
