@@ -7,6 +7,7 @@ pub mod controller;
 pub mod cubic;
 pub mod mccp;
 pub mod new_reno;
+pub mod prr;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
