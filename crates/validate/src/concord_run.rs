@@ -192,9 +192,11 @@ mod tests {
         assert!(!crate::ns3::Variant::Prr.applies_to(&c));
         let classic = one("[[case]]\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = \"droptail\"\n");
         assert!(!scenario_text(&classic, 1).contains("recovery"));
-        assert!(!crate::ns3::args(&classic, 1, crate::ns3::Variant::Reference)
-            .iter()
-            .any(|x| x.starts_with("--recovery")));
+        assert!(
+            !crate::ns3::args(&classic, 1, crate::ns3::Variant::Reference)
+                .iter()
+                .any(|x| x.starts_with("--recovery"))
+        );
         let bad = parse("[[case]]\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = \"droptail\"\nrecovery = \"rack\"\n", "g.toml").expect_err("unknown");
         assert!(bad.to_string().contains("unknown recovery `rack`"), "{bad}");
     }

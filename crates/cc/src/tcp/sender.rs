@@ -855,7 +855,9 @@ mod tests {
         assert_eq!(s.cwnd(), 16_000);
         let segs = drain(&mut s, ms(104));
         assert_eq!(
-            segs.iter().map(|g| (g.seq, g.retransmission)).collect::<Vec<_>>(),
+            segs.iter()
+                .map(|g| (g.seq, g.retransmission))
+                .collect::<Vec<_>>(),
             vec![(20_000, false)]
         );
         // The full ACK ends recovery with cwnd = ssthresh (RFC 6937, "on exiting recovery").
@@ -888,14 +890,18 @@ mod tests {
         assert_eq!(s.cwnd(), 15_000);
         let segs = drain(&mut s, ms(110));
         assert_eq!(
-            segs.iter().map(|g| (g.seq, g.retransmission)).collect::<Vec<_>>(),
+            segs.iter()
+                .map(|g| (g.seq, g.retransmission))
+                .collect::<Vec<_>>(),
             vec![(6000, true)]
         );
         // The next duplicate: prr_delivered 5000, CEIL(2500 -> 3000) - 2000 = one new segment.
         s.on_ack(ms(111), 6000, false);
         let segs = drain(&mut s, ms(111));
         assert_eq!(
-            segs.iter().map(|g| (g.seq, g.retransmission)).collect::<Vec<_>>(),
+            segs.iter()
+                .map(|g| (g.seq, g.retransmission))
+                .collect::<Vec<_>>(),
             vec![(20_000, false)]
         );
     }
