@@ -153,34 +153,34 @@ pub struct Simulator {
     name: String,
     events: EventQueue<Event>,
     /// Nodes.
-    pub nodes: Vec<Node>,
+    nodes: Vec<Node>,
     /// Channels (two per link: forward then reverse).
-    pub channels: Vec<Channel>,
+    channels: Vec<Channel>,
     /// Flows.
-    pub flows: Vec<Flow>,
+    flows: Vec<Flow>,
     channel_at_warmup: Vec<ChannelStats>,
     sampled: Vec<u32>,
     sample_interval: Duration,
     /// Queue occupancy samples.
-    pub queue_samples: Vec<QueueSample>,
+    queue_samples: Vec<QueueSample>,
     /// cwnd/ssthresh changes of traced flows.
-    pub cwnd_samples: Vec<CwndSample>,
+    cwnd_samples: Vec<CwndSample>,
     /// Per-ACK estimator state of the flows in `record.estimator`.
-    pub estimator_samples: Vec<EstimatorSample>,
+    estimator_samples: Vec<EstimatorSample>,
     /// Packets that found no route (scenario loading prevents it for flows' own packets).
-    pub unroutable: u64,
+    unroutable: u64,
     bottleneck: u32,
     capture: Capture,
     /// Reused buffer for the segments one ACK releases.
     scratch: Vec<Packet>,
     /// GCCA's nodes, host queues and counters (see [`crate::gcca`]).
-    pub gcca: GccaState,
+    gcca: GccaState,
     /// CP's aggregation points, applications and headers (see [`crate::cp`]).
-    pub cp: crate::cp::CpState,
+    cp: crate::cp::CpState,
     /// ECA's estimators, reflector, shapers and counters (see [`crate::eca`]).
-    pub eca: EcaState,
+    eca: EcaState,
     /// The hosts' Congestion Managers and probe responders (see [`crate::cm`]).
-    pub cm: crate::cm::CmState,
+    cm: crate::cm::CmState,
     /// The hosts' stages, in the order a packet passes them.
     stages: Vec<stages::Stage>,
 }
@@ -409,6 +409,72 @@ impl Simulator {
     /// When the measurement window starts.
     pub fn warmup(&self) -> Instant {
         self.warmup
+    }
+
+    /// The nodes.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The channels (two per link: forward then reverse).
+    pub fn channels(&self) -> &[Channel] {
+        &self.channels
+    }
+
+    /// The flows, with their agents and counters.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// Queue occupancy samples.
+    pub fn queue_samples(&self) -> &[QueueSample] {
+        &self.queue_samples
+    }
+
+    /// cwnd/ssthresh changes of traced flows.
+    pub fn cwnd_samples(&self) -> &[CwndSample] {
+        &self.cwnd_samples
+    }
+
+    /// Per-ACK estimator state of the flows in `record.estimator`.
+    pub fn estimator_samples(&self) -> &[EstimatorSample] {
+        &self.estimator_samples
+    }
+
+    /// Packets that found no route.
+    pub fn unroutable(&self) -> u64 {
+        self.unroutable
+    }
+
+    /// GCCA's nodes, host queues and counters.
+    pub fn gcca(&self) -> &GccaState {
+        &self.gcca
+    }
+
+    /// CP's aggregation points, applications and headers.
+    pub fn cp(&self) -> &crate::cp::CpState {
+        &self.cp
+    }
+
+    /// ECA's estimators, reflector, shapers and counters.
+    pub fn eca(&self) -> &EcaState {
+        &self.eca
+    }
+
+    /// The hosts' Congestion Managers and probe responders.
+    pub fn cm(&self) -> &crate::cm::CmState {
+        &self.cm
+    }
+
+    /// Settles flow `f`'s audio server's time on its encodings at the end of the run (nothing
+    /// for another flow).
+    pub fn settle_audio(&mut self, f: usize) {
+        let end = self.end;
+        if let Some(Agent::CmApp(app)) = self.flows.get_mut(f).map(|fl| &mut fl.agent) {
+            if let crate::cm::CmApp::Audio(s) = &mut app.app {
+                s.settle(end);
+            }
+        }
     }
 
     /// The seed of the run.
@@ -745,7 +811,8 @@ impl Simulator {
         let want = t.sender.poll_timeout();
         if let Some(at) = want {
             if crate::timer::arm_earlier(&mut t.sender_timer, at) {
-                self.events.push(at, Event::Agent(AgentTimer::TcpSender(f as FlowId)));
+                self.events
+                    .push(at, Event::Agent(AgentTimer::TcpSender(f as FlowId)));
             }
         }
         for p in &batch {
@@ -786,7 +853,8 @@ impl Simulator {
         });
         if let Some(at) = t.receiver.poll_timeout() {
             if crate::timer::arm_earlier(&mut t.receiver_timer, at) {
-                self.events.push(at, Event::Agent(AgentTimer::TcpReceiver(f as FlowId)));
+                self.events
+                    .push(at, Event::Agent(AgentTimer::TcpReceiver(f as FlowId)));
             }
         }
         if let Some(mut p) = ack {

@@ -51,7 +51,11 @@ fn the_event_loop_and_packet_paths_name_no_scheme() {
             }
         }
     }
-    assert!(found.is_empty(), "scheme names in the core:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "scheme names in the core:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

@@ -138,7 +138,8 @@ impl Simulator {
         }
         let signals = std::mem::take(&mut port.outbox);
         if let Some(at) = wake {
-            self.events.push(at, Event::Stage(StageTimer::Gcca(GccaTimer::Port(c))));
+            self.events
+                .push(at, Event::Stage(StageTimer::Gcca(GccaTimer::Port(c))));
         }
         if signals.is_empty() {
             return Ok(());
@@ -380,7 +381,10 @@ impl Simulator {
                 s.wake = Some(at);
                 if s.armed != Some(at) {
                     s.armed = Some(at);
-                    self.events.push(at, Event::Stage(StageTimer::Gcca(GccaTimer::Host(f as u32))));
+                    self.events.push(
+                        at,
+                        Event::Stage(StageTimer::Gcca(GccaTimer::Host(f as u32))),
+                    );
                 }
                 return Ok(());
             }

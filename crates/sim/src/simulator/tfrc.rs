@@ -225,7 +225,8 @@ impl Simulator {
             }
         }
         if let Some(at) = arm {
-            self.events.push(at, Event::Agent(AgentTimer::Tfrc(TfrcTimer::Feedback(f))));
+            self.events
+                .push(at, Event::Agent(AgentTimer::Tfrc(TfrcTimer::Feedback(f))));
         }
         if let Some(p) = report {
             self.forward(dst, p)?;
