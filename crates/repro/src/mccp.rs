@@ -180,7 +180,7 @@ fn startup(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 let (r, sim) = simulate(&sc)?;
                 util[i] = r.bottleneck_utilisation * 100.0;
                 if i == 0 {
-                    max_cwnd_20s = cwnd_series(&sim.cwnd_samples(), 0)
+                    max_cwnd_20s = cwnd_series(sim.cwnd_samples(), 0)
                         .iter()
                         .filter(|(t, _)| *t <= 20.0)
                         .map(|(_, w)| *w)
@@ -364,7 +364,7 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let sc = scenario_from(file, &with_cc(file, &text, cc)?, Some(seed))?;
         let (r, sim) = simulate(&sc)?;
         util[i] = r.bottleneck_utilisation * 100.0;
-        let cuts = reductions(&sim.cwnd_samples(), 0);
+        let cuts = reductions(sim.cwnd_samples(), 0);
         for c in &cuts {
             let _ = writeln!(
                 raw,
@@ -444,11 +444,11 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
             "time (s)",
             "segments",
         )
-        .series("cwnd", Style::Line, cwnd_series(&sim.cwnd_samples(), 0))
+        .series("cwnd", Style::Line, cwnd_series(sim.cwnd_samples(), 0))
         .series(
             "ssthresh",
             Style::Line,
-            ssthresh_series(&sim.cwnd_samples(), 0),
+            ssthresh_series(sim.cwnd_samples(), 0),
         )
         .reference("pipe + buffer 46", 46.0)
         .reference("pipe 36", pipe);
@@ -665,7 +665,7 @@ fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 }
                 _ => {}
             }
-            plot = plot.series(label(cc), Style::Line, cwnd_series(&sim.cwnd_samples(), 0));
+            plot = plot.series(label(cc), Style::Line, cwnd_series(sim.cwnd_samples(), 0));
         }
         plot = plot.reference("BDP 1202", 100e6 * 0.1 / 8.0 / WIRE);
         let id = if point == 0 {
@@ -725,7 +725,7 @@ fn bandwidth_freed(ctx: &Ctx) -> Result<Outcome, ReproError> {
             // Not within the run: the time left is a lower bound.
             None => times[i] = end - leave,
         }
-        plot = plot.series(label(cc), Style::Line, cwnd_series(&sim.cwnd_samples(), 0));
+        plot = plot.series(label(cc), Style::Line, cwnd_series(sim.cwnd_samples(), 0));
     }
     plot = plot.reference("BDP 1202", bdp as f64 / MSS);
     const FIG4_SECTION: &str = "Simulation results, dynamic bandwidth";
@@ -860,8 +860,8 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "time (s)",
         "cwnd (segments)",
     )
-    .series("MCCP", Style::Line, cwnd_series(&sim.cwnd_samples(), 0))
-    .series("NewReno", Style::Line, cwnd_series(&sim.cwnd_samples(), 1));
+    .series("MCCP", Style::Line, cwnd_series(sim.cwnd_samples(), 0))
+    .series("NewReno", Style::Line, cwnd_series(sim.cwnd_samples(), 1));
     out.figures.push(figure("mccp-friendliness", &plot));
     out.raw.push((
         "mccp-friendliness-flows.json".into(),
