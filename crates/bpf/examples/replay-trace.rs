@@ -1,9 +1,11 @@
 //! Replays the ACK records of a `concord-tcp --trace` file into a fresh controller, to see
 //! what it would decide on them, with the ACKs as they arrived or re-timed evenly:
-//! `replay-trace TRACE.csv ALGO [SPREAD_MS]` (ALGO newreno, mccp or westw). With SPREAD_MS,
+//! `replay-trace TRACE.csv ALGO [SPREAD_MS]` (ALGO newreno, mccp, westw or cubic). With SPREAD_MS,
 //! the ACKs of each SPREAD_MS-long window are spread evenly over it (bytes unchanged): the same
 //! delivery, without bursts. Prints the socket's decision (cwnd, and the ssthresh it would take
 //! at a loss, in segments) when the kernel first left the Open state, or at the end.
+//! `--abe MS` (last) also prints, every MS milliseconds of the trace, MCCP's ABE: the sample,
+//! the estimate, the time constant tau_k of eq. (6) and U_k / U_max.
 
 use concord_bpf::protocol::{ca_state, Algorithm, Record, RecordKind, INFINITE_SSTHRESH};
 use concord_bpf::window_socket::WindowSocket;
@@ -17,17 +19,31 @@ use std::process::ExitCode;
 type Ack = (u64, u32, i32, u32, u8);
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut abe_every_ns: Option<u64> = None;
+    if let Some(i) = args.iter().position(|a| a == "--abe") {
+        match args.get(i + 1).map(|s| s.parse::<u64>()) {
+            Some(Ok(ms)) if ms > 0 => abe_every_ns = Some(ms * 1_000_000),
+            _ => {
+                eprintln!("replay-trace: --abe takes a whole number of milliseconds above 0");
+                return ExitCode::from(2);
+            }
+        }
+        args.truncate(i);
+    }
     if args.len() < 2 {
-        eprintln!("usage: replay-trace TRACE.csv newreno|mccp|westw [SPREAD_MS]");
+        eprintln!("usage: replay-trace TRACE.csv newreno|mccp|westw|cubic [SPREAD_MS] [--abe MS]");
         return ExitCode::from(2);
     }
     let (algo, cc) = match args[1].as_str() {
         "newreno" => (Algorithm::NewReno, CcAlgorithm::NewReno),
         "mccp" => (Algorithm::Mccp, CcAlgorithm::Mccp(Default::default())),
         "westw" => (Algorithm::WestwoodPlus, CcAlgorithm::WestwoodPlus),
+        "cubic" => (Algorithm::Cubic, CcAlgorithm::Cubic),
         other => {
-            eprintln!("replay-trace: unknown algorithm {other:?}: give newreno, mccp or westw");
+            eprintln!(
+                "replay-trace: unknown algorithm {other:?}: give newreno, mccp, westw or cubic"
+            );
             return ExitCode::from(2);
         }
     };
@@ -81,9 +97,11 @@ fn main() -> ExitCode {
             i = j;
         }
     }
+    let first_t = acks[0].0;
     let mut srtt_us: Option<f64> = None;
     let mut socket: Option<WindowSocket> = None;
     let mut last = None;
+    let mut next_print = 0;
     for (t, bytes, rtt, in_flight, state) in acks {
         if rtt > 0 {
             // RFC 6298 section 2.3: srtt = 7/8 srtt + 1/8 R.
@@ -97,6 +115,7 @@ fn main() -> ExitCode {
             ca_state: state,
             ece: false,
             cwnd_limited: true,
+            same_event: false,
             event: 0,
             bytes_acked: bytes,
             pkts_acked: bytes.div_ceil(1448),
@@ -129,6 +148,21 @@ fn main() -> ExitCode {
         };
         s.on_record(&r);
         last = Some(s.decision(t));
+        if let (Some(every), concord_cc::tcp::WindowCtl::Mccp(m)) = (abe_every_ns, s.controller()) {
+            if t >= next_print {
+                next_print = t + every;
+                let a = m.abe().trace();
+                println!(
+                    "t {:8.1} ms  cwnd {:5} segs  sample {:7.1} Mbit/s  ABE {:5.1} Mbit/s  tau {:6.1} ms  U/Umax {:.2}",
+                    (t - first_t) as f64 / 1e6,
+                    m.trace().cwnd / 1448,
+                    a.sample * 8.0 / 1e6,
+                    a.estimate * 8.0 / 1e6,
+                    a.tau_k.as_nanos() as f64 / 1e6,
+                    if a.u_max > 0.0 { a.u_k / a.u_max } else { 0.0 },
+                );
+            }
+        }
     }
     match last {
         Some(d) => {

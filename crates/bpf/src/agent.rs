@@ -114,6 +114,7 @@ impl Agent {
             Algorithm::NewReno => CcAlgorithm::NewReno,
             Algorithm::WestwoodPlus => CcAlgorithm::WestwoodPlus,
             Algorithm::Mccp => CcAlgorithm::Mccp(self.config.mccp),
+            Algorithm::Cubic => CcAlgorithm::Cubic,
         };
         if r.kind == RecordKind::Release {
             self.windows.remove(&r.sock_id);
@@ -197,6 +198,7 @@ mod tests {
             ca_state: ca_state::OPEN,
             ece: false,
             cwnd_limited: true,
+            same_event: false,
             event: 0,
             bytes_acked: 0,
             pkts_acked: 0,
@@ -222,7 +224,12 @@ mod tests {
         a.on_record(&rec(1, Algorithm::NewReno, RecordKind::Init));
         a.on_record(&rec(2, Algorithm::Mccp, RecordKind::Init));
         a.on_record(&rec(3, Algorithm::Cm, RecordKind::Init));
-        assert_eq!(a.sockets(), 3);
+        a.on_record(&rec(4, Algorithm::Cubic, RecordKind::Init));
+        assert_eq!(a.sockets(), 4);
+        assert!(matches!(
+            a.window_socket(4).map(WindowSocket::controller),
+            Some(concord_cc::tcp::WindowCtl::Cubic(_))
+        ));
         assert!(matches!(
             a.window_socket(2).map(WindowSocket::controller),
             Some(concord_cc::tcp::WindowCtl::Mccp(_))
@@ -231,7 +238,7 @@ mod tests {
         let mut out = Vec::new();
         a.decisions(9, &mut out);
         let ids: Vec<u64> = out.iter().map(|(id, _)| *id).collect();
-        assert_eq!(ids, vec![1, 2, 3]);
+        assert_eq!(ids, vec![1, 2, 4, 3]);
         assert!(out.iter().all(|(_, d)| d.stamp_ns == 9));
     }
 

@@ -114,6 +114,7 @@ pub fn run(
             Algorithm::Mccp => &mut skel.maps.mccp,
             Algorithm::Cm => &mut skel.maps.cm,
             Algorithm::WestwoodPlus => &mut skel.maps.westw,
+            Algorithm::Cubic => &mut skel.maps.cubic,
         };
         let link = map
             .attach_struct_ops()

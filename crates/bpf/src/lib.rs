@@ -1,7 +1,7 @@
 //! concord's controllers on kernel TCP through eBPF.
 //!
 //! A BPF `tcp_congestion_ops` (src/bpf/concord_tcp.bpf.c, built with the `datapath` feature)
-//! registers `concord_newreno`, `concord_mccp`, `concord_cm` and `concord_westw`. For every
+//! registers `concord_newreno`, `concord_mccp`, `concord_cm`, `concord_westw` and `concord_cubic`. For every
 //! socket that uses one of them it reports each ACK and each congestion-state change to the
 //! agent through a ring buffer, and applies the cwnd and ssthresh the agent writes into a
 //! per-socket map, falling back to Reno when the agent's entry is stale. The agent

@@ -1,7 +1,7 @@
 //! The protocol between the BPF datapath and the agent, mirrored from
 //! `src/bpf/concord_tcp.h`: the measurement record the datapath puts on the ring buffer
 //! ([`Record`], 80 bytes) and the decision the agent writes into the per-socket map
-//! ([`Decision`], 32 bytes). Both are C structs of fixed-width little-endian fields; this module
+//! ([`Decision`], 40 bytes). Both are C structs of fixed-width little-endian fields; this module
 //! reads and writes them byte by byte, so it needs no unsafe code and runs without the datapath.
 
 use std::net::Ipv4Addr;
@@ -9,11 +9,13 @@ use std::net::Ipv4Addr;
 /// The size of one record on the ring buffer, in bytes (`sizeof(struct concord_rec)`).
 pub const RECORD_BYTES: usize = 80;
 /// The size of one decision, in bytes (`sizeof(struct concord_ctl)`).
-pub const DECISION_BYTES: usize = 32;
+pub const DECISION_BYTES: usize = 40;
 /// `CONCORD_FLAG_ECE`.
 const FLAG_ECE: u8 = 1;
 /// `CONCORD_FLAG_CWND_LIMITED`.
 const FLAG_CWND_LIMITED: u8 = 2;
+/// `CONCORD_FLAG_SAME_EVENT`.
+const FLAG_SAME_EVENT: u8 = 4;
 /// The kernel's "no ssthresh yet" (`TCP_INFINITE_SSTHRESH`), in segments.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
@@ -28,15 +30,18 @@ pub enum Algorithm {
     Cm,
     /// `concord_westw`: concord-cc's Westwood+.
     WestwoodPlus,
+    /// `concord_cubic`: concord-cc's CUBIC (RFC 9438).
+    Cubic,
 }
 
 impl Algorithm {
     /// Every algorithm the datapath registers.
-    pub const ALL: [Algorithm; 4] = [
+    pub const ALL: [Algorithm; 5] = [
         Algorithm::NewReno,
         Algorithm::Mccp,
         Algorithm::Cm,
         Algorithm::WestwoodPlus,
+        Algorithm::Cubic,
     ];
 
     /// The number the datapath uses.
@@ -46,6 +51,7 @@ impl Algorithm {
             Algorithm::Mccp => 2,
             Algorithm::Cm => 3,
             Algorithm::WestwoodPlus => 4,
+            Algorithm::Cubic => 5,
         }
     }
 
@@ -61,6 +67,7 @@ impl Algorithm {
             Algorithm::Mccp => "concord_mccp",
             Algorithm::Cm => "concord_cm",
             Algorithm::WestwoodPlus => "concord_westw",
+            Algorithm::Cubic => "concord_cubic",
         }
     }
 }
@@ -152,6 +159,10 @@ pub struct Record {
     pub ece: bool,
     /// The socket is cwnd-limited (the kernel's `tcp_is_cwnd_limited`).
     pub cwnd_limited: bool,
+    /// A [`RecordKind::State`] record of a congestion signal whose first hole was sent before
+    /// the last reduction of the socket's macroflow ([`Decision::reductions`]): part of the
+    /// congestion event that reduction answered (RFC 6582 section 3.2's `recover`).
+    pub same_event: bool,
     /// The cwnd event, or the new state of a [`RecordKind::State`] record.
     pub event: u32,
     /// Bytes newly acknowledged.
@@ -214,6 +225,7 @@ impl Record {
             ca_state: b[18],
             ece: b[19] & FLAG_ECE != 0,
             cwnd_limited: b[19] & FLAG_CWND_LIMITED != 0,
+            same_event: b[19] & FLAG_SAME_EVENT != 0,
             event: u32_at(b, 20),
             bytes_acked: u32_at(b, 24),
             pkts_acked: u32_at(b, 28),
@@ -248,7 +260,8 @@ impl Record {
                 FLAG_CWND_LIMITED
             } else {
                 0
-            };
+            }
+            | if self.same_event { FLAG_SAME_EVENT } else { 0 };
         let words = [
             self.event,
             self.bytes_acked,
@@ -289,6 +302,9 @@ pub struct Decision {
     pub loss_events: u32,
     /// Pacing rate in bytes per second; 0 leaves the kernel's.
     pub pacing_rate: u64,
+    /// Reductions of the socket's TCP/CM macroflow so far (0 for the window algorithms): when
+    /// the count changes, the datapath takes the socket's `snd_nxt` as its recover point.
+    pub reductions: u32,
 }
 
 impl Decision {
@@ -301,6 +317,7 @@ impl Decision {
         b[16..20].copy_from_slice(&self.loss_ssthresh.to_le_bytes());
         b[20..24].copy_from_slice(&self.loss_events.to_le_bytes());
         b[24..32].copy_from_slice(&self.pacing_rate.to_le_bytes());
+        b[32..36].copy_from_slice(&self.reductions.to_le_bytes());
         b
     }
 
@@ -313,6 +330,7 @@ impl Decision {
             loss_ssthresh: u32_at(b, 16),
             loss_events: u32_at(b, 20),
             pacing_rate: u64_at(b, 24),
+            reductions: u32_at(b, 32),
         })
     }
 }
@@ -331,6 +349,7 @@ mod tests {
             ca_state: ca_state::OPEN,
             ece: false,
             cwnd_limited: true,
+            same_event: false,
             event: 0,
             bytes_acked: 2896,
             pkts_acked: 2,
@@ -393,6 +412,17 @@ mod tests {
     }
 
     #[test]
+    fn the_same_event_flag_is_bit_two_of_the_flags_byte() {
+        let r = Record {
+            same_event: true,
+            ..sample()
+        };
+        let b = r.to_bytes();
+        assert_eq!(b[19] & FLAG_SAME_EVENT, 4);
+        assert_eq!(Record::parse(&b), Ok(r));
+    }
+
+    #[test]
     fn a_decision_has_the_c_layout() {
         let d = Decision {
             stamp_ns: 5,
@@ -401,10 +431,12 @@ mod tests {
             loss_ssthresh: 7,
             loss_events: 3,
             pacing_rate: 1_000_000,
+            reductions: 4,
         };
         let b = d.to_bytes();
         assert_eq!(u32_at(&b, 8), 10);
         assert_eq!(u32_at(&b, 20), 3);
+        assert_eq!(u32_at(&b, 32), 4);
         assert_eq!(Decision::parse(&b), Some(d));
     }
 
@@ -415,5 +447,8 @@ mod tests {
         }
         assert_eq!(Algorithm::Cm.id(), 3);
         assert_eq!(Algorithm::Cm.kernel_name(), "concord_cm");
+        // The kernel allows 15 characters per name (TCP_CA_NAME_MAX 16 with the NUL).
+        assert!(Algorithm::ALL.iter().all(|a| a.kernel_name().len() <= 15));
+        assert_eq!(Algorithm::Cubic.kernel_name(), "concord_cubic");
     }
 }

@@ -6,10 +6,20 @@
 //! retransmission timer: persistent; ECN). Each socket's window is its share of the macroflow's
 //! window, `cwnd * share`, the share set by the CM scheduler's weights (paper section 2.4), so
 //! the sockets to one host together hold one TCP's window.
+//!
+//! One congestion event, one reduction. A queue that overflows drops packets of several of a
+//! macroflow's sockets, and each socket's kernel detects its own loss when its own ACKs tell
+//! it, up to a few RTTs apart when its share of the window is small. A single TCP counts
+//! every loss of data sent before its reduction as part of the event it reduced for (RFC 6582
+//! section 3.2: a new reduction only once `snd_una` passes `recover`). Across the macroflow
+//! the datapath does the same: each socket takes its `snd_nxt` as its recover point when it
+//! learns of a macroflow reduction ([`Decision::reductions`]), and a later loss whose first
+//! hole lies below it is reported as part of that event ([`Record::same_event`]); the CM is
+//! not told of it again. A timeout is always told.
 
 use crate::protocol::{ca_state, Decision, Record, RecordKind};
 use concord_cc::cm::{
-    CmConfig, CmConfigError, CmUpdate, CongestionManager, FlowId, FlowKey, LossMode,
+    CmConfig, CmConfigError, CmUpdate, CongestionManager, FlowId, FlowKey, LossMode, MacroflowId,
 };
 use concord_cc::rng::Rng;
 use concord_cc::{Duration, Instant};
@@ -37,6 +47,10 @@ pub struct TcpCm {
     keys: BTreeMap<FlowKey, u64>,
     /// Something changed since the last [`TcpCm::decisions`].
     changed: bool,
+    /// Each macroflow's reductions (window decreases on a congestion signal) so far.
+    reductions: BTreeMap<MacroflowId, u32>,
+    /// Congestion signals the datapath reported as part of an event already answered.
+    same_event_signals: u64,
 }
 
 /// The CM configuration for kernel sockets: the MTU is the sockets' MSS (1448 bytes with
@@ -57,6 +71,8 @@ impl TcpCm {
             sockets: BTreeMap::new(),
             keys: BTreeMap::new(),
             changed: false,
+            reductions: BTreeMap::new(),
+            same_event_signals: 0,
         })
     }
 
@@ -68,6 +84,20 @@ impl TcpCm {
     /// The CM flow of socket `sock_id`, if it has one.
     pub fn flow_of(&self, sock_id: u64) -> Option<FlowId> {
         self.sockets.get(&sock_id).map(|s| s.flow)
+    }
+
+    /// Reductions of the macroflow of socket `sock_id` so far.
+    pub fn reductions_of(&self, sock_id: u64) -> u32 {
+        self.sockets
+            .get(&sock_id)
+            .and_then(|s| self.cm.get_macroflow(s.flow).ok())
+            .and_then(|mf| self.reductions.get(&mf).copied())
+            .unwrap_or(0)
+    }
+
+    /// Congestion signals that were part of an event the macroflow had already answered.
+    pub fn same_event_signals(&self) -> u64 {
+        self.same_event_signals
     }
 
     /// How many sockets the CM holds.
@@ -139,6 +169,13 @@ impl TcpCm {
                 if let Some(sock) = self.sockets.get_mut(&r.sock_id) {
                     sock.loss_events = r.loss_events;
                 }
+                if r.same_event && loss_mode != LossMode::Persistent {
+                    // Data sent before the macroflow's last reduction: that reduction was the
+                    // answer (RFC 6582 section 3.2). The new count goes out with the decision.
+                    self.same_event_signals += 1;
+                    self.changed = true;
+                    return;
+                }
                 CmUpdate {
                     loss_mode,
                     ..CmUpdate::default()
@@ -146,10 +183,25 @@ impl TcpCm {
             }
             _ => return,
         };
+        let before = self.window_of(s.flow);
         if self.cm.update(now, s.flow, &update).is_ok() {
             self.changed = true;
         }
+        if update.loss_mode != LossMode::NoCongestion && self.window_of(s.flow) < before {
+            if let Ok(mf) = self.cm.get_macroflow(s.flow) {
+                *self.reductions.entry(mf).or_insert(0) += 1;
+            }
+        }
         while self.cm.poll_event().is_some() {}
+    }
+
+    /// The window of the macroflow of `flow`, in bytes (0 if it has none).
+    fn window_of(&self, flow: FlowId) -> u64 {
+        self.cm
+            .get_macroflow(flow)
+            .ok()
+            .and_then(|mf| self.cm.macroflow(mf))
+            .map_or(0, |m| m.aimd().cwnd())
     }
 
     /// Runs the CM's timers (aging when feedback stops) due by `now`.
@@ -181,7 +233,8 @@ impl TcpCm {
 
     /// One socket's share of its macroflow's window.
     fn decision(&self, s: &CmSocket, stamp_ns: u64) -> Option<Decision> {
-        let mf = self.cm.macroflow(self.cm.get_macroflow(s.flow).ok()?)?;
+        let id = self.cm.get_macroflow(s.flow).ok()?;
+        let mf = self.cm.macroflow(id)?;
         let share = mf.scheduler().share(s.flow)?;
         let aimd = mf.aimd();
         let seg = |bytes: f64| {
@@ -202,6 +255,7 @@ impl TcpCm {
             loss_ssthresh: seg(aimd.cwnd() as f64 / 2.0 * share),
             loss_events: s.loss_events,
             pacing_rate: 0,
+            reductions: self.reductions.get(&id).copied().unwrap_or(0),
         })
     }
 }
@@ -223,6 +277,7 @@ mod tests {
             ca_state: ca_state::OPEN,
             ece: false,
             cwnd_limited: true,
+            same_event: false,
             event: 0,
             bytes_acked: 0,
             pkts_acked: 0,
@@ -316,6 +371,84 @@ mod tests {
         assert_eq!(out[0].1.loss_events, 1);
         // 11 segments halved: 5.5, rounded up.
         assert_eq!(out[0].1.cwnd, 6);
+    }
+
+    /// Two sockets of one macroflow; socket 1 has seen an RTT sample and a loss (the first
+    /// reduction), at 1.001 s.
+    fn after_one_reduction() -> TcpCm {
+        let mut c = cm();
+        c.on_record(&rec(1, RecordKind::Init, HOST));
+        c.on_record(&rec(2, RecordKind::Init, HOST));
+        let mut a = rec(1, RecordKind::Ack, HOST);
+        a.rtt_us = 50_000;
+        a.bytes_acked = 10 * MSS;
+        c.on_record(&a);
+        let mut st = rec(1, RecordKind::State, HOST);
+        st.event = u32::from(ca_state::RECOVERY);
+        st.loss_events = 1;
+        st.time_ns += 1_000_000;
+        c.on_record(&st);
+        c
+    }
+
+    #[test]
+    fn a_reduction_is_counted_for_every_socket_of_the_macroflow() {
+        let mut c = after_one_reduction();
+        assert_eq!(c.reductions_of(1), 1);
+        assert_eq!(c.reductions_of(2), 1);
+        let mut out = Vec::new();
+        c.decisions(0, &mut out);
+        assert!(out.iter().all(|(_, d)| d.reductions == 1));
+        // 20 segments halved to 10, five per socket.
+        assert!(out.iter().all(|(_, d)| d.cwnd == 5));
+    }
+
+    #[test]
+    fn a_loss_of_data_sent_before_the_reduction_does_not_halve_again() {
+        let mut c = after_one_reduction();
+        // Socket 2 detects its loss of the same overflow 120 ms later, beyond one srtt: the
+        // datapath found its first hole below its recover point.
+        let mut st = rec(2, RecordKind::State, HOST);
+        st.event = u32::from(ca_state::RECOVERY);
+        st.loss_events = 1;
+        st.same_event = true;
+        st.time_ns += 120_000_000;
+        c.on_record(&st);
+        assert_eq!(c.reductions_of(2), 1);
+        assert_eq!(c.same_event_signals(), 1);
+        let mut out = Vec::new();
+        c.decisions(0, &mut out);
+        let d2 = out.iter().find(|(id, _)| *id == 2).expect("socket 2").1;
+        // Still five segments, and the new count, so the datapath applies the decision.
+        assert_eq!((d2.cwnd, d2.loss_events, d2.reductions), (5, 1, 1));
+    }
+
+    #[test]
+    fn a_loss_of_data_sent_after_the_reduction_halves_again() {
+        let mut c = after_one_reduction();
+        let mut st = rec(2, RecordKind::State, HOST);
+        st.event = u32::from(ca_state::RECOVERY);
+        st.loss_events = 1;
+        st.time_ns += 120_000_000;
+        c.on_record(&st);
+        assert_eq!(c.reductions_of(2), 2);
+        let mut out = Vec::new();
+        c.decisions(0, &mut out);
+        // 10 segments halved to 5: three per socket, rounded up.
+        assert!(out.iter().all(|(_, d)| d.cwnd == 3 && d.reductions == 2));
+    }
+
+    #[test]
+    fn a_timeout_is_told_even_within_the_event() {
+        let mut c = after_one_reduction();
+        let mut st = rec(2, RecordKind::State, HOST);
+        st.event = u32::from(ca_state::LOSS);
+        st.loss_events = 1;
+        st.same_event = true;
+        st.time_ns += 120_000_000;
+        c.on_record(&st);
+        assert_eq!(c.same_event_signals(), 0);
+        assert_eq!(c.reductions_of(2), 2);
     }
 
     #[test]

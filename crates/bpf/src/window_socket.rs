@@ -1,4 +1,4 @@
-//! One kernel socket driven by a concord-cc window controller (NewReno, Westwood+, MCCP): the
+//! One kernel socket driven by a concord-cc window controller (NewReno, Westwood+, MCCP, CUBIC): the
 //! adapter from the datapath's records to [`WindowController`] events, and from the
 //! controller's window back to a [`Decision`].
 //!
@@ -158,6 +158,7 @@ impl WindowSocket {
             loss_ssthresh: ssthresh_segments(ahead.ssthresh(), self.mss),
             loss_events: self.loss_events,
             pacing_rate: 0,
+            reductions: 0,
         }
     }
 }
@@ -179,6 +180,7 @@ mod tests {
             ca_state: ca_state::OPEN,
             ece: false,
             cwnd_limited: true,
+            same_event: false,
             event: 0,
             bytes_acked: 0,
             pkts_acked: 0,
@@ -320,6 +322,23 @@ mod tests {
         s.on_record(&a);
         assert_eq!(s.controller().cwnd(), 30_000);
         assert_eq!(s.controller().ssthresh(), 25_000);
+    }
+
+    #[test]
+    fn cubic_hands_the_datapath_seven_tenths_of_cwnd_for_the_next_loss() {
+        // RFC 9438 section 4.6: ssthresh = cwnd * beta_cubic (0.7). 40 segments give 28.
+        let mut init = rec(RecordKind::Init);
+        init.cwnd = 40;
+        let mut s = WindowSocket::new(CcAlgorithm::Cubic, &init).expect("valid");
+        assert!(matches!(s.controller(), WindowCtl::Cubic(_)));
+        assert_eq!(s.decision(0).loss_ssthresh, 28);
+        // The kernel reduces: the controller follows once, to the same 28 segments.
+        let mut st = rec(RecordKind::State);
+        st.event = u32::from(ca_state::RECOVERY);
+        st.loss_events = 1;
+        s.on_record(&st);
+        let d = s.decision(0);
+        assert_eq!((d.cwnd, d.ssthresh, d.loss_events), (28, 28, 1));
     }
 
     #[test]

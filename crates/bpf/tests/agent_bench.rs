@@ -32,6 +32,7 @@ fn record(sock_id: u64, algo: Algorithm, time_ns: u64) -> Record {
         ca_state: ca_state::OPEN,
         ece: false,
         cwnd_limited: true,
+        same_event: false,
         event: 0,
         bytes_acked: 2896,
         pkts_acked: 2,

@@ -318,7 +318,41 @@ fn concord_newreno_matches_kernel_reno_within_ten_percent() {
 }
 
 #[test]
-#[ignore = "does not hold on kernel TCP: start-up utilisation concord_mccp 0.618 and 0.650 against reno 0.928 and 0.917 in two runs (README, Kernel TCP through eBPF); run with --ignored"]
+fn concord_cubic_matches_kernel_cubic_throughput_within_ten_percent() {
+    run("concord_cubic_matches_kernel_cubic", || {
+        // The NewReno test's path (20 Mbit/s, 40 ms, 100 kB); two 10 s runs each, interleaved.
+        // Throughput gates; the mean cwnd is reported beside it (the kernel's cubic adds
+        // HyStart and its own per-ACK increment, concord-cc's CUBIC is RFC 9438's).
+        let bed = Bed::up(1, 20_000_000, 40, 100_000);
+        let _agent = AgentProc::start();
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for i in 0..2 {
+            ours.push(transfer(&bed, 5351 + 2 * i, "concord_cubic", 10, 1));
+            theirs.push(transfer(&bed, 5352 + 2 * i, "cubic", 10, 1));
+        }
+        let mean =
+            |v: &[Transfer], f: fn(&Transfer) -> f64| v.iter().map(f).sum::<f64>() / v.len() as f64;
+        let (tput_c, tput_k) = (mean(&ours, Transfer::total), mean(&theirs, Transfer::total));
+        let (cwnd_c, cwnd_k) = (
+            mean(&ours, Transfer::mean_cwnd),
+            mean(&theirs, Transfer::mean_cwnd),
+        );
+        eprintln!(
+            "concord_cubic {:.2} Mbit/s, mean cwnd {:.0} B; cubic {:.2} Mbit/s, mean cwnd {:.0} B",
+            tput_c / 1e6,
+            cwnd_c,
+            tput_k / 1e6,
+            cwnd_k
+        );
+        assert!(
+            (tput_c / tput_k - 1.0).abs() <= 0.10,
+            "throughput {tput_c:.0} vs cubic {tput_k:.0} bit/s: more than 10% apart"
+        );
+    });
+}
+
+#[test]
+#[ignore = "does not hold on kernel TCP: start-up utilisation concord_mccp 0.790-0.819 against reno 0.929-0.930 in four pairs (earlier 0.618 and 0.650 against 0.928 and 0.917); kernel reno starts with no ssthresh, ABE reads half the link at the first loss (docs/ebpf.md, MCCP's start-up on kernel TCP); run with --ignored"]
 fn concord_mccp_starts_up_faster_than_kernel_reno() {
     run("concord_mccp_starts_up_faster_than_kernel_reno", || {
         // MCCP Tables 1/2's start-up on the test bed: 40 Mbit/s, 100 ms, a BDP of buffer
@@ -418,6 +452,67 @@ fn a_concord_cm_macroflow_and_a_reno_flow_get_comparable_shares() {
         assert!(
             (0.5..=2.0).contains(&ratio),
             "macroflow / reno = {ratio:.3}, outside 0.5-2"
+        );
+    });
+}
+
+/// Each flow's goodput in the simulator twin of a test bed scenario, by flow name, bit/s.
+fn simulated_goodput(scenario: &str) -> Vec<(String, f64)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(scenario);
+    let sc =
+        concord_sim::scenario::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sim =
+        concord_sim::Simulator::new(&sc).unwrap_or_else(|e| panic!("does not build: {e}"));
+    sim.run().unwrap_or_else(|e| panic!("does not run: {e}"));
+    concord_sim::results::RunResults::from_simulator(&sim)
+        .flows
+        .into_iter()
+        .map(|f| (f.name, f.goodput_bps))
+        .collect()
+}
+
+#[test]
+#[ignore = "does not hold: concord_mccp 8.11 and 8.42 Mbit/s on the test bed against 11.38 in the simulator (-28.7%, -26.0%), concord_newreno 10.91 and 10.56 against 7.17 (+52.2%, +47.3%) in two runs (docs/ebpf.md, The simulator twin); run with --ignored"]
+fn the_simulator_twin_matches_the_test_bed() {
+    run("the_simulator_twin_matches_the_test_bed", || {
+        // scenarios/ebpf/mccp-beside-newreno.toml on both: one MCCP and one NewReno flow from
+        // two senders, 20 Mbit/s, 40 ms, 100 kB of buffer, 20 s. Each flow's goodput on kernel
+        // TCP within 15% of the simulator's.
+        let sim = simulated_goodput("scenarios/ebpf/mccp-beside-newreno.toml");
+        let bed = Bed::up(2, 20_000_000, 40, 100_000);
+        let _agent = AgentProc::start();
+        let (mut s1, mut s2) = (server(5361), server(5362));
+        let mccp = client(&bed, 1, 5361, "concord_mccp", 20, 1);
+        let newreno = client(&bed, 2, 5362, "concord_newreno", 20, 1);
+        let (mccp, newreno) = (finish(mccp), finish(newreno));
+        for s in [&mut s1, &mut s2] {
+            let _ = s.kill();
+            let _ = s.wait();
+        }
+        let mut far = Vec::new();
+        for (name, bed_bps) in [("mccp", mccp.total()), ("newreno", newreno.total())] {
+            let sim_bps = sim
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, b)| *b)
+                .unwrap_or_else(|| panic!("the scenario has no flow {name}"));
+            let off = bed_bps / sim_bps - 1.0;
+            eprintln!(
+                "{name}: test bed {:.2} Mbit/s, simulator {:.2} Mbit/s ({:+.1}%)",
+                bed_bps / 1e6,
+                sim_bps / 1e6,
+                100.0 * off
+            );
+            if off.abs() > 0.15 {
+                far.push(format!("{name} {:+.1}%", 100.0 * off));
+            }
+        }
+        assert!(
+            far.is_empty(),
+            "more than 15% from the simulator: {}",
+            far.join(", ")
         );
     });
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod clock;
+mod output_dir;
 mod plot;
 mod progress;
 mod reproduce;
@@ -68,6 +69,11 @@ enum Command {
         /// Print the summary as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Refuse, before running, a scenario whose memory estimate is over this (e.g. 8GiB,
+        /// 500MB).
+        #[arg(long, value_name = "BYTES", default_value = "8GiB",
+              value_parser = concord_sim::scenario::limits::parse_bytes)]
+        max_memory: u64,
     },
     /// Run a scenario over a grid of overrides times seeds into one tidy table.
     ///
@@ -167,7 +173,8 @@ fn main() -> ExitCode {
             sets,
             out,
             json,
-        } => run::run(&scenario, seed, &sets, out, json),
+            max_memory,
+        } => run::run(&scenario, seed, &sets, out, json, max_memory),
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Plot { dir } => plot::plot(&dir).map(|files| {
             for f in files {

@@ -1,5 +1,6 @@
 //! `concord reproduce` and `concord report`: the papers' experiments, checked and reported.
 
+use crate::output_dir::OutputDir;
 use crate::progress::Board;
 use crate::table::render;
 use crate::Failure;
@@ -132,6 +133,7 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
         .as_deref()
         .map(|p| read_expectations(p, a.quick))
         .transpose()?;
+    let out = OutputDir::claim(&a.out)?;
     let ctx = Ctx {
         quick: a.quick,
         seed_base: a.seed_base,
@@ -170,7 +172,7 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
     let mut report = Report::new(a.quick, &experiments, &outcomes);
     report.seed_base = a.seed_base;
     report.record_work(&work);
-    write_report(&a.out, &report, &outcomes).map_err(|e| {
+    write_report(out.staging(), &report, &outcomes).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             return Failure::input(e.to_string());
         }
@@ -179,6 +181,7 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
             a.out.display()
         ))
     })?;
+    out.commit()?;
     for line in summary_lines(&report) {
         println!("{line}");
     }

@@ -1,5 +1,6 @@
 //! `concord run`: one scenario, its summary on the terminal, its tables on disk.
 
+use crate::output_dir::OutputDir;
 use crate::progress::Progress;
 use crate::table::render;
 use crate::Failure;
@@ -32,24 +33,22 @@ pub fn simulate(
     Ok(sim)
 }
 
-/// `concord run SCENARIO [--seed N] [--set KEY=VALUE]... [--out DIR] [--json]`.
+/// `concord run SCENARIO [--seed N] [--set KEY=VALUE]... [--out DIR] [--json] [--max-memory BYTES]`.
 pub fn run(
     path: &Path,
     seed: Option<u64>,
     sets: &[String],
     out: Option<PathBuf>,
     json: bool,
+    max_memory: u64,
 ) -> Result<(), Failure> {
-    let source = load_source(path, seed, sets)?;
+    let mut source = load_source(path, seed, sets)?;
+    source.set_max_memory(max_memory);
     let sc = source.build().map_err(|e| Failure::input(e.to_string()))?;
     let scenario_toml = source.render().map_err(|e| Failure::input(e.to_string()))?;
-    let out = out.unwrap_or_else(|| PathBuf::from("results").join(directory_name(&sc.name)));
-    std::fs::create_dir_all(&out).map_err(|e| {
-        Failure::runtime(format!(
-            "cannot create {}: {e}; choose a writable --out",
-            out.display()
-        ))
-    })?;
+    let target = out.unwrap_or_else(|| PathBuf::from("results").join(directory_name(&sc.name)));
+    let dir = OutputDir::claim(&target)?;
+    let out = dir.staging().to_path_buf();
     let sim = simulate(&sc, Some(&out), &sc.name)?;
     let results = RunResults::from_simulator(&sim);
     let meta = RunMeta {
@@ -67,16 +66,17 @@ pub fn run(
         .map_err(|e| {
             Failure::runtime(format!(
                 "cannot write results to {}: {e}; choose a writable --out",
-                out.display()
+                target.display()
             ))
         })?;
+    dir.commit()?;
     if json {
         let text =
             serde_json::to_string_pretty(&results).map_err(|e| Failure::runtime(e.to_string()))?;
         println!("{text}");
     } else {
         print!("{}", summary_text(&results));
-        println!("results: {}", out.display());
+        println!("results: {}", target.display());
     }
     Ok(())
 }

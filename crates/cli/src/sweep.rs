@@ -2,6 +2,7 @@
 //! Dask cluster, into one tidy table (`DIR/results.parquet`, and `results.csv` with `--csv`).
 
 use crate::clock::Stopwatch;
+use crate::output_dir::OutputDir;
 use crate::Failure;
 use clap::Args;
 use concord_py::local::run_local;
@@ -41,6 +42,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     if let Some(address) = &args.dask {
         return on_dask(args, address);
     }
+    let out = OutputDir::claim(&args.out)?;
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
@@ -58,8 +60,9 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     if terminal {
         eprintln!();
     }
-    let table = write_sweep_dir(&sweep, &records, &args.out, args.csv)
+    let table = write_sweep_dir(&sweep, &records, out.staging(), args.csv)
         .map_err(|e| Failure::runtime(format!("{e}; choose a writable --out")))?;
+    out.commit()?;
     println!(
         "{} runs ({} groups x {} seeds) in {:.1} s, {} rows: {}",
         sweep.len(),

@@ -16,6 +16,7 @@ const ANALYSIS: &str = include_str!("../../../docs/analysis.md");
 /// other. A claim that joins or leaves this list fails the test, so that the list is reviewed.
 const SEED_SET_FLIPS: &[&str] = &[
     "cm/audio/fig-10-audio-tcp-cm-against-newreno-0-5-mbps-120-ms-rtt-audio-tcp-cm-goodput-newreno-goodput",
+    "cm/audio/fig-10-audio-tcp-cm-against-newreno-0-5-mbps-120-ms-rtt-droptail-audio-tcp-cm-goodput-newreno-goodput",
     "cm/feedback/fig-4-loss-probability-against-feedback-frequency-loss-at-1-probe-per-rtt-loss-of-the-same-sender-with-per-ack-feedback",
     "cp/single-flowshare/fig-5-normalised-throughput-ratio-single-flowshare-lowest-over-competing-tfrc-flows-1-4-16",
     "eca/parking-lot/fig-6-1-10-100-mbit-s-x-1-10-100-ms-points-where-cov-of-100-ms-rates-is-eca-ecn-red-tcp",

@@ -1,5 +1,5 @@
 //! `concord-tcp`: the agent that runs concord's controllers on kernel TCP sockets. It registers
-//! `concord_newreno`, `concord_mccp`, `concord_cm` and `concord_westw` as TCP
+//! `concord_newreno`, `concord_mccp`, `concord_cm`, `concord_westw` and `concord_cubic` as TCP
 //! congestion-control algorithms for as long as it runs; select one per socket
 //! (`setsockopt(TCP_CONGESTION)`, `iperf3 -C concord_mccp`), per route
 //! (`ip route ... congctl concord_cm`) or per namespace (`net.ipv4.tcp_congestion_control`).

@@ -63,6 +63,13 @@ struct concord_priv {
 	__u8 algo;
 	/* The ACK being processed carried ECN-Echo. */
 	__u8 ece;
+	/* The last ssthresh call was part of the macroflow's last congestion event; reported with
+	 * the state record that follows it. */
+	__u8 same_event;
+	/* concord_cm: the macroflow's reductions seen in decisions, and snd_nxt when the count
+	 * last changed (the recover point of RFC 6582 section 3.2, for the whole macroflow). */
+	__u32 reductions;
+	__u32 recover;
 };
 
 static __always_inline struct concord_priv *priv_of(struct sock *sk)
@@ -113,7 +120,8 @@ static __always_inline void report(struct sock *sk, __u8 kind, __u32 bytes_acked
 	r->algo = p->algo;
 	r->ca_state = ((struct inet_connection_sock *)sk)->icsk_ca_state;
 	r->flags = (p->ece ? CONCORD_FLAG_ECE : 0) |
-		   (cwnd_limited(tp) ? CONCORD_FLAG_CWND_LIMITED : 0);
+		   (cwnd_limited(tp) ? CONCORD_FLAG_CWND_LIMITED : 0) |
+		   (p->same_event ? CONCORD_FLAG_SAME_EVENT : 0);
 	r->event = event;
 	r->bytes_acked = bytes_acked;
 	r->pkts_acked = pkts_acked;
@@ -173,6 +181,9 @@ static __always_inline void concord_init(struct sock *sk, __u8 algo)
 	p->loss_events = 0;
 	p->algo = algo;
 	p->ece = 0;
+	p->same_event = 0;
+	p->reductions = 0;
+	p->recover = tp->snd_nxt;
 	report(sk, CONCORD_REC_INIT, 0, 0, -1, 0);
 }
 
@@ -209,14 +220,24 @@ static __always_inline void concord_cong_avoid(struct sock *sk, __u32 ack, __u32
 
 static __always_inline __u32 concord_ssthresh(struct sock *sk)
 {
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	struct concord_priv *p = priv_of(sk);
 	struct concord_ctl *c = fresh_decision(sk);
 	__u32 fresh = c && c->loss_events == p->loss_events;
 	__u32 ss;
 
 	p->loss_events += 1;
+	p->same_event = 0;
 	if (!fresh)
 		return tcp_reno_ssthresh(sk);
+	/* concord_cm: the first hole (snd_una) was sent before the macroflow's last reduction, so
+	 * this loss belongs to the congestion event that reduction answered, as a single TCP's
+	 * losses below recover do (RFC 6582 section 3.2): keep the reduced share, no new halving. */
+	if (p->algo == CONCORD_CM && p->reductions && (__s32)(tp->snd_una - p->recover) < 0) {
+		p->same_event = 1;
+		ss = c->cwnd;
+		return ss < 2 ? 2 : ss;
+	}
 	ss = c->loss_ssthresh;
 	return ss < 2 ? 2 : ss;
 }
@@ -239,6 +260,23 @@ static __always_inline void concord_pkts_acked(struct sock *sk, const struct ack
 	p->prior_snd_una = una;
 	report(sk, CONCORD_REC_ACK, bytes, s->pkts_acked, s->rtt_us, 0);
 	p->ece = 0;
+	if (p->algo == CONCORD_CM) {
+		/* A new reduction of the macroflow: what this socket has sent so far was sent
+		 * before it. */
+		__u64 id = p->sock_id;
+		struct concord_ctl *c = bpf_map_lookup_elem(&decisions, &id);
+
+		if (c && c->reductions != p->reductions) {
+			p->reductions = c->reductions;
+			p->recover = tp->snd_nxt;
+		}
+	}
+}
+
+static __always_inline void concord_set_state(struct sock *sk, __u8 new_state)
+{
+	report(sk, CONCORD_REC_STATE, 0, 0, -1, new_state);
+	priv_of(sk)->same_event = 0;
 }
 
 static __always_inline void concord_in_ack_event(struct sock *sk, __u32 flags)
@@ -280,7 +318,7 @@ static __always_inline void concord_in_ack_event(struct sock *sk, __u32 flags)
 	SEC("struct_ops")                                                                   \
 	void BPF_PROG(algo_name##_set_state, struct sock *sk, __u8 new_state)               \
 	{                                                                                   \
-		report(sk, CONCORD_REC_STATE, 0, 0, -1, new_state);                         \
+		concord_set_state(sk, new_state);                                           \
 	}                                                                                   \
 	SEC(".struct_ops.link")                                                             \
 	struct tcp_congestion_ops algo_name = {                                             \
@@ -300,3 +338,4 @@ CONCORD_ALGO(newreno, CONCORD_NEWRENO)
 CONCORD_ALGO(mccp, CONCORD_MCCP)
 CONCORD_ALGO(cm, CONCORD_CM)
 CONCORD_ALGO(westw, CONCORD_WESTWOOD)
+CONCORD_ALGO(cubic, CONCORD_CUBIC)

@@ -10,6 +10,7 @@ enum concord_algo {
 	CONCORD_MCCP = 2,
 	CONCORD_CM = 3,
 	CONCORD_WESTWOOD = 4,
+	CONCORD_CUBIC = 5,
 };
 
 /* What a measurement record reports. */
@@ -33,6 +34,10 @@ enum concord_rec_kind {
 /* The socket is cwnd-limited (the kernel's tcp_is_cwnd_limited): only then may cwnd grow
  * (RFC 7661 section 4.3; Linux's tcp_reno_cong_avoid). */
 #define CONCORD_FLAG_CWND_LIMITED 2
+/* A congestion signal (the state record after an ssthresh call) whose first hole, at snd_una,
+ * was sent before the last reduction of the socket's TCP/CM macroflow: part of the congestion
+ * event that reduction answered (RFC 6582 section 3.2's recover, across the macroflow). */
+#define CONCORD_FLAG_SAME_EVENT 4
 
 /* One measurement, datapath to agent (ring buffer). 80 bytes. */
 struct concord_rec {
@@ -78,7 +83,7 @@ struct concord_rec {
 	__u32 saddr;
 };
 
-/* One socket's decisions, agent to datapath (hash map keyed by sock_id). 32 bytes. */
+/* One socket's decisions, agent to datapath (hash map keyed by sock_id). 40 bytes. */
 struct concord_ctl {
 	/* When the agent wrote this, CLOCK_MONOTONIC nanoseconds. Older than a few RTTs: the
 	 * datapath ignores it and runs Reno itself. */
@@ -94,6 +99,10 @@ struct concord_ctl {
 	__u32 loss_events;
 	/* Pacing rate in bytes per second; 0 leaves the kernel's. */
 	__u64 pacing_rate;
+	/* Reductions of the socket's TCP/CM macroflow so far (0 for the window algorithms). When
+	 * it changes, the datapath takes the socket's snd_nxt as its recover point. */
+	__u32 reductions;
+	__u32 reserved;
 };
 
 #endif

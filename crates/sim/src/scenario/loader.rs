@@ -49,16 +49,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
 
 /// Reads and validates the scenario file at `path`, with `options` overriding the file.
 pub fn load_with(path: &Path, options: LoadOptions) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ScenarioError::new(
-            path.display().to_string(),
-            0,
-            0,
-            ErrorKind::Io,
-            format!("cannot read the scenario: {e}"),
-            "check that the file exists and is readable UTF-8 text",
-        )
-    })?;
+    let text = super::limits::read_scenario_file(path)?;
     parse_str_with(&text, Some(path), options)
 }
 
@@ -76,16 +67,24 @@ pub fn parse_str_with(
 ) -> Result<Scenario, ScenarioError> {
     let src = Source::new(text, path);
     let doc = DeTable::parse(src.text()).map_err(|e| syntax_error(&src, &e))?;
-    read_document(&src, Table::root(&src, doc.get_ref()), path, options)
+    read_document(
+        &src,
+        Table::root(&src, doc.get_ref()),
+        path,
+        options,
+        super::limits::DEFAULT_MAX_MEMORY,
+    )
 }
 
 /// Reads and validates the parsed document `root` of `src` (the file's tree, or the tree with
-/// overrides put in by [`super::overrides::ScenarioSource`]).
+/// overrides put in by [`super::overrides::ScenarioSource`]), refusing a scenario whose memory
+/// estimate is over `max_memory` bytes ([`super::limits`]).
 pub(crate) fn read_document(
     src: &Source<'_>,
     root: Table<'_>,
     path: Option<&Path>,
     options: LoadOptions,
+    max_memory: u64,
 ) -> Result<Scenario, ScenarioError> {
     let root = root.allow(&ROOT_KEYS)?;
 
@@ -148,7 +147,7 @@ pub(crate) fn read_document(
     let flows = read_flows(root.get("flow").as_ref(), &cx)?;
     let record = read_record(root.get("record").as_ref(), &net, &flows, duration)?;
     let (nodes, links) = net.into_parts();
-    Ok(Scenario {
+    let scenario = Scenario {
         name,
         source: path.map(Path::to_path_buf),
         duration,
@@ -159,7 +158,9 @@ pub(crate) fn read_document(
         record,
         cp,
         cm,
-    })
+    };
+    super::limits::check(&scenario, max_memory)?;
+    Ok(scenario)
 }
 
 /// `[defaults]`: the default queue and TCP settings.

@@ -12,6 +12,7 @@ mod eca;
 mod error;
 mod flows;
 mod gcca;
+pub mod limits;
 mod loader;
 pub mod model;
 mod network;

@@ -187,21 +187,14 @@ pub struct ScenarioSource {
     text: String,
     path: Option<PathBuf>,
     overrides: Vec<Override>,
+    /// The memory the scenario may need, in bytes ([`super::limits`]).
+    max_memory: u64,
 }
 
 impl ScenarioSource {
     /// The scenario file at `path`.
     pub fn from_file(path: &Path) -> Result<ScenarioSource, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ScenarioError::new(
-                path.display().to_string(),
-                0,
-                0,
-                ErrorKind::Io,
-                format!("cannot read the scenario: {e}"),
-                "check that the file exists and is readable UTF-8 text",
-            )
-        })?;
+        let text = super::limits::read_scenario_file(path)?;
         Ok(ScenarioSource::from_text(text, Some(path)))
     }
 
@@ -211,7 +204,15 @@ impl ScenarioSource {
             text: text.into(),
             path: path.map(Path::to_path_buf),
             overrides: Vec::new(),
+            max_memory: super::limits::DEFAULT_MAX_MEMORY,
         }
+    }
+
+    /// Sets the memory the scenario may need (default
+    /// [`super::limits::DEFAULT_MAX_MEMORY`]); [`ScenarioSource::build`] refuses a scenario
+    /// whose estimate is over it.
+    pub fn set_max_memory(&mut self, bytes: u64) {
+        self.max_memory = bytes;
     }
 
     /// Sets `key` (a dotted path such as `topology.bottleneck.rate` or `flow[0].count`) to
@@ -269,7 +270,13 @@ impl ScenarioSource {
         let src = Source::with_overrides(&self.text, self.path.as_deref(), labels);
         let doc = self.tree(&src)?;
         let root = super::table::Table::root(&src, doc.get_ref());
-        read_document(&src, root, self.path.as_deref(), LoadOptions::default())
+        read_document(
+            &src,
+            root,
+            self.path.as_deref(),
+            LoadOptions::default(),
+            self.max_memory,
+        )
     }
 
     /// The scenario as run: the file's keys with the overrides applied, as TOML text. Reading it

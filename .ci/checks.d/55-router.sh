@@ -1,0 +1,13 @@
+# concord-router on the namespace test bed (crates/router/tests/gcca_fig4.rs, gcca_udp.rs): GCCA's
+# Fig. 4 with kernel TCP moving 16 MiB through two concord routers at the paper's rates (about a
+# minute), and TCP beside UDP at 150% of the bottleneck with GCCA and with plain RED (30 s each).
+# Runs are long and timing-sensitive on a shared 2-core machine, so a run that falls short of its
+# bar gets one more, as the CM test bed's do.
+router_check() {
+  local test_file=$1 t=$2
+  cargo test -p concord-router --test "$test_file" -- --ignored --exact "$t" \
+    || { echo "router test bed $t: one more run"; cargo test -p concord-router --test "$test_file" -- --ignored --exact "$t"; }
+}
+router_check gcca_fig4 gcca_moves_16_mib_through_two_routers_without_a_drop_and_gccp_is_on_the_wire
+router_check gcca_udp with_gcca_tcp_keeps_at_least_40_percent_beside_udp_at_150_percent
+router_check gcca_udp with_plain_red_tcp_keeps_under_10_percent_beside_udp_at_150_percent

@@ -1,0 +1,21 @@
+//! `concord-router`: a user-space IPv4 router for the namespace test bed that runs concord-cc's
+//! queue disciplines and GCCA on real Ethernet frames (docs/router.md).
+//!
+//! - [`bed`]: hosts and routers in network namespaces from a topology file (root).
+//! - [`config`]: the TOML file of ports, neighbours and routes.
+//! - [`router`]: the packet processing, sans-IO: frames in, frames out, counters.
+//! - [`port`]: one output port: a queue discipline (DropTail, RED, RED/ECN, CoDel, GCCA's
+//!   GCCP-capable RED), the token clock at the port's rate, GCCA's leaky bucket.
+//! - [`ipv4`]: the header checks and rewrites a router does.
+//! - [`vnet`]: the virtio-net header of the packet sockets, and checksum completion.
+//! - [`run`]: the driver: packet sockets, `ppoll`, the clock, the status file.
+//! - [`sys`]: the Linux calls (packet sockets, `ppoll`).
+
+pub mod bed;
+pub mod config;
+pub mod ipv4;
+pub mod port;
+pub mod router;
+pub mod run;
+pub mod sys;
+pub mod vnet;

@@ -1,0 +1,121 @@
+//! The driver: one thread, one `AF_PACKET` socket per port, `ppoll` until a socket is readable
+//! or the next departure is due, and the status written to a file.
+
+use crate::config::RouterConfig;
+use crate::router::Router;
+use crate::sys::{self, PacketSocket};
+use concord_net::clock::Clock;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How often the status file is rewritten.
+pub const STATUS_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Socket buffers, bytes: room for a few hundred frames while the thread is away.
+const SOCKET_BUFFER: usize = 1 << 20;
+
+/// Why the router stopped or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A port's interface could not be opened.
+    #[error("port {port}: {source} (does the interface exist in this namespace? run as root)")]
+    Port {
+        /// The interface.
+        port: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// The router's configuration is impossible.
+    #[error("{0}")]
+    Config(#[from] crate::port::PortError),
+    /// Waiting or receiving failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// Writes `text` to `path` atomically (a temporary file renamed over it).
+pub fn write_status(path: &Path, text: &str) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Runs the router until `watch` (e.g. `/run/netns/NAME`) disappears, or forever.
+pub fn run(
+    mut config: RouterConfig,
+    status: Option<PathBuf>,
+    watch: Option<PathBuf>,
+) -> Result<(), RunError> {
+    let mut sockets = Vec::new();
+    for p in &mut config.ports {
+        let port_err = |source| RunError::Port {
+            port: p.name.clone(),
+            source,
+        };
+        if p.mac.is_none() {
+            p.mac = Some(sys::mac(&p.name).map_err(port_err)?);
+        }
+        let index = sys::ifindex(&p.name).map_err(port_err)?;
+        sockets.push(PacketSocket::open(index, SOCKET_BUFFER).map_err(port_err)?);
+    }
+    let mut router = Router::new(&config)?;
+    let fds: Vec<i32> = sockets.iter().map(PacketSocket::raw_fd).collect();
+    let clock = Clock::new();
+    let mut ready = Vec::new();
+    let mut buf = vec![0u8; 65_536 + sys::VNET_HDR_LEN];
+    let mut next_status = concord_cc::Instant::ZERO;
+    let status_every = concord_cc::Duration::from_nanos(STATUS_INTERVAL.as_nanos() as u64);
+    loop {
+        let now = clock.now();
+        if now >= next_status {
+            next_status = now + status_every;
+            if let Some(path) = &status {
+                if let Err(e) = write_status(path, &router.status(now)) {
+                    eprintln!("concord-router: writing the status {}: {e}", path.display());
+                }
+            }
+            if watch.as_ref().is_some_and(|w| !w.exists()) {
+                return Ok(());
+            }
+        }
+        let timeout = router
+            .poll_timeout(now)
+            .unwrap_or(next_status)
+            .min(next_status)
+            .saturating_since(now)
+            .as_nanos();
+        sys::wait_readable(&fds, Some(timeout), &mut ready)?;
+        for (i, s) in sockets.iter().enumerate() {
+            if !ready.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            // Drain what is waiting, up to a batch, so one busy port cannot starve the others.
+            for _ in 0..64 {
+                let Some(n) = s.recv(&mut buf)? else {
+                    break;
+                };
+                let now = clock.now();
+                let len = n.min(buf.len());
+                match crate::vnet::complete(&mut buf[..len]) {
+                    Ok(range) => router.on_frame(now, i, &buf[range]),
+                    Err(_) => router.on_refused(),
+                }
+            }
+        }
+        let now = clock.now();
+        let mut out = vec![0u8; sys::VNET_HDR_LEN];
+        while let Some((port, frame)) = router.poll_transmit(now) {
+            out.truncate(sys::VNET_HDR_LEN);
+            out.extend_from_slice(&frame);
+            if let Err(e) = sockets[port].send(&out) {
+                // A full socket buffer or a vanished interface: the frame is lost, as on a
+                // congested wire; the router keeps going.
+                eprintln!(
+                    "concord-router: sending on {}: {e}",
+                    router.ports()[port].name
+                );
+            }
+        }
+    }
+}
