@@ -181,6 +181,8 @@ pub struct Simulator {
     eca: EcaState,
     /// The hosts' Congestion Managers and probe responders (see [`crate::cm`]).
     cm: crate::cm::CmState,
+    /// The CM macroflows at every queue sample (`macroflows.csv`).
+    pub macroflows: crate::trace::macroflow::MacroflowTrace,
     /// The hosts' stages, in the order a packet passes them.
     stages: Vec<stages::Stage>,
 }
@@ -349,7 +351,7 @@ impl Simulator {
             None => default_bottleneck(&channels, &forwards),
         };
         let pcap: Vec<u32> = sc.record.pcap.iter().map(chan_idx).collect();
-        let capture = Capture::open(dir, &pcap, &channels, sc.record.pcap_snaplen)?;
+        let capture = Capture::open(dir, &pcap, &channels, sc)?;
 
         let mut sim = Simulator {
             now: Instant::ZERO,
@@ -375,6 +377,7 @@ impl Simulator {
             cp: Default::default(),
             eca: EcaState::default(),
             cm: Default::default(),
+            macroflows: Default::default(),
             stages: Vec::new(),
         };
         sim.setup_gcca(sc);
@@ -566,7 +569,8 @@ impl Simulator {
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.capture
+                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }
         }
         if let Some(p) = done {
@@ -605,7 +609,8 @@ impl Simulator {
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.capture
+                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }
         } else if matches!(offer, Offer::Dropped) {
             self.on_queue_drop(&pkt);
@@ -956,6 +961,7 @@ impl Simulator {
                 average: ch.aqm_average(),
             });
         }
+        self.macroflows.sample(now, &self.cm);
         let next = now + self.sample_interval;
         if next <= self.end {
             self.events.push(next, Event::Sample);

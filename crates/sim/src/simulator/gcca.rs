@@ -191,7 +191,8 @@ impl Simulator {
         );
         if let Offer::Transmitting(d) = self.channels[c as usize].offer_control(now, pkt) {
             self.events.push(now + d, Event::TxDone(c));
-            self.capture.packet(c, now, &pkt)?;
+            self.capture
+                .packet(c, now, &pkt, &self.cp.headers, &self.cm.responses)?;
         }
         Ok(())
     }
@@ -287,7 +288,8 @@ impl Simulator {
         if let Some(d) = self.channels[c as usize].start_next(now) {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.capture
+                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }
         }
         self.after_gcca_port(c)
