@@ -569,8 +569,7 @@ impl Simulator {
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture
-                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
+                self.trace_packet(c, &p)?;
             }
         }
         if let Some(p) = done {
@@ -609,8 +608,7 @@ impl Simulator {
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture
-                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
+                self.trace_packet(c, &p)?;
             }
         } else if matches!(offer, Offer::Dropped) {
             self.on_queue_drop(&pkt);

@@ -123,6 +123,14 @@ impl Simulator {
         self.after_gcca_port(c)
     }
 
+    /// Traces packet `p` starting on channel `c`, with the stages' handle tables (CP headers,
+    /// CM responses) the pcap writer encodes from.
+    pub(super) fn trace_packet(&mut self, c: u32, p: &Packet) -> Result<(), CaptureError> {
+        let now = self.now;
+        self.capture
+            .packet(c, now, p, &self.cp.headers, &self.cm.responses)
+    }
+
     /// A hop-by-hop control message arrived over channel `c` for the node at its far end.
     pub(super) fn on_link_control(&mut self, c: u32, pkt: Packet) -> Result<(), CaptureError> {
         if let Transport::Gccp(msg) = pkt.transport {
