@@ -134,8 +134,8 @@ pub fn measure(sim: &Simulator, case: &Case, seed: u64) -> Measurement {
         links.iter().map(|c| c.utilisation).sum::<f64>() / links.len() as f64
     };
     let end_s = r.duration_s;
-    let mut per_flow: Vec<Vec<(f64, f64)>> = vec![Vec::new(); sim.flows.len()];
-    for c in &sim.cwnd_samples {
+    let mut per_flow: Vec<Vec<(f64, f64)>> = vec![Vec::new(); sim.flows().len()];
+    for c in sim.cwnd_samples() {
         if let Some(v) = per_flow.get_mut(c.flow as usize) {
             v.push((c.at.as_secs_f64(), c.cwnd as f64 / MSS_BYTES as f64));
         }

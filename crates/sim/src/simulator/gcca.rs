@@ -2,6 +2,7 @@
 //! sending the signals a GCCA port raised, applying a message where it arrives, and pacing the
 //! GCCA leaky buckets. The state lives in [`crate::gcca`]; see its docs for the model.
 
+use super::stages::StageTimer;
 use super::{Event, Simulator};
 use crate::channel::Offer;
 use crate::flow::{Agent, Flow};
@@ -137,7 +138,8 @@ impl Simulator {
         }
         let signals = std::mem::take(&mut port.outbox);
         if let Some(at) = wake {
-            self.events.push(at, Event::Gcca(GccaTimer::Port(c)));
+            self.events
+                .push(at, Event::Stage(StageTimer::Gcca(GccaTimer::Port(c))));
         }
         if signals.is_empty() {
             return Ok(());
@@ -373,7 +375,10 @@ impl Simulator {
                 s.wake = Some(at);
                 if s.armed != Some(at) {
                     s.armed = Some(at);
-                    self.events.push(at, Event::Gcca(GccaTimer::Host(f as u32)));
+                    self.events.push(
+                        at,
+                        Event::Stage(StageTimer::Gcca(GccaTimer::Host(f as u32))),
+                    );
                 }
                 return Ok(());
             }
