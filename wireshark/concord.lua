@@ -302,8 +302,7 @@ function cmprobe.dissector(tvb, pinfo, tree)
         return bad(string.format("unknown message type %d", ty))
     end
     if tvb:len() < n then
-        -- Cut by the snap length, or a simulator trace of a response, whose counts are not in
-        -- the packet: the header is all there is to read.
+        -- Cut by the snap length: the header is all there is to read.
         return cut()
     end
     dissect(tvb, pinfo, t, n, bad)

@@ -27,10 +27,44 @@ def parse(text: str) -> Scenario:
     return _concord.parse(text)
 
 
-def _read_csv(text: str):
+_STRING_DTYPE = None
+
+
+def _string_dtype():
+    """The dtype pandas gives a column of strings (`str` in pandas 3, object before)."""
+    global _STRING_DTYPE
+    if _STRING_DTYPE is None:
+        import pandas as pd
+
+        _STRING_DTYPE = pd.Series(["x"]).dtype
+    return _STRING_DTYPE
+
+
+def _frame(columns):
+    """A pandas DataFrame of the extension's typed columns (`RawRun.columns`): numeric columns
+    are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are those
+    `pandas.read_csv` gives the same table (int64, float64 with NaN for gaps, str)."""
+    import numpy as np
     import pandas as pd
 
-    return pd.read_csv(io.StringIO(text))
+    names, arrays = [], []
+    for name, kind, values in columns:
+        names.append(name)
+        if kind in ("i8", "f8"):
+            arrays.append(np.frombuffer(values, dtype="<" + kind))
+        else:
+            arrays.append(pd.array(values, dtype=_string_dtype()))
+    rows = len(arrays[0]) if arrays else 0
+    # The columns are whole and distinct: skip the checks of the public constructor, which
+    # cost as much as the one-second run itself. Any pandas without it gets the public one.
+    from_arrays = getattr(pd.DataFrame, "_from_arrays", None)
+    if from_arrays is not None:
+        try:
+            return from_arrays(arrays, columns=pd.Index(names), index=pd.RangeIndex(rows),
+                               verify_integrity=False)
+        except TypeError:
+            pass
+    return pd.DataFrame(dict(zip(names, arrays)), copy=False)
 
 
 class Result:
@@ -39,7 +73,7 @@ class Result:
 
     The tables are the files `concord run` writes, with the same columns and numbers: flows,
     channels, goodput, queues, delays (delay.csv: per-flow histogram buckets), cwnd and
-    estimator (when the scenario traces them)."""
+    estimator (when the scenario traces them), and macroflows (runs with CM flows)."""
 
     def __init__(self, raw: "_concord.RawRun"):
         self._raw = raw
@@ -58,8 +92,11 @@ class Result:
         return text
 
     def table(self, name: str):
-        """Table `name` as a pandas DataFrame."""
-        return _read_csv(self.csv(name))
+        """Table `name` as a pandas DataFrame, built from typed columns (no CSV parsing)."""
+        columns = self._raw.columns(name)
+        if columns is None:
+            self.csv(name)  # raises the KeyError that names the tables there are
+        return _frame(columns)
 
     def to_arrow(self, name: str):
         """Table `name` as a pyarrow Table."""
@@ -96,6 +133,12 @@ class Result:
     @cached_property
     def cwnd(self):
         return self.table("cwnd")
+
+    @cached_property
+    def macroflows(self):
+        """The CM's macroflows over time (runs with CM flows): rate, window, srtt, aging and
+        the loss estimate at every queue sample."""
+        return self.table("macroflows")
 
     @cached_property
     def summary(self) -> Dict[str, Any]:

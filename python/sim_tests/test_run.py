@@ -34,6 +34,36 @@ def test_run_prints_the_flows_table_with_the_numbers_of_concord_run(root, concor
     assert r.meta["git_revision"]
 
 
+@pytest.mark.parametrize("constructor", ["fast", "public"])
+def test_every_table_equals_pandas_reading_the_csv_of_concord_run(root, constructor, monkeypatch):
+    """The DataFrames are built from typed columns, not CSV text: the same values and dtypes
+    as pandas.read_csv of the files `concord run` writes, for every table of a CM run (with its
+    macroflows table) and of a TCP run (strings, gaps, empty columns, integers, doubles)."""
+    import io
+
+    import pandas as pd
+    import pyarrow as pa
+
+    if constructor == "public":
+        # A pandas without the private fast constructor builds the same frames.
+        monkeypatch.delattr(pd.DataFrame, "_from_arrays")
+    sc = concord.load(root / "scenarios/cm/probes.toml")
+    sc.set("record.warmup", "1s")
+    sc.set("duration", "5s")
+    r = concord.run(sc)
+    assert "macroflows" in r.table_names
+    assert len(r.macroflows) > 30 and (r.macroflows["srtt_s"].dropna() >= 0.12).all()
+    red = concord.run(concord.load(root / RED), duration="2s")
+    for run in (r, red):
+        for name in run.table_names:
+            want = pd.read_csv(io.StringIO(run.csv(name)))
+            got = run.table(name)
+            pd.testing.assert_frame_equal(got, want, check_exact=True, obj=name)
+            assert run.to_arrow(name).equals(pa.Table.from_pandas(want, preserve_index=False)), name
+    with pytest.raises(KeyError, match="cwnd"):
+        red.table("cwnd")
+
+
 def test_overrides_and_seed_equal_the_cli_with_set(root, concord_bin, tmp_path):
     sc = concord.load(root / RED)
     sc.set("topology.bottleneck.rate", "20Mbps")

@@ -1,7 +1,7 @@
 //! `concord bench`: the simulator's speed on the standard dumbbell, beside the figures an ns-3
 //! user compares (goodput, Jain's index, drops, utilisation).
 
-use crate::clock::{peak_rss_bytes, Stopwatch};
+use crate::clock::{cpu_seconds, peak_rss_bytes, reset_peak_rss, rss_bytes, Stopwatch};
 use crate::Failure;
 use concord_sim::results::RunResults;
 use concord_sim::scenario;
@@ -11,9 +11,15 @@ use serde_json::json;
 /// The benchmark's parameters.
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
-    /// Number of sender/receiver pairs (one bulk NewReno flow each).
+    /// Number of sender/receiver pairs (one bulk NewReno flow each), 1 to 100,000 (peak
+    /// memory about 1.35 GB at 100,000 on a 1 Gbps / 25 ms bottleneck, 10 s simulated).
     #[arg(long, default_value_t = 64)]
     pub flows: u32,
+    /// Measure each of these numbers of flows in turn (one run each, smallest first) and
+    /// print the scaling table: flows, packets and events per wall and per CPU second, bytes
+    /// per flow, peak memory. Example: `--scaling 100,1000,10000,100000`.
+    #[arg(long, value_delimiter = ',', conflicts_with = "flows")]
+    pub scaling: Vec<u32>,
     /// Bottleneck rate.
     #[arg(long, default_value = "10Mbps")]
     pub rate: String,
@@ -74,10 +80,20 @@ queues = ["r1->r2"]
     )
 }
 
+/// The most flows `--flows` and `--scaling` accept.
+pub const MAX_FLOWS: u32 = 100_000;
+
 /// `concord bench`.
 pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
-    if a.flows == 0 || a.runs == 0 {
-        return Err(Failure::input("--flows and --runs must be at least 1"));
+    if a.flows == 0 || a.runs == 0 || a.scaling.contains(&0) {
+        return Err(Failure::input(
+            "--flows, --scaling and --runs must be at least 1",
+        ));
+    }
+    if a.flows > MAX_FLOWS || a.scaling.iter().any(|&n| n > MAX_FLOWS) {
+        return Err(Failure::input(format!(
+            "--flows and --scaling go up to {MAX_FLOWS}: give fewer flows"
+        )));
     }
     // Read the quantities here, so that a bad one is reported as the argument it is, not as an
     // error in a generated file.
@@ -101,22 +117,16 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         duration: duration.to_string(),
         ..a.clone()
     };
-    let text = scenario_text(&checked);
-    let sc = scenario::parse_str(&text, None).map_err(|e| Failure::input(e.to_string()))?;
-    let mut walls = Vec::new();
-    let mut last = None;
-    for _ in 0..a.runs {
-        let watch = Stopwatch::start();
-        let mut sim = Simulator::new(&sc).map_err(|e| Failure::runtime(e.to_string()))?;
-        sim.run().map_err(|e| Failure::runtime(e.to_string()))?;
-        walls.push(watch.secs());
-        last = Some(sim);
+    if !a.scaling.is_empty() {
+        return scaling(&checked);
     }
-    let Some(sim) = last else {
-        return Err(Failure::runtime("no run completed"));
-    };
-    walls.sort_by(f64::total_cmp);
-    let wall = walls[walls.len() / 2];
+    let Measured {
+        sim,
+        walls,
+        wall,
+        cpu,
+        resident_growth: _,
+    } = measure(&checked)?;
     let r = RunResults::from_simulator(&sim);
     let events = sim.events_processed() as f64;
     let bottleneck_packets = r
@@ -138,6 +148,9 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "wall_seconds_all": walls,
             "events": sim.events_processed(),
             "events_per_second": events / wall,
+            "cpu_seconds_median": cpu,
+            "events_per_cpu_second": cpu.map(|c| events / c),
+            "bottleneck_packets_per_cpu_second": cpu.map(|c| bottleneck_packets / c),
             "bottleneck_packets": bottleneck_packets,
             "bottleneck_packets_per_wall_second": bottleneck_packets / wall,
             "simulated_seconds_per_wall_second": r.duration_s / wall,
@@ -168,6 +181,14 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         "  simulated s per wall s          {:.1}",
         r.duration_s / wall
     );
+    if let Some(c) = cpu {
+        println!("  CPU time                        {c:.2} s  (/proc, 10 ms ticks)");
+        println!("  events per CPU second           {:.0}", events / c);
+        println!(
+            "  bottleneck packets per CPU s    {:.0}",
+            bottleneck_packets / c
+        );
+    }
     match peak {
         Some(mb) => println!("  peak memory                     {mb:.1} MB"),
         None => println!("  peak memory                     unknown (no /proc)"),
@@ -190,5 +211,150 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         "  bottleneck utilisation          {:.2}%",
         r.bottleneck_utilisation * 100.0
     );
+    Ok(())
+}
+
+/// One benchmark configuration's measurement.
+struct Measured {
+    /// The last run's simulator, after the run.
+    sim: Simulator,
+    /// Every run's wall time, sorted, in seconds.
+    walls: Vec<f64>,
+    /// The median wall time, in seconds.
+    wall: f64,
+    /// The median CPU time of a run (setting up and running the simulator), in seconds.
+    cpu: Option<f64>,
+    /// Resident memory the last simulator added (after its run, against before it was
+    /// built), in bytes.
+    resident_growth: Option<u64>,
+}
+
+/// Runs the scenario of `a` `a.runs` times.
+fn measure(a: &BenchArgs) -> Result<Measured, Failure> {
+    let text = scenario_text(a);
+    let sc = scenario::parse_str(&text, None).map_err(|e| Failure::input(e.to_string()))?;
+    let mut walls = Vec::new();
+    let mut cpus = Vec::new();
+    let mut last = None;
+    let mut resident_growth = None;
+    for _ in 0..a.runs {
+        // The previous run's simulator goes first, so that it neither counts nor weighs.
+        drop(last.take());
+        let before = rss_bytes();
+        let cpu0 = cpu_seconds();
+        let watch = Stopwatch::start();
+        let mut sim = Simulator::new(&sc).map_err(|e| Failure::runtime(e.to_string()))?;
+        sim.run().map_err(|e| Failure::runtime(e.to_string()))?;
+        walls.push(watch.secs());
+        if let (Some(c0), Some(c1)) = (cpu0, cpu_seconds()) {
+            cpus.push(c1 - c0);
+        }
+        resident_growth = match (before, rss_bytes()) {
+            (Some(b), Some(n)) => Some(n.saturating_sub(b)),
+            _ => None,
+        };
+        last = Some(sim);
+    }
+    let Some(sim) = last else {
+        return Err(Failure::runtime("no run completed"));
+    };
+    walls.sort_by(f64::total_cmp);
+    cpus.sort_by(f64::total_cmp);
+    let wall = walls[walls.len() / 2];
+    let cpu = (cpus.len() == walls.len()).then(|| cpus[cpus.len() / 2]);
+    Ok(Measured {
+        sim,
+        walls,
+        wall,
+        cpu,
+        resident_growth,
+    })
+}
+
+/// `concord bench --scaling N1,N2,...`: one row per number of flows.
+fn scaling(a: &BenchArgs) -> Result<(), Failure> {
+    let mut counts = a.scaling.clone();
+    counts.sort_unstable();
+    counts.dedup();
+    let mut rows = Vec::new();
+    if !a.json {
+        println!(
+            "concord bench --scaling: NewReno flows, {} / {} bottleneck, {}-packet DropTail, {} simulated, seed {}, median of {} runs",
+            a.rate, a.delay, a.queue, a.duration, a.seed, a.runs
+        );
+        println!();
+        println!(
+            "{:>7} {:>10} {:>13} {:>13} {:>13} {:>10} {:>10} {:>9}",
+            "flows",
+            "bn packets",
+            "packets/wall",
+            "packets/CPU",
+            "events/CPU",
+            "CPU s",
+            "B/flow",
+            "peak MB"
+        );
+    }
+    for n in counts {
+        let args = BenchArgs {
+            flows: n,
+            scaling: Vec::new(),
+            ..a.clone()
+        };
+        let peak_reset = reset_peak_rss();
+        let m = measure(&args)?;
+        let r = RunResults::from_simulator(&m.sim);
+        let packets = r
+            .channels
+            .iter()
+            .find(|c| c.name == r.bottleneck)
+            .map(|c| c.tx_packets)
+            .unwrap_or(0) as f64;
+        let events = m.sim.events_processed() as f64;
+        let peak_mb = peak_rss_bytes()
+            .filter(|_| peak_reset)
+            .map(|b| b as f64 / 1e6);
+        let per_flow = m.resident_growth.map(|b| b as f64 / f64::from(n));
+        let row = json!({
+            "flows": n,
+            "bottleneck_packets": packets,
+            "wall_seconds_median": m.wall,
+            "wall_seconds_all": m.walls,
+            "cpu_seconds_median": m.cpu,
+            "bottleneck_packets_per_wall_second": packets / m.wall,
+            "bottleneck_packets_per_cpu_second": m.cpu.map(|c| packets / c),
+            "events": m.sim.events_processed(),
+            "events_per_wall_second": events / m.wall,
+            "events_per_cpu_second": m.cpu.map(|c| events / c),
+            "resident_bytes_per_flow": per_flow,
+            "peak_rss_mb": peak_mb,
+        });
+        if !a.json {
+            let opt =
+                |v: Option<f64>, prec: usize| v.map_or("?".to_string(), |x| format!("{x:.prec$}"));
+            println!(
+                "{:>7} {:>10} {:>13.0} {:>13} {:>13} {:>10} {:>10} {:>9}",
+                n,
+                packets,
+                packets / m.wall,
+                opt(m.cpu.map(|c| packets / c), 0),
+                opt(m.cpu.map(|c| events / c), 0),
+                opt(m.cpu, 2),
+                opt(per_flow, 0),
+                opt(peak_mb, 1)
+            );
+        }
+        rows.push(row);
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| Failure::runtime(e.to_string()))?
+        );
+    } else {
+        println!();
+        println!("bn packets: packets sent on the bottleneck; CPU s: the process's user + system time of a run (10 ms ticks);");
+        println!("B/flow: resident memory the simulator added, per flow; peak MB: the process's peak resident memory during that row.");
+    }
     Ok(())
 }

@@ -15,6 +15,18 @@ from = "s1"
 to = "d1"
 "#;
 
+const LINE: &str = r#"duration = "1s"
+[topology]
+kind = "line"
+routers = 100000
+link = { rate = "10Mbps", delay = "1ms" }
+access = { rate = "1Gbps", delay = "1ms" }
+[[flow]]
+kind = "tcp"
+from = "src"
+to = "dst"
+"#;
+
 #[test]
 fn over_the_memory_limit_exits_2_with_one_line_before_running() {
     let dir = common::temp("limits", "run");
@@ -30,7 +42,16 @@ fn over_the_memory_limit_exits_2_with_one_line_before_running() {
         args.extend(extra.iter().map(|s| s.to_string()));
         common::concord(&args.iter().map(String::as_str).collect::<Vec<_>>())
     };
-    let big = run("100000", &[]);
+    // 100,000 pairs fit since routing keeps tables for routers only; 100,000 routers in a line
+    // do not (a table of 100,002 entries per router).
+    let line = dir.join("line.toml");
+    std::fs::write(&line, LINE).expect("write");
+    let big = common::concord(&[
+        "run",
+        &line.display().to_string(),
+        "--out",
+        &dir.join("out").display().to_string(),
+    ]);
     assert_eq!(big.status.code(), Some(2), "{big:?}");
     let stderr = String::from_utf8_lossy(&big.stderr);
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");

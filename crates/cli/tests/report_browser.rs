@@ -2,11 +2,12 @@
 //! writes a page that headless Chromium loads with every figure present and drawn, CM Fig. 4 on
 //! a real log axis (ticks 0.25 to 16, not exponents), and a screenshot of it. The table of
 //! contents (`id="toc"`) and the verdict summary (`id="verdicts"`) are checked by a test of
-//! their own.
+//! their own, and ECA Fig. 7's delay axis, a log10 axis labelled 10, 100, 1000, by another.
 //!
 //! Needs Debian's `chromium` (or `chromium-browser`) on the PATH; without it the test is
 //! skipped with a message, unless `CONCORD_REQUIRE_CHROMIUM=1`, when it fails.
 
+use concord_repro::{registry, run_experiments, write_report, Ctx, Experiment, Report};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -266,4 +267,107 @@ fn the_report_page_has_a_table_of_contents_and_a_verdict_summary() {
         dom.contains("href=\"#checks\"") && dom.contains("id=\"checks\""),
         "the table of contents does not link the checks section"
     );
+}
+
+/// The x positions of the `<text>` elements of `svg` (as Chromium serialises the document)
+/// whose content is exactly `label`.
+fn label_positions(svg: &str, label: &str) -> Vec<f64> {
+    svg.split("<text ")
+        .skip(1)
+        .filter(|t| {
+            t.split_once('>')
+                .is_some_and(|(_, rest)| rest.starts_with(&format!("{label}</text>")))
+        })
+        .filter_map(|t| {
+            let x = t.split("x=\"").nth(1)?.split('"').next()?;
+            x.parse().ok()
+        })
+        .collect()
+}
+
+/// ECA Fig. 7's delay axis is a real log axis, as Chromium reads and draws the figure: ticks
+/// labelled with the values 10, 100 and 1000 (not exponents), a decade apart at equal
+/// distances, with the minor grid line of 20 at log10(2) of a decade past 10.
+#[test]
+fn a_log_axis_is_labelled_10_a_decade_apart_in_chromium() {
+    let Some(exe) = find_chromium() else {
+        if std::env::var("CONCORD_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
+            panic!("chromium is not installed and CONCORD_REQUIRE_CHROMIUM=1; apt-get install chromium");
+        }
+        eprintln!("skipped: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser-log");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).expect("work dir");
+    let work = work.canonicalize().expect("absolute work dir");
+    let dir = work.join("report");
+    // The report of the one experiment that draws ECA Fig. 7, written as `reproduce` writes it.
+    let experiments: Vec<Experiment> = registry()
+        .into_iter()
+        .filter(|e| e.id == "eca/delay")
+        .collect();
+    assert_eq!(
+        experiments.len(),
+        1,
+        "the eca/delay experiment is registered"
+    );
+    let ctx = Ctx {
+        quick: true,
+        seed_base: 0,
+    };
+    let outcomes = run_experiments(&experiments, &ctx, 2, &|_, _| {});
+    let report = Report::new(true, &experiments, &outcomes);
+    write_report(&dir, &report, &outcomes).expect("report written");
+
+    let figure = dir.join("figures").join("eca-fig7-delay.svg");
+    let dom_file = work.join("fig7-dom.svg");
+    chromium(
+        &exe,
+        &work,
+        &["--dump-dom".into()],
+        &file_url(&figure),
+        &dom_file,
+    );
+    let dom = std::fs::read_to_string(&dom_file).expect("dom");
+    let at = |label: &str| -> f64 {
+        let xs = label_positions(&dom, label);
+        assert_eq!(xs.len(), 1, "one x tick labelled {label:?}: {xs:?}");
+        xs[0]
+    };
+    let (x10, x100, x1000) = (at("10"), at("100"), at("1000"));
+    let decade = x100 - x10;
+    assert!(decade > 50.0, "ticks 10 and 100 are {decade} px apart");
+    assert!(
+        (x1000 - x100 - decade).abs() < 0.05,
+        "10, 100, 1000 at {x10}, {x100}, {x1000}: not a log axis"
+    );
+    let x20 = x10 + 2f64.log10() * decade;
+    assert!(
+        dom.contains(&format!("<line x1=\"{x20:.2}\"")),
+        "no minor grid line of 20 at x = {x20:.2}"
+    );
+    // A picture of the figure and of its report, for a person to look at.
+    for (url, png, size) in [
+        (file_url(&figure), work.join("fig7.png"), "640,400"),
+        (
+            file_url(&dir.join("index.html")),
+            work.join("report.png"),
+            "1280,2000",
+        ),
+    ] {
+        chromium(
+            &exe,
+            &work,
+            &[
+                format!("--screenshot={}", png.display()),
+                format!("--window-size={size}"),
+            ],
+            &url,
+            &work.join("screenshot.stdout"),
+        );
+        let bytes = std::fs::read(&png).expect("screenshot written");
+        assert!(bytes.len() > 10_000, "{} is nearly blank", png.display());
+        eprintln!("screenshot: {}", png.display());
+    }
 }

@@ -8,6 +8,7 @@
 //! the `concord._concord` extension module that the Python package `concord` wraps (built by
 //! maturin; see python/pyproject.toml).
 
+pub mod columns;
 pub mod local;
 pub mod run;
 pub mod sweep;

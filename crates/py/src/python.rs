@@ -4,6 +4,7 @@
 // PyO3's `#[pymodule]`, `#[pyclass]` and `#[pyfunction]` expand to the extension's FFI glue.
 #![allow(unsafe_code)]
 
+use crate::columns::{csv_columns, Values};
 use crate::local::run_local;
 use crate::run::{run_source, RunError as RustRunError, RunOutput};
 use crate::sweep::{RunRecord, Sweep};
@@ -12,7 +13,7 @@ use concord_sim::scenario::{OverrideValue, ScenarioSource};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyFloat, PyInt, PyList, PyString, PyTuple};
 use std::path::PathBuf;
 
 create_exception!(
@@ -203,6 +204,29 @@ impl RawRun {
     /// The table `name` as CSV text, or None.
     fn table(&self, name: &str) -> Option<String> {
         self.output.table(name).map(str::to_string)
+    }
+
+    /// The table `name` as typed columns, or None: a list of (column name, kind, values),
+    /// where kind `i8` and `f8` give the values as a bytearray of little-endian 64-bit
+    /// integers or doubles (NaN where missing), and kind `str` as a list of str or None.
+    fn columns<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+    ) -> PyResult<Option<Vec<(String, &'static str, Bound<'py, PyAny>)>>> {
+        let Some(csv) = self.output.table(name) else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        for (column, values) in csv_columns(csv) {
+            let (kind, values) = match values {
+                Values::Int(b) => ("i8", PyByteArray::new(py, &b).into_any()),
+                Values::Float(b) => ("f8", PyByteArray::new(py, &b).into_any()),
+                Values::Str(v) => ("str", PyList::new(py, v)?.into_any()),
+            };
+            out.push((column, kind, values));
+        }
+        Ok(Some(out))
     }
 
     /// Writes what `concord run` writes into `dir`.

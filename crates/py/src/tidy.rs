@@ -311,7 +311,7 @@ fn typed_values(values: &[&OverrideValue]) -> ColumnData {
 
 /// CSV cells as a column: integers if every non-empty cell is one, else floats if every one is
 /// a number, else strings; empty cells are missing.
-fn typed_cells(cells: &[&str]) -> ColumnData {
+pub(crate) fn typed_cells(cells: &[&str]) -> ColumnData {
     let filled = || cells.iter().filter(|c| !c.is_empty());
     if filled().all(|c| c.parse::<i64>().is_ok()) && filled().next().is_some() {
         return ColumnData::Int(cells.iter().map(|c| c.parse().ok()).collect());

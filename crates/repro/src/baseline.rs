@@ -61,15 +61,15 @@ fn bdp(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "scenarios/basic/single-flow-bdp.toml",
         ctx.quick,
     );
-    let rates = sim.flows[0].goodput.rates_bps(sim.end());
-    let bin = sim.flows[0].goodput.bin().as_secs_f64();
+    let rates = sim.flows()[0].goodput.rates_bps(sim.end());
+    let bin = sim.flows()[0].goodput.bin().as_secs_f64();
     let goodput: Vec<(f64, f64)> = rates
         .iter()
         .enumerate()
         .map(|(i, b)| (i as f64 * bin, b / 1e6))
         .collect();
     let cwnd: Vec<(f64, f64)> = sim
-        .cwnd_samples
+        .cwnd_samples()
         .iter()
         .map(|c| (c.at.as_secs_f64(), c.cwnd as f64 / 1448.0))
         .collect();
@@ -140,7 +140,7 @@ fn dumbbell(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 ));
                 let b = sim.bottleneck();
                 let q: Vec<(f64, f64)> = sim
-                    .queue_samples
+                    .queue_samples()
                     .iter()
                     .filter(|s| s.channel == b)
                     .map(|s| (s.at.as_secs_f64(), s.packets as f64))

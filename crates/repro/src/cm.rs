@@ -168,7 +168,7 @@ fn delivered_kb(flow: &concord_sim::flow::Flow) -> Vec<(f64, f64)> {
 
 /// Goodput of flow `f` of `sim` between `from` and the end of the run, in bit/s.
 fn goodput_from(sim: &Simulator, f: usize, from_s: f64) -> f64 {
-    let flow = &sim.flows[f];
+    let flow = &sim.flows()[f];
     let bin = flow.goodput.bin().as_secs_f64();
     let rates = flow.goodput.rates_bps(sim.end());
     let first = (from_s / bin).round() as usize;
@@ -218,7 +218,7 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
             }
             if seed == seeds[0] {
                 first.push((label.to_string(), tput));
-                for (i, f) in sim.flows.iter().enumerate().take(4) {
+                for (i, f) in sim.flows().iter().enumerate().take(4) {
                     let points = delivered_kb(f);
                     traces = traces.series(&format!("{label} web{}", i + 1), Style::Line, points);
                 }
@@ -351,7 +351,7 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
 
 /// The audio flow's state in a finished run.
 fn audio_state(sim: &Simulator, f: usize) -> Option<&concord_sim::cm::AudioState> {
-    match &sim.flows.get(f)?.agent {
+    match &sim.flows().get(f)?.agent {
         Agent::CmApp(a) => match &a.app {
             CmApp::Audio(s) => Some(s),
             CmApp::Bulk { .. } => None,
@@ -384,12 +384,7 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
             rates[k].push(v / 1e3);
         }
         let end = sim.end();
-        let Some(Agent::CmApp(app)) = sim.flows.get_mut(0).map(|f| &mut f.agent) else {
-            continue;
-        };
-        if let CmApp::Audio(s) = &mut app.app {
-            s.settle(end);
-        }
+        sim.settle_audio(0);
         let Some(s) = audio_state(&sim, 0) else {
             continue;
         };
@@ -892,7 +887,7 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let (r, sim) = simulate(&sc)?;
         let start = sc.flows[1].start.as_secs_f64();
         let chosen: Vec<f64> = (1..=3)
-            .map(|f| sim.cm.chosen[f].map_or(0.0, |b| b as f64))
+            .map(|f| sim.cm().chosen[f].map_or(0.0, |b| b as f64))
             .collect();
         for (i, f) in (1..=3).enumerate() {
             rows.push(format!(
@@ -914,7 +909,7 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
             let from = start + 0.5;
             let rates: Vec<f64> = (1..=3)
                 .map(|f| {
-                    let flow = &sim.flows[f];
+                    let flow = &sim.flows()[f];
                     let bin = flow.goodput.bin().as_secs_f64();
                     let all = flow.goodput.rates_bps(sim.end());
                     let (a, b) = ((from / bin).round() as usize, (first_done / bin) as usize);
@@ -1018,7 +1013,7 @@ fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
 /// its data packets the queues dropped over the packets it sent (packets still in flight at
 /// the end are not losses).
 fn bulk_loss(sim: &Simulator) -> f64 {
-    let f = &sim.flows[0];
+    let f = &sim.flows()[0];
     let sent = match &f.agent {
         Agent::CmApp(a) => a.sent - a.sent_at_warmup,
         Agent::Tcp(t) => t.sender.stats().segments_sent - t.stats_at_warmup.segments_sent,
@@ -1242,9 +1237,9 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
         for &seed in &seeds {
             let sc = scenario_from(BULK_FILE, &text, Some(seed))?;
             let (_, sim) = simulate(&sc)?;
-            per_seed.push(sim.flows[0].queue_drops as f64);
+            per_seed.push(sim.flows()[0].queue_drops as f64);
             if seed == seeds[0] && policy != "off" {
-                let points = delivered_kb(&sim.flows[0]);
+                let points = delivered_kb(&sim.flows()[0]);
                 sequence = sequence.series(&format!("aging on {policy}"), Style::Line, points);
             }
         }
@@ -1357,7 +1352,7 @@ fn scheduler(ctx: &Ctx) -> Result<Outcome, ReproError> {
             "rate (kbit/s)",
         );
         for (f, name) in ["a", "b", "c"].iter().enumerate() {
-            let flow = &sim.flows[f];
+            let flow = &sim.flows()[f];
             let per_s = (1.0 / flow.goodput.bin().as_secs_f64()).round().max(1.0) as usize;
             let rates = flow.goodput.rates_bps(sim.end());
             let points = rates
@@ -1389,25 +1384,26 @@ fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let (_, sim) = simulate(&sc)?;
         // The true loss rate: packets the bottleneck's wire lost over packets sent (the path's
         // only loss; the queue never overflows).
-        let sent = match &sim.flows[0].agent {
+        let sent = match &sim.flows()[0].agent {
             Agent::CmApp(a) => a.sent as f64,
             _ => f64::NAN,
         };
-        let truth = sim.channels[sim.bottleneck() as usize].stats.wire_losses as f64 / sent;
+        let truth = sim.channels()[sim.bottleneck() as usize].stats.wire_losses as f64 / sent;
         let src = sc.flows[0].from;
         let estimate = sim
-            .cm
+            .cm()
             .hosts
             .get(src)
             .and_then(Option::as_ref)
-            .zip(sim.cm.handles.first().copied().flatten())
+            .zip(sim.cm().handles.first().copied().flatten())
             .and_then(|(h, id)| h.cm.flow_sample(id).ok().flatten())
             .and_then(|s| s.loss_rate())
             .unwrap_or(f64::NAN);
         errors.push((estimate / truth - 1.0).abs());
         rows.push(format!(
             "{seed},{truth:.6},{estimate:.6},{},{}",
-            sim.cm.probes_lost, sim.cm.responses_lost
+            sim.cm().probes_lost,
+            sim.cm().responses_lost
         ));
     }
     out.claims.push(

@@ -67,7 +67,7 @@ pub fn experiments() -> Vec<Experiment> {
 
 /// The per-bin goodput of flow `f` (bit/s) over the measurement window (from the warm-up on).
 fn window_rates(sim: &Simulator, f: usize) -> Vec<f64> {
-    let Some(flow) = sim.flows.get(f) else {
+    let Some(flow) = sim.flows().get(f) else {
         return Vec::new();
     };
     let bin = flow.goodput.bin().as_secs_f64();
@@ -93,7 +93,7 @@ fn mean(x: &[f64]) -> f64 {
 /// Goodput over time of every flow of `sim`, in Mbit/s, for a line plot.
 fn goodput_plot(title: &str, sim: &Simulator) -> Plot {
     let mut plot = Plot::new(title, "time (s)", "goodput (Mbit/s)");
-    for f in &sim.flows {
+    for f in sim.flows() {
         let bin = f.goodput.bin().as_secs_f64();
         let points = f
             .goodput
@@ -276,7 +276,7 @@ fn flowshare_point(
     let mut agg: Vec<f64> = Vec::new();
     let mut tfrc_sum: Vec<f64> = Vec::new();
     let mut tfrc_total = 0.0;
-    for (i, f) in sim.flows.iter().enumerate() {
+    for (i, f) in sim.flows().iter().enumerate() {
         let rates = window_rates(&sim, i);
         let target = if f.name.starts_with("cp") {
             &mut agg

@@ -293,7 +293,7 @@ fn measured(point: Point, sim: &Simulator) -> Measured {
     let mut v_delay = Histogram::new();
     let mut covs = Vec::new();
     let first_bin = (sim.warmup().as_nanos() / 100_000_000) as usize;
-    for f in &sim.flows {
+    for f in sim.flows() {
         let weight = f
             .name
             .rsplit('w')
@@ -323,12 +323,12 @@ fn measured(point: Point, sim: &Simulator) -> Measured {
         }
     }
     let hops: Vec<f64> = sim
-        .channels
+        .channels()
         .iter()
         .enumerate()
         .filter(|(_, c)| {
-            sim.nodes[c.from as usize].kind == NodeKind::Router
-                && sim.nodes[c.to as usize].kind == NodeKind::Router
+            sim.nodes()[c.from as usize].kind == NodeKind::Router
+                && sim.nodes()[c.to as usize].kind == NodeKind::Router
                 && c.to > c.from
         })
         .map(|(i, c)| {
@@ -346,9 +346,11 @@ fn measured(point: Point, sim: &Simulator) -> Measured {
     }
 }
 
-/// Runs every point at `seed` on all cores; results in the order of `points`.
+/// Runs every point at `seed` on this thread and the run's spare ones (`--jobs`); results in
+/// the order of `points`.
 fn run_all(points: &[Point], seed: u64) -> Result<Vec<Measured>, ReproError> {
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let helpers = crate::runner::helper_threads(points.len().saturating_sub(1));
+    let jobs = 1 + helpers.count;
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<Result<Measured, ReproError>>>> =
         points.iter().map(|_| std::sync::Mutex::new(None)).collect();
@@ -1017,7 +1019,7 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
             let mut points = Vec::new();
             // Completed requests, and those a retransmission timeout delayed (Fig. 8's outliers).
             let (mut requests, mut timed_out) = (0u64, 0u64);
-            for (f, spec) in sim.flows.iter().zip(&sc.flows) {
+            for (f, spec) in sim.flows().iter().zip(&sc.flows) {
                 let (
                     Agent::Tcp(t),
                     FlowKind::Tcp {

@@ -147,9 +147,9 @@ pub fn experiments() -> Vec<Experiment> {
 
 /// Packets dropped in routers' queues (full or early) and on links leaving routers.
 fn router_drops(sim: &Simulator) -> u64 {
-    sim.channels
+    sim.channels()
         .iter()
-        .filter(|c| sim.nodes[c.from as usize].kind == NodeKind::Router)
+        .filter(|c| sim.nodes()[c.from as usize].kind == NodeKind::Router)
         .map(|c| c.stats.queue_drops() + c.stats.wire_losses)
         .sum()
 }
@@ -179,7 +179,7 @@ struct Transfer {
 
 fn transfer(r: &RunResults, sim: &Simulator) -> Transfer {
     let f = &r.flows[0];
-    let flow: &Flow = &sim.flows[0];
+    let flow: &Flow = &sim.flows()[0];
     let time_s = f.completion_s.unwrap_or(sim.end().as_secs_f64());
     Transfer {
         time_s,
@@ -208,10 +208,10 @@ fn jitter_cdf(flow: &Flow) -> Vec<(f64, f64)> {
 
 /// Queue occupancy samples of channel `name`, as (s, packets).
 fn queue_series(sim: &Simulator, name: &str) -> Vec<(f64, f64)> {
-    let Some(c) = sim.channels.iter().position(|c| c.name == name) else {
+    let Some(c) = sim.channels().iter().position(|c| c.name == name) else {
         return Vec::new();
     };
-    sim.queue_samples
+    sim.queue_samples()
         .iter()
         .filter(|s| s.channel as usize == c)
         .map(|s| (s.at.as_secs_f64(), s.packets as f64))
@@ -264,7 +264,7 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     t.drops
                 ));
                 if group == 1 && first {
-                    fig5 = fig5.series(scheme, Style::Line, jitter_cdf(&sim.flows[0]));
+                    fig5 = fig5.series(scheme, Style::Line, jitter_cdf(&sim.flows()[0]));
                     for ch in ["r1->r2", "r2->b"] {
                         queues = queues.series(
                             &format!("{scheme} {ch}"),
@@ -641,8 +641,8 @@ fn unresponsive(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let udp_rate = 15e6 / BOTTLENECK_BPS;
         shares[k] = (tcp, udp / udp_rate, router_drops(&sim), udp);
         for (i, name) in [(0usize, "TCP"), (1, "UDP")] {
-            let bin = sim.flows[i].goodput.bin().as_secs_f64();
-            let pts = sim.flows[i]
+            let bin = sim.flows()[i].goodput.bin().as_secs_f64();
+            let pts = sim.flows()[i]
                 .goodput
                 .rates_bps(sim.end())
                 .iter()
@@ -720,11 +720,11 @@ fn multihop(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let (r, sim) = simulate(&sc)?;
     let mut out = Outcome::default();
     let at_hosts: u64 = sim
-        .nodes
+        .nodes()
         .iter()
         .enumerate()
-        .filter(|(i, _)| matches!(sim.gcca.nodes.get(*i), Some(NodeGcca::Host(_))))
-        .map(|(i, _)| sim.gcca.stats[i].congestion_received)
+        .filter(|(i, _)| matches!(sim.gcca().nodes.get(*i), Some(NodeGcca::Host(_))))
+        .map(|(i, _)| sim.gcca().stats[i].congestion_received)
         .sum();
     out.claims.push(Claim::new(
         Paper::Gcca,
@@ -743,7 +743,7 @@ fn multihop(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "queue (packets)",
     );
     for hop in ["r1->r2", "r2->r3", "r3->r4", "r4->b"] {
-        let Some(ch) = sim.channels.iter().find(|c| c.name == hop) else {
+        let Some(ch) = sim.channels().iter().find(|c| c.name == hop) else {
             continue;
         };
         let limit = ch
@@ -782,7 +782,7 @@ fn multihop(ctx: &Ctx) -> Result<Outcome, ReproError> {
     );
     for hop in ["r1->r2", "r2->r3", "r3->r4"] {
         if let Some(p) = sim
-            .channels
+            .channels()
             .iter()
             .find(|c| c.name == hop)
             .and_then(|c| c.disc().gcca())

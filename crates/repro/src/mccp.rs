@@ -187,7 +187,7 @@ fn startup(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 let (r, sim) = simulate(&sc)?;
                 util[i] = r.bottleneck_utilisation * 100.0;
                 if i == 0 {
-                    max_cwnd_20s = cwnd_series(&sim.cwnd_samples, 0)
+                    max_cwnd_20s = cwnd_series(sim.cwnd_samples(), 0)
                         .iter()
                         .filter(|(t, _)| *t <= 20.0)
                         .map(|(_, w)| *w)
@@ -371,7 +371,7 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let sc = scenario_from(file, &with_cc(file, &text, cc)?, Some(seed))?;
         let (r, sim) = simulate(&sc)?;
         util[i] = r.bottleneck_utilisation * 100.0;
-        let cuts = reductions(&sim.cwnd_samples, 0);
+        let cuts = reductions(sim.cwnd_samples(), 0);
         for c in &cuts {
             let _ = writeln!(
                 raw,
@@ -451,11 +451,11 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
             "time (s)",
             "segments",
         )
-        .series("cwnd", Style::Line, cwnd_series(&sim.cwnd_samples, 0))
+        .series("cwnd", Style::Line, cwnd_series(sim.cwnd_samples(), 0))
         .series(
             "ssthresh",
             Style::Line,
-            ssthresh_series(&sim.cwnd_samples, 0),
+            ssthresh_series(sim.cwnd_samples(), 0),
         )
         .reference("pipe + buffer 46", 46.0)
         .reference("pipe 36", pipe);
@@ -463,7 +463,7 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
             .push(figure(&format!("mccp-fig2{}", ["a", "b"][i]), &plot));
         if cc == "mccp" {
             let abe: Vec<(f64, f64)> = sim
-                .estimator_samples
+                .estimator_samples()
                 .iter()
                 .map(|e| (e.at.as_secs_f64(), e.abe_filtered * 8.0 / 1e6))
                 .collect();
@@ -699,7 +699,7 @@ fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 }
                 _ => {}
             }
-            plot = plot.series(label(cc), Style::Line, cwnd_series(&sim.cwnd_samples, 0));
+            plot = plot.series(label(cc), Style::Line, cwnd_series(sim.cwnd_samples(), 0));
         }
         plot = plot.reference("BDP 1202", 100e6 * 0.1 / 8.0 / WIRE);
         let id = if point == 0 {
@@ -725,7 +725,7 @@ fn label(variant: &str) -> &'static str {
 /// The first time at or after `from` (s) at which cwnd reached `target` bytes, in seconds after
 /// `from`.
 fn time_to(sim: &Simulator, from: f64, target: u64) -> Option<f64> {
-    sim.cwnd_samples
+    sim.cwnd_samples()
         .iter()
         .find(|c| c.flow == 0 && c.at.as_secs_f64() >= from && c.cwnd >= target)
         .map(|c| c.at.as_secs_f64() - from)
@@ -759,7 +759,7 @@ fn bandwidth_freed(ctx: &Ctx) -> Result<Outcome, ReproError> {
             // Not within the run: the time left is a lower bound.
             None => times[i] = end - leave,
         }
-        plot = plot.series(label(cc), Style::Line, cwnd_series(&sim.cwnd_samples, 0));
+        plot = plot.series(label(cc), Style::Line, cwnd_series(sim.cwnd_samples(), 0));
     }
     plot = plot.reference("BDP 1202", bdp as f64 / MSS);
     const FIG4_SECTION: &str = "Simulation results, dynamic bandwidth";
@@ -894,8 +894,8 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "time (s)",
         "cwnd (segments)",
     )
-    .series("MCCP", Style::Line, cwnd_series(&sim.cwnd_samples, 0))
-    .series("NewReno", Style::Line, cwnd_series(&sim.cwnd_samples, 1));
+    .series("MCCP", Style::Line, cwnd_series(sim.cwnd_samples(), 0))
+    .series("NewReno", Style::Line, cwnd_series(sim.cwnd_samples(), 1));
     out.figures.push(figure("mccp-friendliness", &plot));
     out.raw.push((
         "mccp-friendliness-flows.json".into(),

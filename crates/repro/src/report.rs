@@ -347,7 +347,7 @@ pub fn render_html(r: &Report) -> String {
     h.push_str("body{font-family:Helvetica,Arial,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\n");
     h.push_str("table{border-collapse:collapse;width:100%;margin:1em 0}th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;font-size:13px;vertical-align:top}\n");
     h.push_str("td.num{text-align:right;font-variant-numeric:tabular-nums}.reproduced{color:#1a7f37;font-weight:bold}.deviation{color:#9a6700;font-weight:bold}.seed{color:#8250df;font-weight:bold}.not{color:#cf222e;font-weight:bold}\n");
-    h.push_str("q{font-style:italic;color:#444}figure{display:inline-block;margin:0.5em}figure img{border:1px solid #eee}figcaption{font-size:13px;color:#555}\n</style></head><body>\n");
+    h.push_str("q{font-style:italic;color:#444}.same{color:#888}figure{display:inline-block;margin:0.5em}figure img{border:1px solid #eee}figcaption{font-size:13px;color:#555}\n</style></head><body>\n");
     let _ = writeln!(
         h,
         "<h1>concord: reproduced results</h1>\n<p>concord {} &middot; {} setting &middot; seed base {}</p>",
@@ -422,14 +422,21 @@ pub fn render_html(r: &Report) -> String {
             escape(&counts_sentence(verdict_counts(claims.iter().copied())))
         );
         h.push_str("<table><tr><th>figure</th><th>the paper's words</th><th>metric</th><th>target</th><th>tolerance</th><th>setting</th><th>seeds</th><th>concord: mean [95% CI]</th><th>verdict</th><th>links</th></tr>\n");
+        let mut previous_quote = "";
         for c in claims {
+            // The paper's words once per run of rows that quote them, as in the README's table.
+            let words = if c.quote == previous_quote {
+                "<span class=\"same\">(as above)</span>".to_string()
+            } else {
+                format!("<q>{}</q> ({})", escape(&c.quote), escape(&c.section))
+            };
+            previous_quote = &c.quote;
             let _ = writeln!(
                 h,
-                "<tr id=\"{}\"><td>{}</td><td><q>{}</q> ({})</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr id=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                 anchor(c),
                 escape(&c.figure),
-                escape(&c.quote),
-                escape(&c.section),
+                words,
                 escape(&c.metric),
                 c.target.map(fmt_num).unwrap_or_else(|| escape(&c.paper_value)),
                 escape(&c.tolerance),

@@ -7,7 +7,7 @@ use concord_sim::scenario::{self, Scenario};
 use concord_sim::Simulator;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 
 /// Why an experiment could not produce its claims.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -225,6 +225,49 @@ struct Watch {
 
 thread_local! {
     static WATCH: RefCell<Option<Watch>> = const { RefCell::new(None) };
+    /// The run's threads not busy with an experiment (see [`helper_threads`]).
+    static SPARE: RefCell<Option<Arc<AtomicUsize>>> = const { RefCell::new(None) };
+}
+
+/// Threads an experiment may run beside its own to do its points in parallel, taken from the
+/// run's `jobs` (a worker with no experiment left gives its thread back); returned on drop.
+/// Outside a run, one per core besides the caller's.
+pub(crate) struct Helpers {
+    pool: Option<Arc<AtomicUsize>>,
+    /// Threads taken.
+    pub(crate) count: usize,
+}
+
+impl Drop for Helpers {
+    fn drop(&mut self) {
+        if let Some(pool) = &self.pool {
+            pool.fetch_add(self.count, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Takes up to `want` spare threads of the current run.
+pub(crate) fn helper_threads(want: usize) -> Helpers {
+    let Some(pool) = SPARE.with(|s| s.borrow().clone()) else {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        return Helpers {
+            pool: None,
+            count: want.min(cores - 1),
+        };
+    };
+    let mut free = pool.load(Ordering::SeqCst);
+    loop {
+        let take = free.min(want);
+        match pool.compare_exchange(free, free - take, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => {
+                return Helpers {
+                    pool: Some(pool),
+                    count: take,
+                }
+            }
+            Err(now) => free = now,
+        }
+    }
 }
 
 /// Sends the watched experiment's progress: `simulated_s` of `duration_s` seconds of the
@@ -278,13 +321,21 @@ pub fn run_watched(
     let next = AtomicUsize::new(0);
     let slots: Vec<Slot> = experiments.iter().map(|_| Mutex::new(None)).collect();
     let (tx, rx) = mpsc::channel::<(usize, Message)>();
+    let workers = jobs.clamp(1, experiments.len().max(1));
+    // One pool of `jobs` threads: those no worker uses help an experiment's own points.
+    let spare = Arc::new(AtomicUsize::new(jobs.max(1) - workers));
     std::thread::scope(|s| {
         let (next, slots) = (&next, &slots);
-        for _ in 0..jobs.clamp(1, experiments.len().max(1)) {
+        for _ in 0..workers {
             let tx = tx.clone();
+            let spare = spare.clone();
             s.spawn(move || loop {
+                SPARE.with(|s| *s.borrow_mut() = Some(spare.clone()));
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(e) = experiments.get(i) else { break };
+                let Some(e) = experiments.get(i) else {
+                    spare.fetch_add(1, Ordering::SeqCst);
+                    break;
+                };
                 let _ = tx.send((i, Message::Started));
                 WATCH.with(|w| {
                     *w.borrow_mut() = Some(Watch {
@@ -344,4 +395,44 @@ pub fn run_watched(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Helper threads the probe experiment got, plus one so that zero is told from unset.
+    static GOT_ONE_JOB: AtomicUsize = AtomicUsize::new(0);
+    static GOT_THREE_JOBS: AtomicUsize = AtomicUsize::new(0);
+
+    fn probe_one(_: &Ctx) -> Result<Outcome, ReproError> {
+        GOT_ONE_JOB.store(helper_threads(8).count + 1, Ordering::SeqCst);
+        Ok(Outcome::default())
+    }
+
+    fn probe_three(_: &Ctx) -> Result<Outcome, ReproError> {
+        GOT_THREE_JOBS.store(helper_threads(8).count + 1, Ordering::SeqCst);
+        Ok(Outcome::default())
+    }
+
+    fn experiment(run: fn(&Ctx) -> Result<Outcome, ReproError>) -> Experiment {
+        Experiment {
+            id: "test/probe",
+            paper: Paper::Eca,
+            title: "probe",
+            run,
+        }
+    }
+
+    #[test]
+    fn an_experiment_gets_no_helper_threads_at_one_job() {
+        run_experiments(&[experiment(probe_one)], &Ctx::default(), 1, &|_, _| {});
+        assert_eq!(GOT_ONE_JOB.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_lone_experiment_gets_the_other_jobs_as_helpers() {
+        run_experiments(&[experiment(probe_three)], &Ctx::default(), 3, &|_, _| {});
+        assert_eq!(GOT_THREE_JOBS.load(Ordering::SeqCst), 3);
+    }
 }

@@ -146,6 +146,12 @@ impl Packet {
                 | Transport::Gccp(_)
         )
     }
+
+    /// True if the packet is a hop-by-hop control message (GCCP): it is for the node at the
+    /// far end of the channel it crossed, whatever its destination.
+    pub fn is_link_control(&self) -> bool {
+        matches!(self.transport, Transport::Gccp(_))
+    }
 }
 
 impl concord_cc::aqm::QueuedPacket for Packet {

@@ -148,13 +148,13 @@ impl RunResults {
             .as_secs_f64()
             .max(1e-12);
         let node = |n: u32| {
-            sim.nodes
+            sim.nodes()
                 .get(n as usize)
                 .map(|x| x.name.clone())
                 .unwrap_or_default()
         };
         let flows: Vec<FlowSummary> = sim
-            .flows
+            .flows()
             .iter()
             .enumerate()
             .map(|(i, f)| {
@@ -189,7 +189,7 @@ impl RunResults {
                     delay_p90_ms: ms(f.network.delay.quantile(0.9)),
                     delay_p99_ms: ms(f.network.delay.quantile(0.99)),
                 };
-                if let Some(Some((weight, _hint))) = sim.cm.weights.get(i) {
+                if let Some(Some((weight, _hint))) = sim.cm().weights.get(i) {
                     s.cm = true;
                     s.cm_weight = Some(*weight);
                 }
@@ -235,7 +235,7 @@ impl RunResults {
             })
             .collect();
         let channels: Vec<ChannelSummary> = sim
-            .channels
+            .channels()
             .iter()
             .enumerate()
             .map(|(i, c)| {
@@ -315,11 +315,19 @@ impl RunResults {
             ("queues", queues_csv(sim)),
             ("delay", delay_csv(sim)),
         ];
-        if !sim.cwnd_samples.is_empty() {
+        if !sim.cwnd_samples().is_empty() {
             tables.push(("cwnd", cwnd_csv(sim)));
         }
-        if !sim.estimator_samples.is_empty() {
+        if !sim.estimator_samples().is_empty() {
             tables.push(("estimator", estimator_csv(sim)));
+        }
+        if !sim.macroflows.is_empty() {
+            let name = |n: u32| {
+                sim.nodes()
+                    .get(n as usize)
+                    .map_or_else(String::new, |node| field(&node.name))
+            };
+            tables.push(("macroflows", sim.macroflows.csv(name)));
         }
         tables
     }
@@ -425,7 +433,7 @@ fn field(s: &str) -> String {
 
 fn goodput_csv(sim: &Simulator) -> String {
     let mut s = String::from("time_s,flow,goodput_bps\n");
-    for f in &sim.flows {
+    for f in sim.flows() {
         let bin = f.goodput.bin().as_secs_f64();
         for (i, bps) in f.goodput.rates_bps(sim.end()).iter().enumerate() {
             let _ = writeln!(s, "{:.6},{},{:.1}", i as f64 * bin, field(&f.name), bps);
@@ -436,9 +444,9 @@ fn goodput_csv(sim: &Simulator) -> String {
 
 fn queues_csv(sim: &Simulator) -> String {
     let mut s = String::from("time_s,channel,packets,bytes,average\n");
-    for q in &sim.queue_samples {
+    for q in sim.queue_samples() {
         let name = sim
-            .channels
+            .channels()
             .get(q.channel as usize)
             .map(|c| c.name.as_str())
             .unwrap_or("");
@@ -458,7 +466,7 @@ fn queues_csv(sim: &Simulator) -> String {
 
 fn delay_csv(sim: &Simulator) -> String {
     let mut s = String::from("flow,lower_us,upper_us,count\n");
-    for f in &sim.flows {
+    for f in sim.flows() {
         for (lo, hi, n) in f.network.delay.buckets() {
             let _ = writeln!(
                 s,
@@ -475,9 +483,9 @@ fn delay_csv(sim: &Simulator) -> String {
 
 fn cwnd_csv(sim: &Simulator) -> String {
     let mut s = String::from("time_s,flow,cwnd_bytes,ssthresh_bytes\n");
-    for c in &sim.cwnd_samples {
+    for c in sim.cwnd_samples() {
         let name = sim
-            .flows
+            .flows()
             .get(c.flow as usize)
             .map(|f| f.name.as_str())
             .unwrap_or("");
@@ -504,9 +512,9 @@ fn estimator_csv(sim: &Simulator) -> String {
     let mut s = String::from(
         "time_s,flow,cwnd_bytes,ssthresh_bytes,abe_sample_Bps,abe_filtered_Bps,t_k_s,tau_k_s,u_k_Bps,counter,fast_probing\n",
     );
-    for e in &sim.estimator_samples {
+    for e in sim.estimator_samples() {
         let name = sim
-            .flows
+            .flows()
             .get(e.flow as usize)
             .map(|f| f.name.as_str())
             .unwrap_or("");

@@ -2,13 +2,13 @@
 //! channels and hands them to the flows' transport agents.
 
 use crate::channel::{Channel, ChannelStats, Offer};
-use crate::eca::{EcaState, EcaTimer};
+use crate::eca::EcaState;
 use crate::event::EventQueue;
 use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
-use crate::gcca::{GccaState, GccaTimer};
+use crate::gcca::GccaState;
 use crate::metrics::Series;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
-use crate::routing::{shortest_paths, NO_ROUTE};
+use crate::routing::{Routes, NO_ROUTE};
 use crate::scenario::DropWhen;
 use crate::scenario::{FlowKind, NodeKind, Scenario};
 use crate::trace::capture::{Capture, CaptureError};
@@ -58,32 +58,20 @@ pub enum SetupError {
 enum Event {
     /// Channel finished serialising its packet in service.
     TxDone(u32),
-    /// A packet reaches the far end of a channel.
-    Arrive(u32, Packet),
+    /// The packet at the head of a channel's propagation lane reaches the far end.
+    Arrive(u32),
     /// A flow's application starts.
     FlowStart(FlowId),
     /// A flow's application stops offering data.
     FlowStop(FlowId),
-    /// A TCP sender's timer (retransmission).
-    SenderTimer(FlowId),
-    /// A TCP receiver's timer (delayed ACK).
-    ReceiverTimer(FlowId),
-    /// A UDP source's next packet or phase change.
-    SourceTick(FlowId),
+    /// A flow's agent has a timer due.
+    Agent(agents::AgentTimer),
+    /// A host stage or a port has a timer due.
+    Stage(stages::StageTimer),
     /// Sample the recorded queues.
     Sample,
     /// The warm-up ends: snapshot counters.
     Warmup,
-    /// A GCCA leaky bucket may release a packet.
-    Gcca(GccaTimer),
-    /// A TFRC sender or receiver timer.
-    Tfrc(tfrc::TfrcTimer),
-    /// A C-UDP endpoint's send or an aggregation point's timer.
-    Cp(cp::CpTimer),
-    /// An ECA shaper may release a packet, or load reports are due.
-    Eca(EcaTimer),
-    /// A host's Congestion Manager or an audio server has something due.
-    Cm(crate::cm::CmTimer),
 }
 
 /// A node at run time.
@@ -93,8 +81,6 @@ pub struct Node {
     pub name: String,
     /// Host or router.
     pub kind: NodeKind,
-    /// Outgoing channel toward each destination node, or [`NO_ROUTE`].
-    routes: Vec<u32>,
 }
 
 /// One sample of a queue's occupancy.
@@ -163,36 +149,43 @@ pub struct Simulator {
     warmup: Instant,
     seed: u64,
     name: String,
-    events: EventQueue<Event>,
+    /// Events, with one lane per channel for the packets propagating on it.
+    events: EventQueue<Event, Packet>,
     /// Nodes.
-    pub nodes: Vec<Node>,
+    nodes: Vec<Node>,
+    /// Each node's outgoing channel toward each destination.
+    routes: Routes,
     /// Channels (two per link: forward then reverse).
-    pub channels: Vec<Channel>,
+    channels: Vec<Channel>,
     /// Flows.
-    pub flows: Vec<Flow>,
+    flows: Vec<Flow>,
     channel_at_warmup: Vec<ChannelStats>,
     sampled: Vec<u32>,
     sample_interval: Duration,
     /// Queue occupancy samples.
-    pub queue_samples: Vec<QueueSample>,
+    queue_samples: Vec<QueueSample>,
     /// cwnd/ssthresh changes of traced flows.
-    pub cwnd_samples: Vec<CwndSample>,
+    cwnd_samples: Vec<CwndSample>,
     /// Per-ACK estimator state of the flows in `record.estimator`.
-    pub estimator_samples: Vec<EstimatorSample>,
+    estimator_samples: Vec<EstimatorSample>,
     /// Packets that found no route (scenario loading prevents it for flows' own packets).
-    pub unroutable: u64,
+    unroutable: u64,
     bottleneck: u32,
     capture: Capture,
     /// Reused buffer for the segments one ACK releases.
     scratch: Vec<Packet>,
     /// GCCA's nodes, host queues and counters (see [`crate::gcca`]).
-    pub gcca: GccaState,
+    gcca: GccaState,
     /// CP's aggregation points, applications and headers (see [`crate::cp`]).
-    pub cp: crate::cp::CpState,
+    cp: crate::cp::CpState,
     /// ECA's estimators, reflector, shapers and counters (see [`crate::eca`]).
-    pub eca: EcaState,
+    eca: EcaState,
     /// The hosts' Congestion Managers and probe responders (see [`crate::cm`]).
-    pub cm: crate::cm::CmState,
+    cm: crate::cm::CmState,
+    /// The CM macroflows at every queue sample (`macroflows.csv`).
+    pub macroflows: crate::trace::macroflow::MacroflowTrace,
+    /// The hosts' stages, in the order a packet passes them.
+    stages: Vec<stages::Stage>,
 }
 
 impl Simulator {
@@ -230,15 +223,13 @@ impl Simulator {
             .iter()
             .map(|n| n.kind == NodeKind::Router)
             .collect();
-        let mut routes = shortest_paths(sc.nodes.len(), &ends, &forwards);
+        let routes = Routes::new(sc.nodes.len(), &ends, &forwards);
         let nodes = sc
             .nodes
             .iter()
-            .zip(routes.iter_mut())
-            .map(|(n, r)| Node {
+            .map(|n| Node {
                 name: n.name.clone(),
                 kind: n.kind,
-                routes: std::mem::take(r),
             })
             .collect();
 
@@ -359,7 +350,7 @@ impl Simulator {
             None => default_bottleneck(&channels, &forwards),
         };
         let pcap: Vec<u32> = sc.record.pcap.iter().map(chan_idx).collect();
-        let capture = Capture::open(dir, &pcap, &channels, sc.record.pcap_snaplen)?;
+        let capture = Capture::open(dir, &pcap, &channels, sc)?;
 
         let mut sim = Simulator {
             now: Instant::ZERO,
@@ -367,8 +358,9 @@ impl Simulator {
             warmup: Instant::ZERO + sc.record.warmup,
             seed,
             name: sc.name.clone(),
-            events: EventQueue::new(),
+            events: EventQueue::with_lanes(channels.len()),
             nodes,
+            routes,
             channel_at_warmup: vec![ChannelStats::default(); channels.len()],
             channels,
             flows,
@@ -385,11 +377,14 @@ impl Simulator {
             cp: Default::default(),
             eca: EcaState::default(),
             cm: Default::default(),
+            macroflows: Default::default(),
+            stages: Vec::new(),
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);
         sim.setup_eca(sc);
         sim.setup_cm(sc);
+        sim.stages = stages::compose(&sim);
         for i in 0..sim.flows.len() {
             let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
             sim.events.push(start, Event::FlowStart(i as FlowId));
@@ -417,6 +412,72 @@ impl Simulator {
     /// When the measurement window starts.
     pub fn warmup(&self) -> Instant {
         self.warmup
+    }
+
+    /// The nodes.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The channels (two per link: forward then reverse).
+    pub fn channels(&self) -> &[Channel] {
+        &self.channels
+    }
+
+    /// The flows, with their agents and counters.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// Queue occupancy samples.
+    pub fn queue_samples(&self) -> &[QueueSample] {
+        &self.queue_samples
+    }
+
+    /// cwnd/ssthresh changes of traced flows.
+    pub fn cwnd_samples(&self) -> &[CwndSample] {
+        &self.cwnd_samples
+    }
+
+    /// Per-ACK estimator state of the flows in `record.estimator`.
+    pub fn estimator_samples(&self) -> &[EstimatorSample] {
+        &self.estimator_samples
+    }
+
+    /// Packets that found no route.
+    pub fn unroutable(&self) -> u64 {
+        self.unroutable
+    }
+
+    /// GCCA's nodes, host queues and counters.
+    pub fn gcca(&self) -> &GccaState {
+        &self.gcca
+    }
+
+    /// CP's aggregation points, applications and headers.
+    pub fn cp(&self) -> &crate::cp::CpState {
+        &self.cp
+    }
+
+    /// ECA's estimators, reflector, shapers and counters.
+    pub fn eca(&self) -> &EcaState {
+        &self.eca
+    }
+
+    /// The hosts' Congestion Managers and probe responders.
+    pub fn cm(&self) -> &crate::cm::CmState {
+        &self.cm
+    }
+
+    /// Settles flow `f`'s audio server's time on its encodings at the end of the run (nothing
+    /// for another flow).
+    pub fn settle_audio(&mut self, f: usize) {
+        let end = self.end;
+        if let Some(Agent::CmApp(app)) = self.flows.get_mut(f).map(|fl| &mut fl.agent) {
+            if let crate::cm::CmApp::Audio(s) = &mut app.app {
+                s.settle(end);
+            }
+        }
     }
 
     /// The seed of the run.
@@ -479,10 +540,13 @@ impl Simulator {
     fn dispatch(&mut self, event: Event) -> Result<(), CaptureError> {
         match event {
             Event::TxDone(c) => self.on_tx_done(c)?,
-            Event::Arrive(c, pkt) => {
+            Event::Arrive(c) => {
+                let Some(pkt) = self.events.pop_lane(c, Event::Arrive(c)) else {
+                    return Ok(());
+                };
                 let node = self.channels[c as usize].to;
-                if let Transport::Gccp(msg) = pkt.transport {
-                    self.on_gccp(c, msg)?;
+                if pkt.is_link_control() {
+                    self.on_link_control(c, pkt)?;
                 } else if node == pkt.dst {
                     self.deliver(pkt)?;
                 } else {
@@ -491,26 +555,11 @@ impl Simulator {
                 }
             }
             Event::FlowStart(f) => self.on_flow_start(f)?,
-            Event::FlowStop(f) => {
-                if let Agent::Tcp(t) = &mut self.flows[f as usize].agent {
-                    t.sender.stop();
-                }
-                // A CM application closes its flow when it stops; TCP/CM keeps it until what
-                // it sent is acknowledged, since retransmissions need grants.
-                if matches!(self.flows[f as usize].agent, Agent::CmApp(_)) {
-                    self.cm_finished(f)?;
-                }
-            }
-            Event::SenderTimer(f) => self.on_sender_timer(f)?,
-            Event::ReceiverTimer(f) => self.on_receiver_timer(f)?,
-            Event::SourceTick(f) => self.on_source_tick(f)?,
+            Event::FlowStop(f) => self.agent_stop(f)?,
+            Event::Agent(t) => self.on_agent_timer(t)?,
+            Event::Stage(t) => self.on_stage_timer(t)?,
             Event::Sample => self.on_sample(),
             Event::Warmup => self.on_warmup(),
-            Event::Gcca(t) => self.on_gcca_timer(t)?,
-            Event::Tfrc(t) => self.on_tfrc_timer(t)?,
-            Event::Cp(t) => self.on_cp_timer(t)?,
-            Event::Eca(t) => self.on_eca_timer(t)?,
-            Event::Cm(t) => self.on_cm_timer(t)?,
         }
         Ok(())
     }
@@ -523,14 +572,17 @@ impl Simulator {
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.trace_packet(c, &p)?;
             }
         }
         if let Some(p) = done {
-            self.events.push(now + delay, Event::Arrive(c, p));
+            // A channel's delay is fixed and its departures are in time order, so its
+            // arrivals are too: the lane accepts every one.
+            let queued = self.events.push_lane(c, now + delay, p, Event::Arrive(c));
+            debug_assert!(queued, "channel {c}: arrival out of order");
         }
         self.on_queue_drops(c);
-        self.after_gcca_port(c)
+        self.after_port(c)
     }
 
     /// Sends a packet from `node` toward its destination.
@@ -545,14 +597,10 @@ impl Simulator {
         pkt: Packet,
         upstream: NodeId,
     ) -> Result<(), CaptureError> {
-        let Some(pkt) = self.cp_through(node, pkt) else {
+        let Some(pkt) = self.stages_through(node, pkt) else {
             return Ok(());
         };
-        let c = self.nodes[node as usize]
-            .routes
-            .get(pkt.dst as usize)
-            .copied()
-            .unwrap_or(NO_ROUTE);
+        let c = self.routes.next_hop(node, pkt.dst);
         if c == NO_ROUTE {
             self.unroutable += 1;
             return Ok(());
@@ -562,20 +610,19 @@ impl Simulator {
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.trace_packet(c, &p)?;
             }
         } else if matches!(offer, Offer::Dropped) {
             self.on_queue_drop(&pkt);
         }
         self.on_queue_drops(c);
-        self.after_gcca_port(c)
+        self.after_port(c)
     }
 
-    /// A queue dropped `pkt`: the flow counts it, and the schemes that track packets in
+    /// A queue dropped `pkt`: the flow counts it, and the stages that track packets in
     /// flight forget it.
     fn on_queue_drop(&mut self, pkt: &Packet) {
-        self.cp_dropped(pkt.cp);
-        self.cm_dropped(pkt);
+        self.stages_dropped(pkt);
         if pkt.is_data() {
             if let Some(fl) = self.flows.get_mut(pkt.flow as usize) {
                 fl.queue_drops += 1;
@@ -599,25 +646,18 @@ impl Simulator {
         }
     }
 
+    /// A packet reached its destination host: the host's stages, then its flow's agent.
     fn deliver(&mut self, pkt: Packet) -> Result<(), CaptureError> {
-        if self.eca_on_arrival_at_host(&pkt)? {
-            return Ok(());
+        match self.stages_receive(pkt)? {
+            Some(pkt) => self.agent_on_packet(pkt),
+            None => Ok(()),
         }
+    }
+
+    /// A packet of a TCP, UDP or CM application flow reached its agent.
+    fn deliver_tcp_udp(&mut self, pkt: Packet) -> Result<(), CaptureError> {
         let now = self.now;
         let after_warmup = now >= self.warmup;
-        if matches!(
-            pkt.transport,
-            Transport::TfrcData { .. } | Transport::TfrcFeedback { .. }
-        ) {
-            return self.deliver_tfrc(pkt);
-        }
-        if pkt.cp.is_some() {
-            self.deliver_cp(pkt);
-            return Ok(());
-        }
-        if self.cm_deliver(&pkt)? {
-            return Ok(());
-        }
         let f = pkt.flow as usize;
         let Some(flow) = self.flows.get_mut(f) else {
             return Ok(());
@@ -705,27 +745,11 @@ impl Simulator {
         Ok(())
     }
 
+    /// Flow `f` starts: its host's stages open it (a managed flow then asks for its first
+    /// grant), then its agent starts.
     fn on_flow_start(&mut self, f: FlowId) -> Result<(), CaptureError> {
-        let now = self.now;
-        // A CM flow opens in its host's CM first (TCP/CM then asks for its first grant).
-        self.cm_open(f)?;
-        let flow = &mut self.flows[f as usize];
-        match &mut flow.agent {
-            Agent::Tcp(_) => self.pump_sender(f as usize)?,
-            Agent::Tfrc(_) => self.start_tfrc(f)?,
-            Agent::CUdp(_) => self.start_cudp(f)?,
-            Agent::CmApp(_) => {}
-            Agent::Udp(u) => {
-                if u.on_off.is_none() {
-                    u.on = true;
-                    u.phase_end = Instant::MAX;
-                } else {
-                    u.phase_end = now;
-                }
-                self.events.push(now, Event::SourceTick(f));
-            }
-        }
-        Ok(())
+        self.stages_open(f)?;
+        self.agent_start(f)
     }
 
     /// Sends what the TCP sender of flow `f` may send, traces its window and re-arms its timer.
@@ -792,7 +816,8 @@ impl Simulator {
         let want = t.sender.poll_timeout();
         if let Some(at) = want {
             if crate::timer::arm_earlier(&mut t.sender_timer, at) {
-                self.events.push(at, Event::SenderTimer(f as FlowId));
+                self.events
+                    .push(at, Event::Agent(AgentTimer::TcpSender(f as FlowId)));
             }
         }
         for p in &batch {
@@ -833,7 +858,8 @@ impl Simulator {
         });
         if let Some(at) = t.receiver.poll_timeout() {
             if crate::timer::arm_earlier(&mut t.receiver_timer, at) {
-                self.events.push(at, Event::ReceiverTimer(f as FlowId));
+                self.events
+                    .push(at, Event::Agent(AgentTimer::TcpReceiver(f as FlowId)));
             }
         }
         if let Some(mut p) = ack {
@@ -917,7 +943,7 @@ impl Simulator {
             u.phase_end
         };
         if next < self.end && next < Instant::MAX {
-            self.events.push(next, Event::SourceTick(f));
+            self.events.push(next, Event::Agent(AgentTimer::Source(f)));
         }
         Ok(())
     }
@@ -935,6 +961,7 @@ impl Simulator {
                 average: ch.aqm_average(),
             });
         }
+        self.macroflows.sample(now, &self.cm);
         let next = now + self.sample_interval;
         if next <= self.end {
             self.events.push(next, Event::Sample);
@@ -1011,11 +1038,15 @@ fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSam
     s
 }
 
+mod agents;
 mod cm;
 mod cp;
 mod eca;
 mod gcca;
+mod stages;
 mod tfrc;
+
+use agents::AgentTimer;
 
 /// The slowest channel between two routers (lowest index on ties), else the slowest channel.
 fn default_bottleneck(channels: &[Channel], forwards: &[bool]) -> u32 {

@@ -35,20 +35,20 @@ warmup = "{warmup}"
 
 /// Goodput of flow `f` after the warm-up, in kbit/s.
 fn goodput_kbps(sim: &Simulator, f: usize) -> f64 {
-    let fl = &sim.flows[f];
+    let fl = &sim.flows()[f];
     let secs = (sim.end() - sim.warmup()).as_secs_f64();
     (fl.delivered - fl.delivered_at_warmup) as f64 * 8.0 / secs / 1e3
 }
 
 /// The CM of flow `f`'s source host.
 fn host_cm(sim: &Simulator, f: usize) -> &HostCm {
-    sim.cm.hosts[sim.flows[f].src as usize]
+    sim.cm().hosts[sim.flows()[f].src as usize]
         .as_ref()
         .expect("the source host runs a CM")
 }
 
 fn audio(sim: &Simulator, f: usize) -> &AudioState {
-    match &sim.flows[f].agent {
+    match &sim.flows()[f].agent {
         Agent::CmApp(a) => match &a.app {
             CmApp::Audio(state) => state,
             other => panic!("not an audio flow: {other:?}"),
@@ -102,7 +102,7 @@ fn tcp_cm_flows_of_one_host_share_equally_and_together_take_less_than_as_many_tc
         goodput_kbps(&plain, 4)
     );
     // The four flows are one macroflow on s1; the plain run has no CM.
-    assert!(with_cm.cm.active() && !plain.cm.active());
+    assert!(with_cm.cm().active() && !plain.cm().active());
 }
 
 #[test]
@@ -120,7 +120,7 @@ to = "d2"
 "#;
     let sim = run(&load(&dumbbell("20s", "0s", "", flows)));
     let grants = host_cm(&sim, 0).cm.stats().grants;
-    let Agent::Tcp(t) = &sim.flows[0].agent else {
+    let Agent::Tcp(t) = &sim.flows()[0].agent else {
         panic!("a TCP flow");
     };
     let sent = t.sender.stats().segments_sent;
@@ -133,9 +133,9 @@ to = "d2"
     assert!(sent <= grants, "{sent} segments on {grants} grants");
     assert_eq!(sent + t.sender.credit() / mss, grants);
     assert!(grants - sent <= 1, "{sent} segments on {grants} grants");
-    assert!(sim.flows[0].delivered > 0);
+    assert!(sim.flows()[0].delivered > 0);
     // The plain flow beside it is not a CM flow.
-    assert_eq!(sim.cm.handles[1], None);
+    assert_eq!(sim.cm().handles[1], None);
 }
 
 #[test]
@@ -153,7 +153,7 @@ cm = {}
 drop_when = { segment = 1 }
 "#;
     let sim = run(&load(&dumbbell("10s", "0s", "", flows)));
-    let Agent::Tcp(t) = &sim.flows[0].agent else {
+    let Agent::Tcp(t) = &sim.flows()[0].agent else {
         panic!("a TCP flow");
     };
     assert_eq!(t.injected_losses, 1);
@@ -162,9 +162,9 @@ drop_when = { segment = 1 }
         "stalled: {:?}, credit {}, delivered {}",
         t.sender.stats(),
         t.sender.credit(),
-        sim.flows[0].delivered
+        sim.flows()[0].delivered
     );
-    assert_eq!(sim.flows[0].delivered, 2500);
+    assert_eq!(sim.flows()[0].delivered, 2500);
 }
 
 /// An audio flow from s1 to d1 and a TCP flow from s2 to d2 between 10 s and 20 s.
@@ -204,7 +204,7 @@ fn an_audio_flow_changes_encoding_on_probe_feedback() {
         .iter()
         .all(|c| c.rate <= c.share || c.rate == defaults[0]));
     // The probe protocol ran: d1's responder answered, s1's CM took the responses.
-    let responder = sim.cm.responders[sim.flows[0].dst as usize]
+    let responder = sim.cm().responders[sim.flows()[0].dst as usize]
         .as_ref()
         .expect("d1 answers probes");
     let answered = responder.stats().probes_answered;
@@ -215,7 +215,7 @@ fn an_audio_flow_changes_encoding_on_probe_feedback() {
     // Without injected loss and on an uncongested reverse path, every response but those in
     // flight at the end arrives and is taken.
     assert!(answered - stats.responses_accepted <= 2, "{stats:?}");
-    assert_eq!(sim.cm.responses_delivered, stats.responses_accepted);
+    assert_eq!(sim.cm().responses_delivered, stats.responses_accepted);
     // The audio flow asks for no grants: it sends at its encoding and reports with notify.
     assert_eq!(stats.grants, 0);
     assert!(goodput_kbps(&sim, 0) > 100.0, "{}", goodput_kbps(&sim, 0));
@@ -230,12 +230,12 @@ fn injected_probe_loss_takes_its_fraction_of_probes_and_responses() {
         AUDIO_AND_TCP,
     )));
     let stats = host_cm(&sim, 0).cm.stats();
-    let answered = sim.cm.responders[sim.flows[0].dst as usize]
+    let answered = sim.cm().responders[sim.flows()[0].dst as usize]
         .as_ref()
         .expect("d1 answers probes")
         .stats()
         .probes_answered;
-    let (probes_lost, responses_lost) = (sim.cm.probes_lost, sim.cm.responses_lost);
+    let (probes_lost, responses_lost) = (sim.cm().probes_lost, sim.cm().responses_lost);
     assert!(probes_lost > 0 && responses_lost > 0);
     // Each loss is a Bernoulli(0.3) draw: with about 400 probes and 280 responses one standard
     // deviation is under 0.03, so 0.3 +- 0.08 holds by more than 2.5 of them.
@@ -251,13 +251,13 @@ fn injected_probe_loss_takes_its_fraction_of_probes_and_responses() {
     // queue + answered + in flight = sent. A probe takes at most 60 ms of propagation plus a
     // full 20-packet queue (160 ms at 1 Mbit/s) forward, and probes leave every srtt / 2 >=
     // 60 ms: at most 4 are in flight at the end.
-    let dropped = sim.cm.probes_dropped;
+    let dropped = sim.cm().probes_dropped;
     assert!(dropped < stats.probes_sent / 10, "{dropped} probes dropped");
     let in_flight = stats.probes_sent - probes_lost - dropped - answered;
     assert!(in_flight <= 4, "{in_flight} in flight: {stats:?}");
-    assert_eq!(stats.responses_accepted, sim.cm.responses_delivered);
+    assert_eq!(stats.responses_accepted, sim.cm().responses_delivered);
     // The reverse path is uncongested: no response is dropped there.
-    assert_eq!(sim.cm.responses_dropped, 0);
+    assert_eq!(sim.cm().responses_dropped, 0);
     assert!(
         answered - responses_lost - stats.responses_accepted <= 2,
         "{stats:?}"
@@ -346,7 +346,7 @@ feedback = "ack"
 
 /// The ACK account of `cmudp` flow `f` with `feedback = "ack"`.
 fn ack_account(sim: &Simulator, f: usize) -> (AckFeedback, u64, u64) {
-    match &sim.flows[f].agent {
+    match &sim.flows()[f].agent {
         Agent::CmApp(a) => (a.acks.expect("the flow takes ACKs"), a.sent, a.received),
         _ => panic!("flow {f} is not a CM application"),
     }
@@ -356,7 +356,7 @@ fn ack_account(sim: &Simulator, f: usize) -> (AckFeedback, u64, u64) {
 fn a_cmudp_flow_with_acks_accounts_for_every_packet_and_sends_no_probe() {
     let sim = run(&load(&acked_transfer(3)));
     let (k, sent, received) = ack_account(&sim, 0);
-    let wire = sim.channels[sim.bottleneck() as usize].stats.wire_losses;
+    let wire = sim.channels()[sim.bottleneck() as usize].stats.wire_losses;
     // Every packet went out well before the end (the CM's rate grew on the ACKs' feedback:
     // without it, aging would hold the flow to one packet per second), and every ACK came back.
     assert_eq!(sent, 300);
@@ -371,7 +371,7 @@ fn a_cmudp_flow_with_acks_accounts_for_every_packet_and_sends_no_probe() {
     let stats = host_cm(&sim, 0).cm.stats();
     assert_eq!(stats.probes_sent, 0);
     assert_eq!(stats.responses_accepted, 0);
-    assert!(sim.cm.responders[sim.flows[0].dst as usize].is_none());
+    assert!(sim.cm().responders[sim.flows()[0].dst as usize].is_none());
     assert!(stats.grants >= 300, "{stats:?}");
     // The same seed gives the same account.
     let again = run(&load(&acked_transfer(3)));
@@ -387,7 +387,7 @@ fn without_its_acks_a_cmudp_flow_ages_to_a_trickle() {
         .replace("feedback = \"ack\"\n", "")
         .replace("seed = 3\n", "seed = 3\n[cm]\nprobe_loss = 0.999\n");
     let sim = run(&load(&text));
-    let sent = match &sim.flows[0].agent {
+    let sent = match &sim.flows()[0].agent {
         Agent::CmApp(a) => a.sent,
         _ => panic!("flow 0 is not a CM application"),
     };
@@ -420,7 +420,7 @@ start_jitter = "500ms"
 }
 
 fn delivered(sim: &Simulator) -> Vec<u64> {
-    sim.flows.iter().map(|f| f.delivered).collect()
+    sim.flows().iter().map(|f| f.delivered).collect()
 }
 
 #[test]
@@ -430,7 +430,7 @@ fn a_cm_run_is_deterministic_per_seed() {
     let c = run(&load(&seeded(8)));
     assert!(delivered(&a).iter().all(|&d| d > 0), "{:?}", delivered(&a));
     assert_eq!(delivered(&a), delivered(&b));
-    assert_eq!(a.cm.probes_lost, b.cm.probes_lost);
+    assert_eq!(a.cm().probes_lost, b.cm().probes_lost);
     assert_eq!(
         audio(&a, 2).changes.len(),
         audio(&b, 2).changes.len(),

@@ -101,14 +101,14 @@ fn scenario_mistakes_in_cp_are_rejected_at_their_line() {
 #[test]
 fn the_aggregation_points_stamp_report_and_control_the_aggregate() {
     let sim = run(&load(&scenario(4, "", "")));
-    let (local, remote) = (sim.cp.apps[&1].local, sim.cp.apps[&1].remote);
-    let ap = &sim.cp.aps[&local];
+    let (local, remote) = (sim.cp().apps[&1].local, sim.cp().apps[&1].remote);
+    let ap = &sim.cp().aps[&local];
     let st = ap
         .status(1)
         .unwrap_or_else(|| panic!("application 1 at r1"));
     // Every datagram was stamped at r1 and delivered through r2; r2's reports reached r1.
     let sent: u64 = sim
-        .flows
+        .flows()
         .iter()
         .map(|f| match &f.agent {
             Agent::CUdp(c) => c.sent,
@@ -117,12 +117,12 @@ fn the_aggregation_points_stamp_report_and_control_the_aggregate() {
         .sum();
     assert!(sent > 10_000, "{sent}");
     assert!(ap.stats().stamped > 0 && ap.stats().stamped <= sent);
-    assert!(sim.cp.aps[&remote].stats().delivered > 0);
-    assert!(sim.cp.aps[&remote].stats().control_sent > 100);
+    assert!(sim.cp().aps[&remote].stats().delivered > 0);
+    assert!(sim.cp().aps[&remote].stats().control_sent > 100);
     // All but those in flight at the end arrived.
     let (got, gone) = (
         ap.stats().control_received,
-        sim.cp.aps[&remote].stats().control_sent,
+        sim.cp().aps[&remote].stats().control_sent,
     );
     assert!(got <= gone && got + 5 >= gone, "{got} of {gone}");
     assert!(st.aggregate.reports > 100);
@@ -130,11 +130,11 @@ fn the_aggregation_points_stamp_report_and_control_the_aggregate() {
     let rtt = st.rtt.map(|r| r.as_secs_f64()).unwrap_or(0.0);
     assert!((0.096..0.2).contains(&rtt), "{rtt}");
     // Headers of packets in flight only are kept.
-    assert!(sim.cp.headers.live() < 500, "{}", sim.cp.headers.live());
+    assert!(sim.cp().headers.live() < 500, "{}", sim.cp().headers.live());
     // The aggregate is rate-controlled: after its slow-start loss TFRC climbs slowly (RFC 5348
     // section 5.4), so over 30 s it takes a good part of the 10 Mbps, split equally among its
     // four flows.
-    let goodput: Vec<u64> = sim.flows.iter().map(|f| f.delivered).collect();
+    let goodput: Vec<u64> = sim.flows().iter().map(|f| f.delivered).collect();
     let total: u64 = goodput.iter().sum();
     let mbps = total as f64 * 8.0 / 30.0 / 1e6;
     assert!((2.5..10.0).contains(&mbps), "{mbps}");
@@ -150,9 +150,9 @@ fn endpoints_send_at_their_share_of_the_estimate_and_packets_count_the_cp_header
     let mut sim = Simulator::new(&sc).unwrap_or_else(|e| panic!("{e}"));
     sim.run_until(concord_cc::time::Instant::from_secs(10))
         .unwrap_or_else(|e| panic!("{e}"));
-    let local = sim.cp.apps[&1].local;
-    let avail = sim.cp.aps[&local].available_bandwidth(1).bps();
-    for f in &sim.flows {
+    let local = sim.cp().apps[&1].local;
+    let avail = sim.cp().aps[&local].available_bandwidth(1).bps();
+    for f in sim.flows() {
         let Agent::CUdp(c) = &f.agent else {
             panic!("a cudp flow");
         };
@@ -162,7 +162,7 @@ fn endpoints_send_at_their_share_of_the_estimate_and_packets_count_the_cp_header
     }
     // A datagram leaves its endpoint with the ids-only CP header: 1000 + its encoded length.
     let access = sim
-        .channels
+        .channels()
         .iter()
         .find(|c| c.name == "s1->r1")
         .unwrap_or_else(|| panic!("s1->r1"));
@@ -181,13 +181,13 @@ fn bfld_without_m_takes_one_flowshare_per_flow_and_queue_drops_free_their_header
         "rate = \"2Mbps\", delay = \"48ms\", queue = \"20pkt\"",
     );
     let sim = run(&load(&text));
-    let local = sim.cp.apps[&1].local;
-    let st = sim.cp.aps[&local]
+    let local = sim.cp().apps[&1].local;
+    let st = sim.cp().aps[&local]
         .status(1)
         .unwrap_or_else(|| panic!("application 1 at r1"));
     assert_eq!(st.flowshares, Flowshares::Bfld { m: 3 });
-    let drops: u64 = sim.channels.iter().map(|c| c.stats.drops_full).sum();
+    let drops: u64 = sim.channels().iter().map(|c| c.stats.drops_full).sum();
     assert!(drops > 0, "the queue dropped nothing");
     assert!(st.bfld_offered_kept.0 > 0);
-    assert!(sim.cp.headers.live() < 100, "{}", sim.cp.headers.live());
+    assert!(sim.cp().headers.live() < 100, "{}", sim.cp().headers.live());
 }

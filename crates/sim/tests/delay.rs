@@ -35,7 +35,7 @@ application_delay = ["f"]
 fn only_the_flows_named_in_record_are_measured_at_the_application() {
     let text = transfer("").replace("application_delay = [\"f\"]", "");
     let sim = run(&load(&text));
-    let f = &sim.flows[0];
+    let f = &sim.flows()[0];
     assert_eq!(f.network.delay.count(), 2000);
     assert_eq!(f.application.delay.count(), 0);
     match &f.agent {
@@ -47,7 +47,7 @@ fn only_the_flows_named_in_record_are_measured_at_the_application() {
 #[test]
 fn without_loss_the_application_sees_each_segment_when_it_arrives() {
     let sim = run(&load(&transfer("")));
-    let f = &sim.flows[0];
+    let f = &sim.flows()[0];
     // 2 MB in 1000-byte segments, each counted once at both ends.
     assert_eq!(f.network.delay.count(), 2000);
     assert_eq!(f.application.delay.count(), 2000);
@@ -64,7 +64,7 @@ fn without_loss_the_application_sees_each_segment_when_it_arrives() {
 #[test]
 fn a_lost_segment_delays_itself_and_the_segments_behind_it_for_the_application() {
     let sim = run(&load(&transfer("drop_when = { segment = 200 }")));
-    let f = &sim.flows[0];
+    let f = &sim.flows()[0];
     // The lost segment never arrives, its retransmission does: 2000 arrivals, 2000 segments
     // delivered in order.
     assert_eq!(f.network.delay.count(), 2000);

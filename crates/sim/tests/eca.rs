@@ -28,13 +28,13 @@ warmup = "15s"
 }
 
 fn goodput_mbps(sim: &Simulator, f: usize) -> f64 {
-    let fl = &sim.flows[f];
+    let fl = &sim.flows()[f];
     let secs = (sim.end() - sim.warmup()).as_secs_f64();
     (fl.delivered - fl.delivered_at_warmup) as f64 * 8.0 / secs / 1e6
 }
 
 fn shaper_load(sim: &Simulator, f: usize) -> Option<f64> {
-    match &sim.eca.hosts[f] {
+    match &sim.eca().hosts[f] {
         Some(HostEca::Managed { shaper, .. }) => shaper.load(),
         _ => None,
     }
@@ -63,7 +63,7 @@ fn managed_tcp_flows_share_in_proportion_to_their_weights_near_the_target() {
     assert!((b / a - 3.0).abs() < 0.3, "{a} {b}");
     assert!((a + b - 7.8).abs() < 0.6, "{a} {b}");
     // The router's L is what the sources were told: ACKs carried it back.
-    let router_load = sim.channels[0]
+    let router_load = sim.channels()[0]
         .disc()
         .eca()
         .expect("bottleneck runs ECA")
@@ -74,9 +74,9 @@ fn managed_tcp_flows_share_in_proportion_to_their_weights_near_the_target() {
         (told / router_load - 1.0).abs() < 0.11,
         "{told} {router_load}"
     );
-    assert!(sim.eca.rloads_applied > 1000);
+    assert!(sim.eca().rloads_applied > 1000);
     // Packets wait in the host, not in the network.
-    assert!(sim.channels[0].stats.max_queue_packets < 50);
+    assert!(sim.channels()[0].stats.max_queue_packets < 50);
 }
 
 #[test]
@@ -99,12 +99,12 @@ packet_size = "1000B"
 eca = { weight = 1, queue = 100 }
 "#;
     let sim = run(&load(&dumbbell("{ target = 0.5 }", flows)));
-    assert!(sim.eca.reports_sent > 100, "{}", sim.eca.reports_sent);
+    assert!(sim.eca().reports_sent > 100, "{}", sim.eca().reports_sent);
     // Shaped to about half the bottleneck; the rest is dropped at the host, not in the router.
     let g = goodput_mbps(&sim, 0);
     assert!(g > 4.0 && g < 5.5, "{g}");
-    assert_eq!(sim.channels[0].stats.queue_drops(), 0);
-    assert!(sim.eca.host_drops(0) > 1000);
+    assert_eq!(sim.channels()[0].stats.queue_drops(), 0);
+    assert!(sim.eca().host_drops(0) > 1000);
 }
 
 #[test]
@@ -132,13 +132,13 @@ tcp = { rwnd = "200KB" }
 eca = { weight = 1 }
 "#;
     let sim = run(&load(&dumbbell("{}", flows)));
-    assert!(matches!(sim.eca.hosts[0], Some(HostEca::Priority)));
-    assert!(matches!(sim.eca.hosts[1], Some(HostEca::Refused { .. })));
+    assert!(matches!(sim.eca().hosts[0], Some(HostEca::Priority)));
+    assert!(matches!(sim.eca().hosts[1], Some(HostEca::Refused { .. })));
     // The priority flow gets its whole rate; the managed flow fills up to the target.
     let p = goodput_mbps(&sim, 0);
     assert!(p > 2.9, "{p}");
     assert_eq!(goodput_mbps(&sim, 1), 0.0);
-    assert!(sim.eca.host_drops(1) > 0);
+    assert!(sim.eca().host_drops(1) > 0);
     let m = goodput_mbps(&sim, 2);
     assert!(m > 4.5 && m < 6.5, "{m}");
 }
@@ -172,11 +172,11 @@ eca = { weight = 2 }
     let sim = run(&load(
         &dumbbell("{}", flows).replace("pairs = 2", "pairs = 3"),
     ));
-    assert!(matches!(sim.eca.hosts[0], Some(HostEca::Priority)));
+    assert!(matches!(sim.eca().hosts[0], Some(HostEca::Priority)));
     // The CBR flow keeps its 5 Mbit/s (4.8 of payload in 1000-byte packets with headers).
     let cbr = goodput_mbps(&sim, 0);
     assert!(cbr > 0.97 * 5.0 * 972.0 / 1000.0, "CBR {cbr}");
-    assert_eq!(sim.eca.host_drops(0), 0);
+    assert_eq!(sim.eca().host_drops(0), 0);
     // The best-effort flows share what is left up to the target, 1 : 2 within 15%.
     let (a, b) = (goodput_mbps(&sim, 1), goodput_mbps(&sim, 2));
     assert!(((b / a) / 2.0 - 1.0).abs() <= 0.15, "{a} {b}");
@@ -192,7 +192,7 @@ from = "s1"
 to = "d1"
 "#;
     let sim = run(&load(&dumbbell("{}", flows)));
-    assert!(sim.eca.hosts[0].is_none());
+    assert!(sim.eca().hosts[0].is_none());
     assert!(goodput_mbps(&sim, 0) > 9.0);
 }
 

@@ -16,14 +16,14 @@ use concord_sim::scenario::{ErrorKind, ScenarioError};
 use concord_sim::Simulator;
 
 fn node(sim: &Simulator, name: &str) -> usize {
-    sim.nodes
+    sim.nodes()
         .iter()
         .position(|n| n.name == name)
         .expect("node exists")
 }
 
 fn channel(sim: &Simulator, name: &str) -> usize {
-    sim.channels
+    sim.channels()
         .iter()
         .position(|c| c.name == name)
         .expect("channel exists")
@@ -96,19 +96,19 @@ fn a_congestion_reaches_exactly_the_upstream_neighbour_that_sent_the_packets() {
         node(&sim, "a"),
         node(&sim, "b"),
     );
-    let s = &sim.gcca.stats;
+    let s = &sim.gcca().stats;
     assert!(s[r2].congestion_sent > 0, "{:?}", s[r2]);
     assert_eq!(s[up].congestion_received, s[r2].congestion_sent);
     assert_eq!(s[side].congestion_received + s[side].normal_received, 0);
     assert_eq!(s[b].congestion_received, 0, "destinations are never told");
     // `a` runs no GCCA: `up` withholds its messages to it and counts them.
     assert_eq!(s[a].congestion_received, 0);
-    assert!(sim.gcca.not_sent(up) > 0);
-    assert_eq!(sim.channels[channel(&sim, "up->a")].control_sent, 0);
+    assert!(sim.gcca().not_sent(up) > 0);
+    assert_eq!(sim.channels()[channel(&sim, "up->a")].control_sent, 0);
     // The messages travelled on r2 -> up, as control packets.
     let back = channel(&sim, "r2->up");
     assert_eq!(
-        sim.channels[back].control_sent,
+        sim.channels()[back].control_sent,
         s[r2].congestion_sent + s[r2].normal_sent
     );
 }
@@ -118,13 +118,13 @@ fn a_plain_neighbour_gets_no_message_and_the_omission_is_counted() {
     let red = r#"{ kind = "red", limit = "50pkt" }"#;
     let sim = run(&load(&line(red, "", "", UDP_20M)));
     let (up, r2) = (node(&sim, "up"), node(&sim, "r2"));
-    assert!(matches!(sim.gcca.nodes[up], NodeGcca::Plain));
-    assert_eq!(sim.gcca.stats[r2].congestion_sent, 0);
-    assert_eq!(sim.gcca.stats[up].congestion_received, 0);
-    assert!(sim.gcca.not_sent(r2) > 0, "r2 counts what it withheld");
-    assert_eq!(sim.channels[channel(&sim, "r2->up")].control_sent, 0);
+    assert!(matches!(sim.gcca().nodes[up], NodeGcca::Plain));
+    assert_eq!(sim.gcca().stats[r2].congestion_sent, 0);
+    assert_eq!(sim.gcca().stats[up].congestion_received, 0);
+    assert!(sim.gcca().not_sent(r2) > 0, "r2 counts what it withheld");
+    assert_eq!(sim.channels()[channel(&sim, "r2->up")].control_sent, 0);
     // Without push-back the GCCA queue is the only buffer: only its hard limit drops.
-    let q = sim.channels[channel(&sim, "r2->b")].stats;
+    let q = sim.channels()[channel(&sim, "r2->b")].stats;
     assert_eq!(q.drops_early, 0);
     assert!(q.drops_full > 0);
 }
@@ -133,7 +133,7 @@ fn a_plain_neighbour_gets_no_message_and_the_omission_is_counted() {
 fn congestion_from_downstream_slows_the_upstream_queue_and_no_router_drops() {
     let up_q = r#"{ kind = "gcca", limit = "200pkt", min_th = 100, max_th = 150, w_q = 0.1, decrease_step = "10%", min_rate = "5%" }"#;
     let sim = run(&load(&line(up_q, "", "", UDP_20M)));
-    let port = sim.channels[channel(&sim, "up->r2")]
+    let port = sim.channels()[channel(&sim, "up->r2")]
         .disc()
         .gcca()
         .expect("a gcca port");
@@ -216,8 +216,8 @@ fn the_hosts_bucket_throttles_an_unresponsive_udp_flow_at_the_host() {
     );
     let sim = run(&load(&text));
     let a = node(&sim, "a");
-    assert!(sim.gcca.stats[a].congestion_received > 0);
-    let shaper = sim.gcca.shapers[0].as_ref().expect("a host bucket");
+    assert!(sim.gcca().stats[a].congestion_received > 0);
+    let shaper = sim.gcca().shapers[0].as_ref().expect("a host bucket");
     assert!(
         shaper.drops > 0,
         "the host drops what its bucket holds back"
@@ -241,7 +241,7 @@ tcp = { initial_ssthresh = "64KiB" }
     let mut sim = Simulator::new(&sc).expect("builds");
     sim.run_until(Instant::from_millis(500)).expect("runs");
     let into_a = channel(&sim, "up->a") as u32;
-    let flow = &sim.flows[0];
+    let flow = &sim.flows()[0];
     let padding = padding_of(&Packet {
         cp: None,
         src: flow.src,
@@ -249,7 +249,7 @@ tcp = { initial_ssthresh = "64KiB" }
         flow: 0,
         ..data(1000)
     });
-    let window = |sim: &Simulator| match &sim.flows[0].agent {
+    let window = |sim: &Simulator| match &sim.flows()[0].agent {
         Agent::Tcp(t) => (
             t.sender.cwnd(),
             t.sender.ssthresh(),
@@ -278,7 +278,7 @@ tcp = { initial_ssthresh = "64KiB" }
     assert_eq!(window(&sim).0, c2 / 2);
     assert_eq!(window(&sim).1, s2 / 2);
     let a = node(&sim, "a");
-    assert_eq!(sim.gcca.stats[a].tcp_reductions, 2);
+    assert_eq!(sim.gcca().stats[a].tcp_reductions, 2);
 }
 
 #[test]
@@ -410,7 +410,7 @@ fn gccp_messages_are_traced_as_frames_of_their_own_ethertype() {
         at += 16 + incl;
     }
     let r2 = node(&sim, "r2");
-    let sent = sim.gcca.stats[r2].congestion_sent + sim.gcca.stats[r2].normal_sent;
+    let sent = sim.gcca().stats[r2].congestion_sent + sim.gcca().stats[r2].normal_sent;
     assert!(sent > 0);
     assert_eq!(u64::from(gccp), sent, "{frames} frames");
 }

@@ -1,7 +1,7 @@
-//! The documented maximum scenario sizes, and the inputs the reliability review saw abort with
-//! an allocation failure, are refused up front with a one-line error naming the key (they
-//! would not run within the default 8 GiB), in well under a second of loading; scenarios of
-//! ordinary size load as before.
+//! The documented maximum scenario sizes either fit (`pairs = 100000`, with a flow per pair) or,
+//! like the inputs the reliability review saw abort with an allocation failure, are refused up
+//! front with a one-line error naming the key (they would not run within the default 8 GiB),
+//! in well under a second of loading; scenarios of ordinary size load as before.
 
 use concord_sim::scenario::{self, limits};
 use std::time::Instant;
@@ -48,12 +48,20 @@ fn refused(name: &str, text: &str, key: &str) {
 #[test]
 fn documented_maximum_sizes_are_refused_up_front_naming_the_key() {
     let pairs = DUMBBELL.replace("pairs = 4", "pairs = 100000");
-    refused("pairs = 100000", &pairs, "[topology] pairs/routers");
-    refused(
-        "pairs and count = 100000",
-        &format!("{pairs}count = 100000\n"),
-        "[topology]",
+    // Routing keeps tables for the two routers only: the largest dumbbell fits, with a flow
+    // per pair too (100,000 flows: measured 1.34 GB peak over 1 Gbps / 25 ms for 10 s).
+    let per_pair = pairs.replace(
+        "from = \"s1\"\nto = \"d1\"",
+        "from = \"s{i}\"\nto = \"d{i}\"",
     );
+    for (name, text) in [
+        ("pairs = 100000", pairs.clone()),
+        ("a flow per pair", format!("{per_pair}count = 100000\n")),
+    ] {
+        let sc = scenario::parse_str(&text, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let need = limits::estimate(&sc).bytes();
+        assert!(need < 2 << 30, "{name}: {need} bytes");
+    }
     refused("line routers", &LINE.replace("KIND", "line"), "[topology]");
     refused(
         "parking_lot routers",
@@ -93,7 +101,10 @@ fn ordinary_scenarios_load_and_every_shipped_scenario_is_within_the_limit() {
         for e in std::fs::read_dir(&d).expect("list").flatten() {
             let p = e.path();
             if p.is_dir() {
-                todo.push(p);
+                // concord-router's test-bed topology files, not simulator scenarios.
+                if p.file_name().is_some_and(|n| n != "testbed") {
+                    todo.push(p);
+                }
             } else if p.extension().is_some_and(|x| x == "toml") {
                 let sc = scenario::load(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
                 let need = limits::estimate(&sc).bytes();

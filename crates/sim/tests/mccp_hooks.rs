@@ -142,7 +142,7 @@ fn a_flow_that_names_mccp_again_keeps_the_defaults_parameters() {
 fn the_estimator_is_traced_only_for_the_flows_listed() {
     let plain = load(&scenario(r#"cc = "mccp""#, "", ""));
     let (_, sim) = run(&plain);
-    assert!(sim.estimator_samples.is_empty());
+    assert!(sim.estimator_samples().is_empty());
     let dir = std::env::temp_dir().join(format!("concord-est-{}", std::process::id()));
     let r = RunResults::from_simulator(&sim);
     r.write_dir(&sim, &dir).expect("written");
@@ -150,11 +150,14 @@ fn the_estimator_is_traced_only_for_the_flows_listed() {
 
     let traced = load(&scenario(r#"cc = "mccp""#, "", r#"estimator = ["f"]"#));
     let (r, sim) = run(&traced);
-    let n = sim.estimator_samples.len();
+    let n = sim.estimator_samples().len();
     assert!(n > 1000, "{n} rows");
     // One row per ACK: every ACK the sender saw, in time order.
-    assert!(sim.estimator_samples.windows(2).all(|w| w[0].at <= w[1].at));
-    let last = sim.estimator_samples[n - 1];
+    assert!(sim
+        .estimator_samples()
+        .windows(2)
+        .all(|w| w[0].at <= w[1].at));
+    let last = sim.estimator_samples()[n - 1];
     // After 5 s at 10 Mbit/s the estimate is a positive rate below the link's.
     assert!(
         last.abe_filtered > 0.0 && last.abe_filtered < 1.25e6 * 1.01,
@@ -169,7 +172,7 @@ fn the_estimator_is_traced_only_for_the_flows_listed() {
     // Westwood+ fills its BWE in the same columns.
     let ww = load(&scenario(r#"cc = "westwood+""#, "", r#"estimator = ["f"]"#));
     let (_, sim) = run(&ww);
-    assert!(sim.estimator_samples.iter().any(|e| e.abe_filtered > 0.0));
+    assert!(sim.estimator_samples().iter().any(|e| e.abe_filtered > 0.0));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -196,20 +199,20 @@ fn drop_when_rate_loses_exactly_one_segment_once_cwnd_over_rtt_min_reaches_the_r
     let at = f.injected_at_s.expect("when");
     // The window at the previous change was below 2 Mbit/s * RTT_min, the window at the loss
     // reached it (RTT_min is a little above 100 ms: serialisation adds to the propagation).
-    let rtt_min = match &sim.flows[0].agent {
+    let rtt_min = match &sim.flows()[0].agent {
         concord_sim::flow::Agent::Tcp(t) => t.sender.rtt().min_rtt().as_secs_f64(),
         _ => panic!("not tcp"),
     };
     let threshold = 2e6 / 8.0 * rtt_min;
     assert!((0.1..0.11).contains(&rtt_min), "{rtt_min}");
     let before = sim
-        .cwnd_samples
+        .cwnd_samples()
         .iter()
         .rfind(|c| c.at.as_secs_f64() < at)
         .expect("a sample before");
     assert!((before.cwnd as f64) < threshold, "{before:?}");
     let at_loss = sim
-        .cwnd_samples
+        .cwnd_samples()
         .iter()
         .rfind(|c| c.at.as_secs_f64() <= at)
         .expect("a sample at");

@@ -854,6 +854,14 @@ fn tcp_settings_are_checked() {
         "unknown congestion control `vegas`",
         "newreno, westwood+, mccp, cubic",
     );
+    let e = reject_base("[defaults.tcp]\nrecovery = \"rack\"\n");
+    check(
+        &e,
+        ErrorKind::BadValue,
+        8,
+        "unknown recovery `rack`",
+        "classic, prr, prr-crb",
+    );
     let e = reject_base("[defaults.tcp]\nmin_rto = \"2s\"\nmax_rto = \"1s\"\n");
     check(
         &e,

@@ -3,7 +3,10 @@
 use concord_sim::scenario::load;
 use std::path::{Path, PathBuf};
 
-/// The `.toml` files under `dir`, recursively, sorted.
+/// `scenarios/testbed` holds concord-router's test-bed topology files, not simulator scenarios.
+const NOT_SCENARIOS: &str = "testbed";
+
+/// The `.toml` files under `dir`, recursively, sorted (the test-bed topologies left out).
 fn toml_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -14,7 +17,9 @@ fn toml_files(dir: &Path) -> Vec<PathBuf> {
                 .unwrap_or_else(|e| panic!("{}: {e}", d.display()))
                 .path();
             if path.is_dir() {
-                pending.push(path);
+                if path.file_name().is_some_and(|n| n != NOT_SCENARIOS) {
+                    pending.push(path);
+                }
             } else if path.extension().is_some_and(|x| x == "toml") {
                 out.push(path);
             }

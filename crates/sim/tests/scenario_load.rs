@@ -345,6 +345,22 @@ tcp = {{ initial_ssthresh = "unbounded" }}
 }
 
 #[test]
+fn recovery_names_prr_with_either_reduction_bound() {
+    use concord_cc::tcp::config::Recovery;
+    use concord_cc::tcp::prr::ReductionBound;
+    let s = load(&format!(
+        "{DUMBBELL}[defaults.tcp]\nrecovery = \"prr\"\n[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\n[[flow]]\nkind = \"tcp\"\nfrom = \"s2\"\nto = \"d2\"\ntcp = {{ recovery = \"prr-crb\" }}\n"
+    ));
+    let recovery = |i: usize| match &s.flows[i].kind {
+        FlowKind::Tcp { tcp, .. } => tcp.recovery,
+        other => panic!("not TCP: {other:?}"),
+    };
+    assert_eq!(recovery(0), Recovery::Prr(ReductionBound::SlowStart));
+    assert_eq!(recovery(1), Recovery::Prr(ReductionBound::Conservative));
+    assert_eq!(TcpConfig::default().recovery, Recovery::Classic);
+}
+
+#[test]
 fn a_flow_without_tcp_settings_gets_the_stock_config() {
     let s = load(&format!(
         "{DUMBBELL}[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\n"

@@ -1,9 +1,10 @@
 //! The Wireshark dissector `wireshark/concord.lua` reads concord's messages as the Rust codecs
 //! wrote them: the simulator writes pcap traces of the GCCA, CM, ECA and CP example scenarios,
 //! the test decodes every frame with the Rust codecs and with `tshark -X lua_script:...`, and
-//! every field tshark prints must be the value the codec decoded. Frames the simulator does not
-//! write (CP headers, CM probe responses, malformed messages) are built with the codecs and
-//! checked the same way; what a Rust decoder refuses, the dissector must mark malformed.
+//! every field tshark prints must be the value the codec decoded, and every frame that holds
+//! one of concord's messages must be decoded as that protocol. More frames (CP headers and CM
+//! responses of every shape, malformed messages) are built with the codecs and checked the
+//! same way; what a Rust decoder refuses, the dissector must mark malformed.
 //!
 //! Needs `tshark` on the PATH. Without it the test prints a skip line and passes, unless
 //! CONCORD_REQUIRE_TSHARK is set, in which case it fails.
@@ -11,7 +12,7 @@
 mod common;
 
 use common::load;
-use concord_cc::cm::{probe, FlowCount, FlowTag, ProbeMessage, Response};
+use concord_cc::cm::{FlowCount, FlowTag, ProbeMessage, Response};
 use concord_cc::cp::header::{CpHeader, Echo, EndpointFeedback, Gap, LossReport, Probe};
 use concord_cc::gcca::message::{decode_frame, GCCP_ETHERTYPE};
 use concord_cc::time::{Duration, Instant};
@@ -148,6 +149,16 @@ const CP_FIELDS: [&str; 14] = [
     "cp.endpoint.loss",
     "cp.endpoint.rtt",
     "udp.dstport",
+];
+
+/// concord's protocols, as tshark names them in `frame.protocols`, and a field the Rust
+/// codecs read in every message of that protocol. ECA's fields are an IPv4 option, decoded
+/// inside the IPv4 tree, not a protocol layer: its fields (`eca.load.raw`, `eca.rload.raw`)
+/// are compared in every frame, which asks the same.
+const PROTOCOLS: [(&str, &str); 3] = [
+    ("gccp", "gccp.vers"),
+    ("cmprobe", "cmprobe.version"),
+    ("cp", "cp.app"),
 ];
 
 /// What the Rust codecs read in one frame: field name to tshark's rendering of the value
@@ -303,21 +314,7 @@ fn rust_decode(frame: &[u8]) -> Option<Decoded> {
     if let Transport::Udp(u) = transport {
         d.insert("udp.dstport", u.dst_port.to_string());
         let end = 14 + usize::from(ip.total_len);
-        if u.dst_port == CM_PROBE_PORT && end > frame.len() {
-            // A response traced without its counts: only its 4-byte header was captured,
-            // which must say version 2, a response, as long as the datagram's payload.
-            let header = frame.get(payload_at..payload_at + 4)?;
-            let len = u16::from_be_bytes([header[2], header[3]]);
-            let ok = header[0] == probe::VERSION
-                && header[1] == probe::TYPE_RESPONSE
-                && usize::from(len) == end - payload_at;
-            if !ok || frame.len() != payload_at + 4 {
-                return None;
-            }
-            d.insert("cmprobe.version", header[0].to_string());
-            d.insert("cmprobe.type", header[1].to_string());
-            d.insert("cmprobe.length", len.to_string());
-        } else if u.dst_port == CM_PROBE_PORT {
+        if u.dst_port == CM_PROBE_PORT {
             let msg = ProbeMessage::decode(&frame[payload_at..end]).ok()?;
             decode_probe_message(&msg, &mut d);
         }
@@ -365,7 +362,9 @@ fn count(pcap: &Path, filter: &str) -> usize {
 fn check_pcap(pcap: &Path, fields: &[&'static str], filters: &[&str]) -> Vec<usize> {
     let bytes = std::fs::read(pcap).expect("trace");
     let frames = records(&bytes);
-    let got = tshark_fields(pcap, fields);
+    let mut with_protocols = fields.to_vec();
+    with_protocols.push("frame.protocols");
+    let got = tshark_fields(pcap, &with_protocols);
     assert_eq!(
         got.len(),
         frames.len(),
@@ -373,10 +372,23 @@ fn check_pcap(pcap: &Path, fields: &[&'static str], filters: &[&str]) -> Vec<usi
         pcap.display()
     );
     for (i, ((frame, _), got)) in frames.iter().zip(&got).enumerate() {
-        let mut want = rust_decode(frame)
+        let mut got = got.clone();
+        let protocols = got.remove("frame.protocols").unwrap_or_default();
+        let want = rust_decode(frame)
             .unwrap_or_else(|| panic!("{} frame {}: the codecs refuse it", pcap.display(), i + 1));
+        // Every frame that holds a concord message is decoded as its protocol, none other.
+        for (protocol, field) in PROTOCOLS {
+            assert_eq!(
+                protocols.split(':').any(|p| p == protocol),
+                want.contains_key(field),
+                "{} frame {}: {protocol} in {protocols:?}",
+                pcap.display(),
+                i + 1
+            );
+        }
+        let mut want = want;
         want.retain(|k, _| fields.contains(k));
-        assert_eq!(got, &want, "{} frame {}", pcap.display(), i + 1);
+        assert_eq!(got, want, "{} frame {}", pcap.display(), i + 1);
     }
     let malformed =
         "_ws.malformed || gccp.malformed || cmprobe.malformed || cp.malformed || eca.malformed";
@@ -392,6 +404,11 @@ fn check_pcap(pcap: &Path, fields: &[&'static str], filters: &[&str]) -> Vec<usi
 /// `scenario` (a file of scenarios/) cut to `duration`, with pcap traces of `channels` kept
 /// whole, run into `dir`.
 fn run_with_traces(scenario: &str, duration: &str, channels: &[&str], dir: &Path) {
+    run_with_traces_and(scenario, duration, channels, dir, "");
+}
+
+/// As [`run_with_traces`], with `extra` lines added to `[record]`.
+fn run_with_traces_and(scenario: &str, duration: &str, channels: &[&str], dir: &Path, extra: &str) {
     let mut text = String::new();
     for line in repo_file(scenario).lines() {
         if line.starts_with("duration = ") {
@@ -405,7 +422,7 @@ fn run_with_traces(scenario: &str, duration: &str, channels: &[&str], dir: &Path
                 .collect::<Vec<_>>()
                 .join(", ");
             text.push_str(&format!(
-                "[record]\npcap = [{list}]\npcap_snaplen = 65535\n"
+                "[record]\npcap = [{list}]\npcap_snaplen = 65535\n{extra}"
             ));
         } else {
             text.push_str(line);
@@ -465,16 +482,23 @@ fn cm_traces_decode_as_the_codec_wrote_them() {
         forward[2] > 100,
         "data of flow 0 on port 49152: {forward:?}"
     );
-    // Responses are traced with their headers only: the dissector says so, without an error.
+    // Responses carry their per-flow counts, as the codec encoded them.
     let reverse = check_pcap(
         &dir.0.join("r2-r1.pcap"),
         &FIELDS,
-        &["cmprobe.type == 2", "cmprobe.not_captured"],
+        &[
+            "cmprobe.type == 2",
+            "cmprobe.nflows > 0",
+            "cmprobe.flow.packets > 0",
+            "cmprobe.not_captured",
+        ],
     );
+    assert!(reverse[0] > 5, "responses: {reverse:?}");
     assert!(
-        reverse[0] > 5 && reverse[0] == reverse[1],
-        "responses: {reverse:?}"
+        reverse[1] > 5 && reverse[2] > 5,
+        "responses with counts: {reverse:?}"
     );
+    assert_eq!(reverse[3], 0, "every response is captured whole");
     // Who is who: s1 (node 2) sends flow 0 to d1 (node 3) from port 65535 to 49152.
     let addresses = std::fs::read_to_string(dir.0.join(ADDRESSES_FILE)).expect("addresses.csv");
     let (sport, dport) = flow_ports(0);
@@ -516,19 +540,116 @@ fn eca_traces_decode_as_the_codec_wrote_them() {
 }
 
 #[test]
-fn cp_traces_decode_without_errors() {
-    if !have_tshark("cp_traces_decode_without_errors") {
+fn cp_traces_decode_as_the_codec_wrote_them() {
+    if !have_tshark("cp_traces_decode_as_the_codec_wrote_them") {
         return;
     }
     let dir = TempDir::new("cp");
     run_with_traces(
         "scenarios/cp/single-flowshare.toml",
         "2s",
-        &["r1->r2"],
+        &["r1->r2", "r2->r1"],
         &dir.0,
     );
-    let n = check_pcap(&dir.0.join("r1-r2.pcap"), &FIELDS, &["udp"]);
-    assert!(n[0] > 100, "{n:?}");
+    let mut all: Vec<&'static str> = FIELDS.to_vec();
+    all.extend(CP_FIELDS);
+    // Forward: the aggregate's C-UDP datagrams carry a probe in their CP header (stamped by
+    // the local AP r1); the TFRC flows beside them carry none.
+    let fwd = check_pcap(
+        &dir.0.join("r1-r2.pcap"),
+        &all,
+        &["cp", "cp.flags.probe == 1", "udp && !cp"],
+    );
+    assert!(fwd[0] > 100, "CP headers: {fwd:?}");
+    assert_eq!(
+        fwd[0], fwd[1],
+        "every aggregate datagram is probed: {fwd:?}"
+    );
+    assert!(fwd[2] > 100, "TFRC beside the aggregate: {fwd:?}");
+    // Reverse: the remote AP r2 reports to r1 in control messages (flag C, no transport).
+    let rev = check_pcap(
+        &dir.0.join("r2-r1.pcap"),
+        &all,
+        &[
+            "cp.flags.control == 1",
+            "cp.report.through",
+            "cp.echo.timestamp",
+        ],
+    );
+    assert!(rev[0] > 10, "control messages: {rev:?}");
+    assert!(rev[1] > 0 && rev[2] > 0, "reports and echoes: {rev:?}");
+}
+
+#[test]
+fn pcapng_traces_name_their_interface_and_scenario_and_hold_the_same_frames() {
+    if !have_tshark("pcapng_traces_name_their_interface_and_scenario_and_hold_the_same_frames") {
+        return;
+    }
+    let (pcap, pcapng) = (TempDir::new("classic"), TempDir::new("ng"));
+    let scenario = "scenarios/cm/probes.toml";
+    run_with_traces(scenario, "3s", &["r1->r2"], &pcap.0);
+    run_with_traces_and(
+        scenario,
+        "3s",
+        &["r1->r2"],
+        &pcapng.0,
+        "pcap_format = \"pcapng\"\n",
+    );
+    let ng = pcapng.0.join("r1-r2.pcapng");
+    assert!(!pcapng.0.join("r1-r2.pcap").exists());
+    // The same frames at the same times, decoded the same.
+    let fields = [
+        "-T",
+        "fields",
+        "-e",
+        "frame.time_epoch",
+        "-e",
+        "frame.len",
+        "-e",
+        "frame.cap_len",
+        "-e",
+        "ip.src",
+        "-e",
+        "udp.dstport",
+        "-e",
+        "cmprobe.nonce",
+    ];
+    let classic = tshark(&pcap.0.join("r1-r2.pcap"), &fields);
+    assert!(classic.lines().count() > 100, "{classic}");
+    assert_eq!(tshark(&ng, &fields), classic);
+    // The interface is named after the channel; the section comment names the scenario.
+    let names = tshark(
+        &ng,
+        &[
+            "-T",
+            "fields",
+            "-e",
+            "frame.interface_name",
+            "-e",
+            "frame.interface_description",
+        ],
+    );
+    let first = names.lines().next().expect("a frame");
+    // The scenario's bottleneck: 1 Mbps, 58 ms.
+    assert_eq!(
+        first,
+        "r1->r2\tr1 (10.0.0.0, 02:00:00:00:00:00) to r2 (10.0.0.1, 02:00:00:00:00:01), \
+         1Mbps, delay 58ms"
+    );
+    let info = Command::new("capinfos")
+        .arg(&ng)
+        .output()
+        .expect("capinfos runs");
+    assert!(info.status.success(), "capinfos: {info:?}");
+    let info = String::from_utf8_lossy(&info.stdout);
+    for want in [
+        "File type:           Wireshark/... - pcapng",
+        "Capture comment:     concord 0.1.0: scenario cm-probes, seed 1, channel r1->r2",
+        "Name = r1->r2",
+        "Time precision = nanoseconds (9)",
+    ] {
+        assert!(info.contains(want), "no {want:?} in\n{info}");
+    }
 }
 
 /// Writes `frames` to a whole-frame capture at `path`.

@@ -1,6 +1,6 @@
 //! A case as a concord scenario file, run in the simulator and measured.
 
-use crate::grid::{rate_label, Case, Queue, Topology, MSS_BYTES};
+use crate::grid::{rate_label, Case, CaseRecovery, Queue, Topology, MSS_BYTES};
 use crate::measurement::{cwnd_stats, fold_cwnd, Measurement};
 use concord_sim::results::RunResults;
 use concord_sim::scenario;
@@ -42,6 +42,9 @@ pub fn scenario_text(case: &Case, seed: u64) -> String {
     let _ = writeln!(s, "mss = \"{MSS_BYTES}B\"");
     let _ = writeln!(s, "rwnd = \"{}B\"", case.buffer_bytes());
     s.push_str("min_rto = \"200ms\"\ndelayed_ack = true\nack_every = 2\n");
+    if case.recovery != CaseRecovery::Classic {
+        let _ = writeln!(s, "recovery = \"{}\"", case.recovery.name());
+    }
     if matches!(case.queue, Queue::Red { ecn: true, .. }) {
         s.push_str("ecn = true\n");
     }
@@ -131,8 +134,8 @@ pub fn measure(sim: &Simulator, case: &Case, seed: u64) -> Measurement {
         links.iter().map(|c| c.utilisation).sum::<f64>() / links.len() as f64
     };
     let end_s = r.duration_s;
-    let mut per_flow: Vec<Vec<(f64, f64)>> = vec![Vec::new(); sim.flows.len()];
-    for c in &sim.cwnd_samples {
+    let mut per_flow: Vec<Vec<(f64, f64)>> = vec![Vec::new(); sim.flows().len()];
+    for c in sim.cwnd_samples() {
         if let Some(v) = per_flow.get_mut(c.flow as usize) {
             v.push((c.at.as_secs_f64(), c.cwnd as f64 / MSS_BYTES as f64));
         }
@@ -176,6 +179,26 @@ mod tests {
                 panic!("{}: {e}\n{text}", c.id);
             }
         }
+    }
+
+    #[test]
+    fn a_prr_case_sets_the_recovery_in_concord_and_ns3_and_in_its_id() {
+        let c = one("[[case]]\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = \"droptail\"\nrecovery = \"prr\"\n");
+        assert_eq!(c.id, "dumbbell-4f-10Mbps-50ms-droptail-prr");
+        let t = scenario_text(&c, 1);
+        assert!(t.contains("ack_every = 2\nrecovery = \"prr\"\n"), "{t}");
+        let a = crate::ns3::args(&c, 1, crate::ns3::Variant::Reference);
+        assert!(a.contains(&"--recovery=prr".to_string()), "{a:?}");
+        assert!(!crate::ns3::Variant::Prr.applies_to(&c));
+        let classic = one("[[case]]\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = \"droptail\"\n");
+        assert!(!scenario_text(&classic, 1).contains("recovery"));
+        assert!(
+            !crate::ns3::args(&classic, 1, crate::ns3::Variant::Reference)
+                .iter()
+                .any(|x| x.starts_with("--recovery"))
+        );
+        let bad = parse("[[case]]\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = \"droptail\"\nrecovery = \"rack\"\n", "g.toml").expect_err("unknown");
+        assert!(bad.to_string().contains("unknown recovery `rack`"), "{bad}");
     }
 
     #[test]

@@ -91,6 +91,27 @@ fn trim(x: f64) -> String {
     }
 }
 
+/// The TCP senders' fast-recovery algorithm, in both simulators.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CaseRecovery {
+    /// RFC 6582 NewReno recovery (concord `recovery = "classic"`, ns-3 `TcpClassicRecovery`).
+    #[default]
+    Classic,
+    /// Proportional Rate Reduction, RFC 6937 with the slow-start bound (concord `recovery =
+    /// "prr"`, ns-3 `TcpPrrRecovery`, ns-3's default).
+    Prr,
+}
+
+impl CaseRecovery {
+    /// The name in the grid file, the scenario key and ns-3's `--recovery`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseRecovery::Classic => "classic",
+            CaseRecovery::Prr => "prr",
+        }
+    }
+}
+
 /// One case of the grid, with every quantity fixed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Case {
@@ -114,6 +135,8 @@ pub struct Case {
     pub queue: Queue,
     /// Random loss on each bottleneck link's data direction, after the queue, 0 to 1.
     pub loss: f64,
+    /// The senders' fast-recovery algorithm.
+    pub recovery: CaseRecovery,
     /// Simulated time.
     pub duration: Duration,
     /// Seeds; each runs in both simulators, and the means are compared.
@@ -243,6 +266,7 @@ struct RawCase {
     queue: OneOrMany<RawQueue>,
     limit: Option<u32>,
     loss: Option<OneOrMany<f64>>,
+    recovery: Option<String>,
     duration: Option<String>,
     seeds: Option<Vec<u64>>,
 }
@@ -383,6 +407,16 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Case>, GridError> {
                 "flows = 4 or flows = [1, 4]",
             ));
         }
+        let recovery = match rc.recovery.as_deref() {
+            None | Some("classic") => CaseRecovery::Classic,
+            Some("prr") => CaseRecovery::Prr,
+            Some(other) => {
+                return Err(bad(
+                    format!("unknown recovery `{other}`"),
+                    "recovery = \"classic\" (RFC 6582) or \"prr\" (RFC 6937)",
+                ))
+            }
+        };
         let group = rc.group.clone().unwrap_or_else(|| "grid".into());
         for &n in &flows {
             for &rate in &rates {
@@ -400,6 +434,7 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Case>, GridError> {
                                 limit_packets: limit,
                                 queue,
                                 loss,
+                                recovery,
                                 duration,
                                 seeds: seeds.clone(),
                                 quick: false,
@@ -517,6 +552,9 @@ fn case_id(c: &Case) -> String {
     }
     if c.loss > 0.0 {
         id.push_str(&format!("-loss{}", trim(c.loss * 100.0)));
+    }
+    if c.recovery != CaseRecovery::Classic {
+        id.push_str(&format!("-{}", c.recovery.name()));
     }
     if c.group != "grid" {
         id = format!("{}-{id}", c.group);

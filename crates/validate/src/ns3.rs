@@ -1,7 +1,7 @@
 //! The ns-3 side: the arguments of `bench/ns3/validate.cc` for a case, running it, and reading
 //! the JSON it prints.
 
-use crate::grid::{Case, Queue, Topology};
+use crate::grid::{Case, CaseRecovery, Queue, Topology};
 use crate::measurement::{fold_cwnd, CwndStats, Measurement};
 use serde::Deserialize;
 use std::path::Path;
@@ -62,6 +62,7 @@ impl Variant {
     pub fn applies_to(self, case: &Case) -> bool {
         match self {
             Variant::RedNoWait => matches!(case.queue, Queue::Red { .. }),
+            Variant::Prr => case.recovery == CaseRecovery::Classic,
             _ => true,
         }
     }
@@ -107,6 +108,9 @@ pub fn args(case: &Case, seed: u64, variant: Variant) -> Vec<String> {
             a.push(format!("--maxTh={max_th}"));
             a.push(format!("--ecn={}", u8::from(ecn)));
         }
+    }
+    if case.recovery != CaseRecovery::Classic {
+        a.push(format!("--recovery={}", case.recovery.name()));
     }
     a.extend(variant.args().iter().map(|s| (*s).to_string()));
     a

@@ -2,6 +2,7 @@
 //! ACKs, no SACK); the paper scenarios set what their ns-2 runs used.
 
 use super::mccp::{MccpConfig, MccpConfigError};
+use super::prr::ReductionBound;
 use crate::time::Duration;
 use crate::units::Bytes;
 
@@ -28,6 +29,29 @@ impl CcAlgorithm {
             CcAlgorithm::WestwoodPlus => "westwood+",
             CcAlgorithm::Cubic => "cubic",
             CcAlgorithm::Mccp(_) => "mccp",
+        }
+    }
+}
+
+/// How a sender in fast recovery decides what to send.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 6582 NewReno recovery with window inflation by the duplicate ACKs, bounded by the
+    /// data they show delivered (ns-3's `TcpClassicRecovery`).
+    #[default]
+    Classic,
+    /// Proportional Rate Reduction (RFC 6937) with the given reduction bound; ns-3's default
+    /// recovery and Linux's.
+    Prr(ReductionBound),
+}
+
+impl Recovery {
+    /// The name used in scenario files and tables.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Recovery::Classic => "classic",
+            Recovery::Prr(ReductionBound::SlowStart) => "prr",
+            Recovery::Prr(ReductionBound::Conservative) => "prr-crb",
         }
     }
 }
@@ -64,6 +88,8 @@ pub struct TcpConfig {
     /// ns-3 and Linux enable it; off by default so that the papers' ns-2 experiments keep
     /// their sender.
     pub limited_transmit: bool,
+    /// Fast-recovery algorithm (default: RFC 6582 with bounded inflation, the papers' sender).
+    pub recovery: Recovery,
     /// The receiver delays ACKs (RFC 5681 section 4.2).
     pub delayed_ack: bool,
     /// With delayed ACKs, acknowledge at least every this many in-order segments (2).
@@ -106,6 +132,7 @@ impl Default for TcpConfig {
             rwnd: u64::MAX,
             dupack_threshold: 3,
             limited_transmit: false,
+            recovery: Recovery::Classic,
             delayed_ack: true,
             ack_every: 2,
             delayed_ack_timeout: Duration::from_millis(200),

@@ -7,12 +7,13 @@ pub mod controller;
 pub mod cubic;
 pub mod mccp;
 pub mod new_reno;
+pub mod prr;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
 pub mod westwood;
 
-pub use config::{CcAlgorithm, TcpConfig, TcpConfigError};
+pub use config::{CcAlgorithm, Recovery, TcpConfig, TcpConfigError};
 pub use controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
 pub use new_reno::NewReno;
 pub use receiver::TcpReceiver;

@@ -8,8 +8,9 @@
 //! offsets from zero (no wrap-around); the wire codec keeps the low 32 bits. There is no
 //! handshake: the connection starts established, as ns-2's one-way TCP agents do.
 
-use super::config::{TcpConfig, TcpConfigError};
+use super::config::{Recovery, TcpConfig, TcpConfigError};
 use super::controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
+use super::prr::Prr;
 use super::rtt::{RttConfig, RttEstimator};
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
@@ -116,6 +117,10 @@ pub struct TcpSender {
     in_recovery: bool,
     /// The first partial ACK of this recovery has reset the timer (RFC 6582 3.2 step 5).
     partial_ack_seen: bool,
+    /// With `recovery = prr`, the PRR state of the recovery under way (RFC 6937).
+    prr: Option<Prr>,
+    /// With PRR in recovery: bytes that may still be sent on the last ACK's `sndcnt`.
+    prr_budget: Bytes,
     /// End of the window in which an ECN reduction already happened (RFC 3168 6.1.2).
     /// End of the window of data outstanding at the last window reduction (ECN, fast
     /// retransmit or timeout): ECE on ACKs up to and including it echoes marks of that window
@@ -168,6 +173,8 @@ impl TcpSender {
             recover: None,
             in_recovery: false,
             partial_ack_seen: false,
+            prr: None,
+            prr_budget: 0,
             ecn_recover: None,
             ecn_cwr: None,
             send_cwr: false,
@@ -360,6 +367,7 @@ impl TcpSender {
         let acked = ack - self.snd_una;
         out.bytes_acked = acked;
         self.snd_una = ack;
+        let dup_acked_before = self.dup_acked;
         // The cumulative ACK covers the segment that was missing and, beyond it, data the
         // duplicate ACKs had already counted as delivered.
         self.dup_acked = self
@@ -394,10 +402,15 @@ impl TcpSender {
             let recover = self.recover.unwrap_or(0);
             if ack >= recover {
                 // Full acknowledgment (RFC 6582 3.2 step 3): deflate to
-                // min(ssthresh, max(FlightSize, SMSS) + SMSS) and leave recovery.
+                // min(ssthresh, max(FlightSize, SMSS) + SMSS) and leave recovery; with PRR,
+                // cwnd = ssthresh (RFC 6937 section 3, "on exiting recovery").
                 let flight = self.bytes_in_flight();
-                let cwnd = self.ctl.ssthresh().min(flight.max(self.mss()) + self.mss());
+                let cwnd = match self.prr.take() {
+                    Some(_) => self.ctl.ssthresh(),
+                    None => self.ctl.ssthresh().min(flight.max(self.mss()) + self.mss()),
+                };
                 self.ctl.set_cwnd(cwnd);
+                self.prr_budget = 0;
                 self.in_recovery = false;
                 self.ctl.on_recovery_end(now);
                 self.restart_timer(now);
@@ -411,14 +424,21 @@ impl TcpSender {
             } else {
                 // Partial acknowledgment (step 5): retransmit the first unacknowledged segment,
                 // deflate by the amount acknowledged, add back one SMSS if at least one was
-                // acknowledged; reset the timer on the first partial ACK only.
-                let cwnd = self.ctl.cwnd().saturating_sub(acked);
-                let cwnd = if acked >= self.mss() {
-                    cwnd + self.mss()
+                // acknowledged; reset the timer on the first partial ACK only. With PRR the
+                // window is pipe + sndcnt instead, DeliveredData being the advance of snd_una
+                // less what the duplicate ACKs had already counted delivered.
+                if self.prr.is_some() {
+                    let delivered = (acked + self.dup_acked).saturating_sub(dup_acked_before);
+                    self.prr_window(delivered);
                 } else {
-                    cwnd
-                };
-                self.ctl.set_cwnd(cwnd);
+                    let cwnd = self.ctl.cwnd().saturating_sub(acked);
+                    let cwnd = if acked >= self.mss() {
+                        cwnd + self.mss()
+                    } else {
+                        cwnd
+                    };
+                    self.ctl.set_cwnd(cwnd);
+                }
                 if !self.partial_ack_seen {
                     self.partial_ack_seen = true;
                     self.restart_timer(now);
@@ -450,7 +470,10 @@ impl TcpSender {
         let room = self.bytes_in_flight().saturating_sub(self.mss());
         let newly_delivered = room.saturating_sub(self.dup_acked).min(self.mss());
         self.dup_acked += newly_delivered;
-        if self.in_recovery {
+        if self.in_recovery && self.prr.is_some() {
+            // RFC 6937: each duplicate ACK delivered one segment (the Reno emulation of SACK).
+            self.prr_window(newly_delivered);
+        } else if self.in_recovery {
             // RFC 6582 3.2 step 4: inflate by one SMSS per additional duplicate ACK, bounded by
             // what the ACK shows has left the network: the window never lets more than
             // ssthresh plus the delivered data be outstanding (ns-3's classic recovery keeps
@@ -474,9 +497,16 @@ impl TcpSender {
                 if !reduced_already {
                     self.ctl.on_congestion(now, CongestionKind::DupAcks, flight);
                 }
-                // Step 2: cwnd = ssthresh + 3 * SMSS, retransmit the lost segment.
                 let ssthresh = self.ctl.ssthresh();
-                self.ctl.set_cwnd(ssthresh + 3 * self.mss());
+                if let Recovery::Prr(bound) = self.config.recovery {
+                    // RFC 6937 section 3, at the beginning of recovery: RecoverFS = snd.nxt -
+                    // snd.una; then this ACK is the first of the recovery.
+                    self.prr = Some(Prr::start(ssthresh, self.bytes_in_flight(), bound));
+                    self.prr_window(newly_delivered);
+                } else {
+                    // Step 2: cwnd = ssthresh + 3 * SMSS, retransmit the lost segment.
+                    self.ctl.set_cwnd(ssthresh + 3 * self.mss());
+                }
                 self.in_recovery = true;
                 self.partial_ack_seen = false;
                 self.ecn_cwr = None;
@@ -488,6 +518,18 @@ impl TcpSender {
         }
         let info = self.ack_info(0, None, ece);
         self.ctl.on_ack(now, &info);
+    }
+
+    /// With PRR in recovery, one ACK that delivered `delivered` bytes: cwnd = pipe + sndcnt
+    /// (RFC 6937 section 3), and `sndcnt` bytes may be sent (the retransmission included).
+    fn prr_window(&mut self, delivered: Bytes) {
+        let pipe = self.pipe();
+        let mss = self.mss();
+        if let Some(prr) = self.prr.as_mut() {
+            let sndcnt = prr.on_ack(delivered, pipe, mss);
+            self.prr_budget = sndcnt;
+            self.ctl.set_cwnd(pipe + sndcnt);
+        }
     }
 
     /// Records a window reduction: ECE for data outstanding now is not acted on again, and with
@@ -535,6 +577,8 @@ impl TcpSender {
         self.recover = Some(self.snd_max);
         self.mark_reduction();
         self.in_recovery = false;
+        self.prr = None;
+        self.prr_budget = 0;
         self.ecn_cwr = None;
         self.dupacks = 0;
         self.limited_sent = 0;
@@ -571,6 +615,8 @@ impl TcpSender {
     fn window_end(&self) -> u64 {
         let window_end = match self.gate {
             SendGate::CreditOnly => u64::MAX,
+            // PRR in recovery: what the last ACK's sndcnt leaves (RFC 6937).
+            _ if self.prr.is_some() => self.snd_nxt.saturating_add(self.prr_budget),
             _ => self
                 .snd_una
                 .saturating_add(self.ctl.cwnd())
@@ -623,7 +669,7 @@ impl TcpSender {
             return None;
         }
         let cwnd_end = self.snd_una.saturating_add(self.ctl.cwnd());
-        if self.gate != SendGate::CreditOnly && end > cwnd_end {
+        if self.gate != SendGate::CreditOnly && self.prr.is_none() && end > cwnd_end {
             // Beyond cwnd: a limited-transmit segment.
             self.limited_sent += end - self.snd_nxt.max(cwnd_end);
         }
@@ -651,6 +697,11 @@ impl TcpSender {
             self.snd_max = end;
         }
         self.stats.segments_sent += 1;
+        if let Some(prr) = self.prr.as_mut() {
+            // RFC 6937: prr_out += data sent, retransmissions included.
+            prr.on_sent(len);
+            self.prr_budget = self.prr_budget.saturating_sub(len);
+        }
         if retransmission {
             self.stats.retransmissions += 1;
         }
@@ -773,6 +824,86 @@ mod tests {
             .poll_transmit(ms(106))
             .expect("inflation releases new data");
         assert_eq!((seg.seq, seg.retransmission), (10_000, false));
+    }
+
+    #[test]
+    fn with_prr_recovery_sends_on_alternate_duplicate_acks_and_ends_at_ssthresh() {
+        // RFC 6937 section 6's single loss: 20 segments out, the first lost, ssthresh 10.
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 20,
+            recovery: Recovery::Prr(super::super::prr::ReductionBound::SlowStart),
+            ..config()
+        });
+        assert_eq!(drain(&mut s, ms(0)).len(), 20);
+        s.on_ack(ms(100), 0, false);
+        s.on_ack(ms(101), 0, false);
+        assert!(s.on_ack(ms(102), 0, false).fast_retransmit);
+        assert_eq!(s.ssthresh(), 10_000);
+        // pipe = 20000 - 3 delivered = 17000 > ssthresh: sndcnt = CEIL(1000 * 10000 / 20000)
+        // = one segment; cwnd = pipe + sndcnt.
+        assert_eq!(s.pipe(), 17_000);
+        assert_eq!(s.cwnd(), 18_000);
+        let segs = drain(&mut s, ms(102));
+        assert_eq!(segs.len(), 1, "the retransmission spends the ACK's sndcnt");
+        assert_eq!((segs[0].seq, segs[0].retransmission), (0, true));
+        // Fourth duplicate: CEIL(2000 * 10000 / 20000) - 1000 = 0.
+        s.on_ack(ms(103), 0, false);
+        assert_eq!(s.cwnd(), 16_000);
+        assert!(drain(&mut s, ms(103)).is_empty());
+        // Fifth: CEIL(1500, in segments 2000) - 1000 = one new segment.
+        s.on_ack(ms(104), 0, false);
+        assert_eq!(s.cwnd(), 16_000);
+        let segs = drain(&mut s, ms(104));
+        assert_eq!(
+            segs.iter()
+                .map(|g| (g.seq, g.retransmission))
+                .collect::<Vec<_>>(),
+            vec![(20_000, false)]
+        );
+        // The full ACK ends recovery with cwnd = ssthresh (RFC 6937, "on exiting recovery").
+        s.on_ack(ms(200), 21_000, false);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 10_000);
+    }
+
+    #[test]
+    fn with_prr_a_partial_ack_counts_only_the_data_it_newly_delivered() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 20,
+            recovery: Recovery::Prr(super::super::prr::ReductionBound::SlowStart),
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        for i in 0..4 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        drain(&mut s, ms(103));
+        // Four duplicates counted 4000 delivered, the last two inside recovery (prr_delivered
+        // 2000, prr_out 1000: the retransmission). A partial ACK to 6000 covers the lost
+        // segment, the four counted and one more: DeliveredData = 6000 - 4000 = 2000, so
+        // prr_delivered = 4000; pipe = 20000 - 6000 = 14000 > ssthresh; sndcnt =
+        // CEIL(4000 * 10000 / 20000) - 1000 = 1000: the retransmission of 6000 alone.
+        let out = s.on_ack(ms(110), 6000, false);
+        assert_eq!(out.bytes_acked, 6000);
+        assert!(s.in_recovery());
+        assert_eq!(s.pipe(), 14_000);
+        assert_eq!(s.cwnd(), 15_000);
+        let segs = drain(&mut s, ms(110));
+        assert_eq!(
+            segs.iter()
+                .map(|g| (g.seq, g.retransmission))
+                .collect::<Vec<_>>(),
+            vec![(6000, true)]
+        );
+        // The next duplicate: prr_delivered 5000, CEIL(2500 -> 3000) - 2000 = one new segment.
+        s.on_ack(ms(111), 6000, false);
+        let segs = drain(&mut s, ms(111));
+        assert_eq!(
+            segs.iter()
+                .map(|g| (g.seq, g.retransmission))
+                .collect::<Vec<_>>(),
+            vec![(20_000, false)]
+        );
     }
 
     #[test]

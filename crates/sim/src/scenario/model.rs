@@ -322,6 +322,8 @@ pub struct RecordSpec {
     pub pcap: Vec<ChannelRef>,
     /// Bytes of each packet kept in a pcap trace (headers only by default: 128).
     pub pcap_snaplen: u32,
+    /// The traces' file format (default: classic pcap).
+    pub pcap_format: crate::trace::TraceFormat,
     /// The channel whose utilisation the summary reports (default: the busiest by rate order,
     /// i.e. the slowest router-to-router channel).
     pub bottleneck: Option<ChannelRef>,
@@ -339,6 +341,7 @@ impl Default for RecordSpec {
             application_delay: Vec::new(),
             pcap: Vec::new(),
             pcap_snaplen: 128,
+            pcap_format: crate::trace::TraceFormat::Pcap,
             bottleneck: None,
         }
     }

@@ -11,7 +11,7 @@ use concord_cc::time::Duration;
 use std::collections::{HashMap, HashSet};
 
 /// The keys of `[record]`.
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "bin",
     "warmup",
     "queues",
@@ -21,6 +21,7 @@ const KEYS: [&str; 10] = [
     "application_delay",
     "pcap",
     "pcap_snaplen",
+    "pcap_format",
     "bottleneck",
 ];
 
@@ -72,6 +73,23 @@ pub(crate) fn read_record(
     if let Some(f) = table.get("pcap_snaplen") {
         let n = f.integer(1, 65_535)?;
         r.pcap_snaplen = u32::try_from(n).unwrap_or(65_535);
+    }
+    if let Some(f) = table.get("pcap_format") {
+        r.pcap_format = match f.str()? {
+            "pcap" => crate::trace::TraceFormat::Pcap,
+            "pcapng" => crate::trace::TraceFormat::Pcapng,
+            other => {
+                return Err(f.error(
+                    ErrorKind::BadValue,
+                    format!("unknown trace format `{other}`"),
+                    suggest::did_you_mean(
+                        other,
+                        ["pcap", "pcapng"],
+                        "write \"pcap\" or \"pcapng\"",
+                    ),
+                ))
+            }
+        };
     }
     if let Some(f) = table.get("bottleneck") {
         r.bottleneck = Some(channel(&f, net)?);

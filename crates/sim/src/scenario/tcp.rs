@@ -6,14 +6,15 @@ use super::suggest;
 use super::table::Table;
 use super::value::Field;
 use concord_cc::tcp::abe::MAX_INSTABILITY_WINDOW;
-use concord_cc::tcp::config::{CcAlgorithm, TcpConfig};
+use concord_cc::tcp::config::{CcAlgorithm, Recovery, TcpConfig};
 use concord_cc::tcp::mccp::MccpConfig;
+use concord_cc::tcp::prr::ReductionBound;
 use concord_cc::time::Duration;
 use concord_cc::units::Bytes;
 use toml::de::DeValue;
 
 /// The keys of a TCP settings table, one per [`TcpConfig`] field.
-const KEYS: [&str; 17] = [
+const KEYS: [&str; 18] = [
     "cc",
     "mccp",
     "mss",
@@ -23,6 +24,7 @@ const KEYS: [&str; 17] = [
     "rwnd",
     "dupack_threshold",
     "limited_transmit",
+    "recovery",
     "delayed_ack",
     "ack_every",
     "delayed_ack_timeout",
@@ -35,6 +37,9 @@ const KEYS: [&str; 17] = [
 
 /// The window controllers a scenario may name.
 const ALGORITHMS: [&str; 4] = ["newreno", "westwood+", "mccp", "cubic"];
+
+/// The fast-recovery algorithms a scenario may name.
+const RECOVERIES: [&str; 3] = ["classic", "prr", "prr-crb"];
 
 /// The largest IP packet, in bytes.
 const MAX_PACKET: Bytes = 65_535;
@@ -100,6 +105,25 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
     }
     if let Some(f) = table.get("limited_transmit") {
         c.limited_transmit = f.boolean()?;
+    }
+    if let Some(f) = table.get("recovery") {
+        let name = f.str()?;
+        c.recovery = match name.to_ascii_lowercase().as_str() {
+            "classic" => Recovery::Classic,
+            "prr" | "prr-ssrb" => Recovery::Prr(ReductionBound::SlowStart),
+            "prr-crb" => Recovery::Prr(ReductionBound::Conservative),
+            _ => {
+                return Err(f.error(
+                    ErrorKind::BadValue,
+                    format!("unknown recovery `{name}`"),
+                    suggest::did_you_mean(
+                        name,
+                        RECOVERIES,
+                        &format!("the recoveries are: {}", RECOVERIES.join(", ")),
+                    ),
+                ))
+            }
+        };
     }
     if let Some(f) = table.get("delayed_ack") {
         c.delayed_ack = f.boolean()?;

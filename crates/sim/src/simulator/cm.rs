@@ -2,6 +2,8 @@
 //! requests, grants and implicit feedback, the audio server and the bulk CM sender, and the
 //! probe protocol between hosts. The state and the model are in [`crate::cm`].
 
+use super::agents::AgentTimer;
+use super::stages::StageTimer;
 use super::{Event, Simulator, UDP_IP_HEADER};
 use crate::cm::{
     pick_representation, AckFeedback, CmApp, CmAppFlow, CmState, CmTimer, HostCm, CM_CONTROL_FLOW,
@@ -185,12 +187,12 @@ impl Simulator {
             // A Web object picks its representation once every object requested with it is
             // open, so that its share counts their hints: after the other starts of this
             // instant, which are queued already.
-            self.events.push(now, Event::Cm(CmTimer::Pick(f)));
+            self.events.push(now, Event::Agent(AgentTimer::Pick(f)));
         }
         if let Some(Agent::CmApp(app)) = self.flows.get_mut(f as usize).map(|fl| &mut fl.agent) {
             if let CmApp::Audio(a) = &mut app.app {
                 a.since = now;
-                self.events.push(now, Event::Cm(CmTimer::Audio(f)));
+                self.events.push(now, Event::Agent(AgentTimer::Audio(f)));
                 a.armed = Some(now);
             }
         }
@@ -339,7 +341,7 @@ impl Simulator {
             // A deadline already past is due now.
             let at = at.max(self.now);
             if at < self.end && crate::timer::arm_earlier(&mut host.armed, at) {
-                self.events.push(at, Event::Cm(CmTimer::Host(node)));
+                self.events.push(at, Event::Stage(StageTimer::Cm(node)));
             }
         }
     }
@@ -577,7 +579,7 @@ impl Simulator {
         let next = now + gap;
         if next < self.end {
             audio.armed = Some(next);
-            self.events.push(next, Event::Cm(CmTimer::Audio(f)));
+            self.events.push(next, Event::Agent(AgentTimer::Audio(f)));
         }
         let pkt = self.cm_app_packet(f, src, dst, size);
         self.cm_notify(f, u64::from(size));

@@ -2,6 +2,8 @@
 //! and C-UDP endpoints, stamping and rewriting CP headers where packets pass an AP, control
 //! messages between APs, the APs' timers, and pacing the endpoints at their share.
 
+use super::agents::AgentTimer;
+use super::stages::StageTimer;
 use super::{Event, Simulator};
 use crate::cp::{CUdpFlow, CpApp};
 use crate::flow::Agent;
@@ -152,7 +154,7 @@ impl Simulator {
             }
             let next = (last + rate.transmit_time(u64::from(c.packet_size))).max(now);
             if next < end && next < stop && crate::timer::arm_earlier(&mut c.send_timer, next) {
-                self.events.push(next, Event::Cp(CpTimer::Send(f)));
+                self.events.push(next, Event::Agent(AgentTimer::CUdp(f)));
             }
         }
     }
@@ -229,7 +231,7 @@ impl Simulator {
             arm = Some(next);
         }
         if let Some(at) = arm {
-            self.events.push(at, Event::Cp(CpTimer::Send(f)));
+            self.events.push(at, Event::Agent(AgentTimer::CUdp(f)));
         }
         let handle = self.cp.headers.insert(header);
         let pkt = Packet {
@@ -347,7 +349,7 @@ impl Simulator {
         }
         if self.cp.ap_timers.get(&n).is_none_or(|&armed| at < armed) {
             self.cp.ap_timers.insert(n, at);
-            self.events.push(at, Event::Cp(CpTimer::Ap(n)));
+            self.events.push(at, Event::Stage(StageTimer::Ap(n)));
         }
     }
 }

@@ -2,6 +2,7 @@
 //! queues, reflecting it at receivers, applying RLOAD at sources and pacing managed flows
 //! through their WTP shapers. The state lives in [`crate::eca`]; see its docs for the model.
 
+use super::stages::StageTimer;
 use super::{Event, Simulator};
 use crate::eca::{EcaState, EcaTimer, HostEca};
 use crate::flow::Agent;
@@ -176,8 +177,10 @@ impl Simulator {
                         let at = at.max(now + Duration::from_nanos(1));
                         if armed.is_none_or(|a| at < a || a <= now) {
                             *armed = Some(at);
-                            self.events
-                                .push(at, Event::Eca(EcaTimer::Shaper(f as FlowId)));
+                            self.events.push(
+                                at,
+                                Event::Stage(StageTimer::Eca(EcaTimer::Shaper(f as FlowId))),
+                            );
                         }
                     }
                     return Ok(());
@@ -193,7 +196,8 @@ impl Simulator {
         };
         if self.eca.report_armed.is_none_or(|a| at < a) {
             self.eca.report_armed = Some(at);
-            self.events.push(at, Event::Eca(EcaTimer::Report));
+            self.events
+                .push(at, Event::Stage(StageTimer::Eca(EcaTimer::Report)));
         }
     }
 

@@ -2,6 +2,7 @@
 //! sending the signals a GCCA port raised, applying a message where it arrives, and pacing the
 //! GCCA leaky buckets. The state lives in [`crate::gcca`]; see its docs for the model.
 
+use super::stages::StageTimer;
 use super::{Event, Simulator};
 use crate::channel::Offer;
 use crate::flow::{Agent, Flow};
@@ -137,7 +138,8 @@ impl Simulator {
         }
         let signals = std::mem::take(&mut port.outbox);
         if let Some(at) = wake {
-            self.events.push(at, Event::Gcca(GccaTimer::Port(c)));
+            self.events
+                .push(at, Event::Stage(StageTimer::Gcca(GccaTimer::Port(c))));
         }
         if signals.is_empty() {
             return Ok(());
@@ -157,11 +159,7 @@ impl Simulator {
     /// Sends a GCCP message from `node` to its neighbour `to` on the control lane of the
     /// channel between them.
     fn send_gccp(&mut self, node: NodeId, to: u32, msg: GccpMessage) -> Result<(), CaptureError> {
-        let c = self.nodes[node as usize]
-            .routes
-            .get(to as usize)
-            .copied()
-            .unwrap_or(NO_ROUTE);
+        let c = self.routes.next_hop(node, to);
         if c == NO_ROUTE {
             self.unroutable += 1;
             return Ok(());
@@ -189,7 +187,8 @@ impl Simulator {
         );
         if let Offer::Transmitting(d) = self.channels[c as usize].offer_control(now, pkt) {
             self.events.push(now + d, Event::TxDone(c));
-            self.capture.packet(c, now, &pkt)?;
+            self.capture
+                .packet(c, now, &pkt, &self.cp.headers, &self.cm.responses)?;
         }
         Ok(())
     }
@@ -211,11 +210,7 @@ impl Simulator {
         let mut applied = false;
         match self.gcca.nodes.get_mut(node) {
             Some(NodeGcca::Router(_)) => {
-                let out = self.nodes[node]
-                    .routes
-                    .get(from as usize)
-                    .copied()
-                    .unwrap_or(NO_ROUTE);
+                let out = self.routes.next_hop(node as u32, from);
                 if let Some(port) = self
                     .channels
                     .get_mut(out as usize)
@@ -285,7 +280,8 @@ impl Simulator {
         if let Some(d) = self.channels[c as usize].start_next(now) {
             self.events.push(now + d, Event::TxDone(c));
             if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.capture.packet(c, now, &p)?;
+                self.capture
+                    .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }
         }
         self.after_gcca_port(c)
@@ -379,7 +375,10 @@ impl Simulator {
                 s.wake = Some(at);
                 if s.armed != Some(at) {
                     s.armed = Some(at);
-                    self.events.push(at, Event::Gcca(GccaTimer::Host(f as u32)));
+                    self.events.push(
+                        at,
+                        Event::Stage(StageTimer::Gcca(GccaTimer::Host(f as u32))),
+                    );
                 }
                 return Ok(());
             }

@@ -3,6 +3,7 @@
 //! the sender's nofeedback timer. Timers are lazy, as TCP's: an event carries its deadline's
 //! instant and is ignored when a later re-arm superseded it.
 
+use super::agents::AgentTimer;
 use super::{Event, SetupError, Simulator};
 use crate::flow::Agent;
 use crate::packet::{FlowId, Packet, Transport};
@@ -177,7 +178,7 @@ impl Simulator {
             }
         }
         for (at, timer) in push {
-            self.events.push(at, Event::Tfrc(timer));
+            self.events.push(at, Event::Agent(AgentTimer::Tfrc(timer)));
         }
     }
 
@@ -224,7 +225,8 @@ impl Simulator {
             }
         }
         if let Some(at) = arm {
-            self.events.push(at, Event::Tfrc(TfrcTimer::Feedback(f)));
+            self.events
+                .push(at, Event::Agent(AgentTimer::Tfrc(TfrcTimer::Feedback(f))));
         }
         if let Some(p) = report {
             self.forward(dst, p)?;

@@ -5,19 +5,31 @@
 //! with 10.0.0.0/8 kept private, MAC 02:00:00:nn:nn:nn, locally administered); each flow's ports
 //! lie in the dynamic range 49152-65535 (RFC 6335 section 6), where no dissector claims them
 //! ([`flow_ports`]). Payloads are zero bytes, cut to the snap length, with checksums valid for
-//! the full (zero) payload, except the messages concord defines, whose bytes are written: GCCP
-//! frames, CM probes, and ECA's LOAD and RLOAD as an IPv4 option ([`super::eca_option`]). A CM
-//! probe response is written up to its own 4-byte header (version, type, length): its counts
-//! are not in the packet, so the record's captured length stops there.
+//! the full (zero) payload, except the messages concord defines, whose bytes are written by
+//! their codecs: GCCP frames, CM probes and responses (with their per-flow counts, read from
+//! the simulator's table of responses), the CP header between IPv4 and UDP
+//! ([`super::cp_shim`], read from the table of CP headers; a CP control message is the IPv4
+//! header and the CP header alone), and ECA's LOAD and RLOAD as an IPv4 option
+//! ([`super::eca_option`]).
+//!
+//! Traces are classic pcap by default; `[record] pcap_format = "pcapng"` writes pcapng instead
+//! ([`super::pcapng`]), whose interface is named after the channel (`r1->r2`), described by its
+//! nodes, addresses, rate and delay, and whose section comment names the scenario and its seed.
 //!
 //! Beside the traces, `addresses.csv` names who is who: every node's interfaces (one per
 //! channel leaving it), IPv4 address and MAC, and every traced flow's 5-tuple.
 
 use crate::channel::Channel;
+use crate::cp::CpHeaders;
+use crate::handles::Handles;
 use crate::packet::{NodeId, Packet, Transport};
+use crate::scenario::Scenario;
+use crate::trace::cp_shim;
 use crate::trace::eca_option::{EcaOption, PADDED_LEN};
 use crate::trace::pcap::PcapWriter;
-use concord_cc::cm::{probe, ProbeMessage};
+use crate::trace::pcapng::{Description, PcapngWriter};
+use crate::trace::TraceFormat;
+use concord_cc::cm::{ProbeMessage, Response};
 use concord_cc::gcca::message::encode_frame;
 use concord_cc::time::Instant;
 use concord_cc::wire::checksum::Payload;
@@ -48,7 +60,60 @@ pub enum CaptureError {
 #[derive(Debug)]
 struct Trace {
     path: PathBuf,
-    writer: PcapWriter<BufWriter<File>>,
+    writer: Writer,
+}
+
+/// The writer of a trace, in its file format.
+#[derive(Debug)]
+enum Writer {
+    Pcap(PcapWriter<BufWriter<File>>),
+    Pcapng(PcapngWriter<BufWriter<File>>),
+}
+
+impl Writer {
+    fn write_frame(&mut self, at: Instant, frame: &[u8], orig_len: u32) -> std::io::Result<()> {
+        match self {
+            Writer::Pcap(w) => w.write_frame(at, frame, orig_len),
+            Writer::Pcapng(w) => w.write_frame(at, frame, orig_len),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Writer::Pcap(w) => w.flush(),
+            Writer::Pcapng(w) => w.flush(),
+        }
+    }
+}
+
+/// What a pcapng trace of channel `ch` of scenario `sc` says about itself.
+fn describe(sc: &Scenario, ch: &Channel) -> Description {
+    let version = env!("CARGO_PKG_VERSION");
+    let (from, to) = ch.name.split_once("->").unwrap_or(("?", "?"));
+    let mac = |n: NodeId| {
+        node_mac(n)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(":")
+    };
+    Description {
+        comment: format!(
+            "concord {version}: scenario {}, seed {}, channel {}",
+            sc.name, sc.seed, ch.name
+        ),
+        application: format!("concord {version}"),
+        interface: ch.name.clone(),
+        interface_description: format!(
+            "{from} ({}, {}) to {to} ({}, {}), {}, delay {}",
+            node_address(ch.from),
+            mac(ch.from),
+            node_address(ch.to),
+            mac(ch.to),
+            ch.rate,
+            ch.delay
+        ),
+    }
 }
 
 /// The open traces of a run.
@@ -125,18 +190,19 @@ pub fn trace_file_name(channel: &str) -> String {
 }
 
 impl Capture {
-    /// Opens one trace per channel in `channels_to_trace`, in `dir`; nothing without a directory.
+    /// Opens one trace per channel in `channels_to_trace`, in `dir`, in the format, with the
+    /// snap length, that `sc` records; nothing without a directory.
     pub fn open(
         dir: Option<&Path>,
         channels_to_trace: &[u32],
         channels: &[Channel],
-        snaplen: u32,
+        sc: &Scenario,
     ) -> Result<Capture, CaptureError> {
         let mut cap = Capture {
             by_channel: vec![None; channels.len()],
             traces: Vec::new(),
             frame: Vec::with_capacity(256),
-            snaplen: snaplen.max(64),
+            snaplen: sc.record.pcap_snaplen.max(64),
             addresses: None,
         };
         let Some(dir) = dir else { return Ok(cap) };
@@ -144,13 +210,22 @@ impl Capture {
             let Some(ch) = channels.get(c as usize) else {
                 continue;
             };
-            let path = dir.join(trace_file_name(&ch.name));
+            let format = sc.record.pcap_format;
+            let mut path = dir.join(trace_file_name(&ch.name));
+            if format == TraceFormat::Pcapng {
+                path.set_extension("pcapng");
+            }
             let io = |source| CaptureError::Io {
                 path: path.clone(),
                 source,
             };
-            let file = File::create(&path).map_err(io)?;
-            let writer = PcapWriter::new(BufWriter::new(file), cap.snaplen).map_err(io)?;
+            let out = BufWriter::new(File::create(&path).map_err(io)?);
+            let writer = match format {
+                TraceFormat::Pcap => Writer::Pcap(PcapWriter::new(out, cap.snaplen).map_err(io)?),
+                TraceFormat::Pcapng => Writer::Pcapng(
+                    PcapngWriter::new(out, cap.snaplen, &describe(sc, ch)).map_err(io)?,
+                ),
+            };
             cap.by_channel[c as usize] = Some(cap.traces.len());
             cap.traces.push(Trace { path, writer });
         }
@@ -160,8 +235,17 @@ impl Capture {
         Ok(cap)
     }
 
-    /// Records `pkt` starting transmission on channel `c` at `at`.
-    pub fn packet(&mut self, c: u32, at: Instant, pkt: &Packet) -> Result<(), CaptureError> {
+    /// Records `pkt` starting transmission on channel `c` at `at`. The CP header and the CM
+    /// probe response a packet refers to by handle are read from `cp_headers` and
+    /// `cm_responses`; a packet whose handle finds nothing is left out of the trace.
+    pub fn packet(
+        &mut self,
+        c: u32,
+        at: Instant,
+        pkt: &Packet,
+        cp_headers: &CpHeaders,
+        cm_responses: &Handles<Response>,
+    ) -> Result<(), CaptureError> {
         let Some(Some(t)) = self.by_channel.get(c as usize).copied() else {
             return Ok(());
         };
@@ -185,10 +269,13 @@ impl Capture {
         let (sport, dport) = flow_ports(pkt.flow);
         // The message bytes that replace the zero payload, if concord defines them.
         let mut message = Vec::new();
-        // A response's bytes live in the simulator's table, not in the packet: the trace keeps
-        // the headers and the response's own 4-byte header, and says how long it was.
-        let mut headers_only = false;
-        let mut response_header = None;
+        let cp = match pkt.cp {
+            Some(h) => match cp_headers.get(h) {
+                Some(header) => Some(header),
+                None => return Ok(()),
+            },
+            None => None,
+        };
         let (transport, payload, protocol) = match pkt.transport {
             Transport::TcpData {
                 seq,
@@ -260,12 +347,11 @@ impl Capture {
             Transport::CmProbe(_) | Transport::CmResponse(_) => {
                 match pkt.transport {
                     Transport::CmProbe(probe) => ProbeMessage::Probe(probe).encode(&mut message),
-                    _ => headers_only = true,
-                }
-                // A response's 4-byte header is known from the packet: version, type, length.
-                let [l0, l1] = (pkt.size.saturating_sub(28) as u16).to_be_bytes();
-                if headers_only {
-                    response_header = Some([probe::VERSION, probe::TYPE_RESPONSE, l0, l1]);
+                    Transport::CmResponse(h) => match cm_responses.get(h) {
+                        Some(r) => ProbeMessage::Response(r.clone()).encode(&mut message),
+                        None => return Ok(()),
+                    },
+                    _ => {}
                 }
                 (
                     WireTransport::Udp(UdpHeader {
@@ -277,8 +363,11 @@ impl Capture {
                     17,
                 )
             }
-            // CP control messages are not written (no IP protocol number of their own).
-            Transport::CpControl | Transport::Gccp(_) => return Ok(()),
+            // A CP control message is the IPv4 header and the CP header alone; the CP header's
+            // bytes go in below.
+            Transport::CpControl if cp.is_some() => (WireTransport::Other, 0, cp_shim::PROTOCOL_CP),
+            Transport::CpControl => return Ok(()),
+            Transport::Gccp(_) => return Ok(()),
         };
         let ip = Ipv4Header {
             src: node_address(pkt.src),
@@ -321,11 +410,12 @@ impl Capture {
                 full += PADDED_LEN;
             }
         }
-        if let Some(header) = response_header {
-            let ip_len = usize::from(self.frame[EthernetHeader::LEN] & 0x0f) * 4;
-            let at = EthernetHeader::LEN + ip_len + transport.header_len();
-            self.frame.truncate(at);
-            self.frame.extend_from_slice(&header);
+        if let Some(header) = cp {
+            // After the IPv4 options: the CP header is the first thing of the IP payload.
+            match cp_shim::insert(&mut self.frame, header) {
+                Some(n) => full += n,
+                None => return Ok(()),
+            }
         }
         trace
             .writer
