@@ -297,7 +297,16 @@ fn malformed_and_truncated_frames_are_counted_and_dropped() {
         Some(ServerMessage::Fatal { .. })
     ));
     assert!(read_frame(&mut s).is_none());
-    let st = status(&d.socket());
+    // The daemon closes the connection's flows as it tears the connection down, which may
+    // finish just after the peer sees the close: wait up to 2 s.
+    let mut st = status(&d.socket());
+    for _ in 0..200 {
+        if st.flows == 0 {
+            break;
+        }
+        std::thread::sleep(StdDuration::from_millis(10));
+        st = status(&d.socket());
+    }
     assert_eq!(st.flows, 0, "the bad connection's flow was closed");
 }
 
