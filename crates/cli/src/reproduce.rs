@@ -9,7 +9,7 @@ use concord_repro::report::{
     compare_verdicts, key_figures, mean_ci_text, render_readme_section, replace_section,
     summary_lines, verdicts, Expectations,
 };
-use concord_repro::runner::{run_watched, Event, Work};
+use concord_repro::runner::{run_watched, Event, Experiment, Work};
 use concord_repro::{registry, write_report, Ctx, Paper, Report};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,9 +26,10 @@ pub struct ReproduceArgs {
     /// Experiments run in parallel [default: the number of cores].
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Where the report goes.
-    #[arg(long, default_value = "report")]
-    pub out: PathBuf,
+    /// Where the report goes [default: `report`, or `report-<papers>` when --paper picks some
+    /// papers only, so that a partial run never replaces the whole report].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Added to every seed of every experiment: 1000 runs seeds 1001, 1002, ... instead of
     /// 1, 2, ..., to check that a verdict does not hang on the seed set.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -133,7 +134,24 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
         .as_deref()
         .map(|p| read_expectations(p, a.quick))
         .transpose()?;
-    let out = OutputDir::claim(&a.out)?;
+    let partial = !wanted.is_empty() && experiments.len() < registry().len();
+    let out_path = match &a.out {
+        Some(p) => p.clone(),
+        None if partial => {
+            let mut names: Vec<&str> = Vec::new();
+            for p in &wanted {
+                if !names.contains(&p.name()) {
+                    names.push(p.name());
+                }
+            }
+            PathBuf::from(format!("report-{}", names.join("-")))
+        }
+        None => PathBuf::from("report"),
+    };
+    if partial {
+        refuse_to_narrow(&out_path, &experiments)?;
+    }
+    let out = OutputDir::claim(&out_path)?;
     let ctx = Ctx {
         quick: a.quick,
         seed_base: a.seed_base,
@@ -144,7 +162,11 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
         if a.quick { " (quick)" } else { "" },
         a.seed_base
     );
-    let expected = previous_work(&a.out, a.quick);
+    eprintln!(
+        "concord reproduce: the report goes to {}",
+        out_path.display()
+    );
+    let expected = previous_work(&out_path, a.quick);
     let mut board = Board::new(
         experiments
             .iter()
@@ -178,7 +200,7 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
         }
         Failure::runtime(format!(
             "cannot write the report to {}: {e}; choose a writable --out",
-            a.out.display()
+            out_path.display()
         ))
     })?;
     out.commit()?;
@@ -191,7 +213,7 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
     for line in summary_lines(&report) {
         println!("{line}");
     }
-    println!("report: {}", a.out.join("index.html").display());
+    println!("report: {}", out_path.join("index.html").display());
     if let Some(path) = &a.write_expected {
         let e = Expectations {
             quick: a.quick,
@@ -323,6 +345,34 @@ pub fn claims_table(r: &Report) -> String {
 
 /// Simulated seconds per experiment in the report already in `out`, if it was made with the
 /// same quick setting: how the progress bars know how far along an experiment is.
+/// A run of some papers only may not replace a report that holds experiments it leaves out:
+/// refused (exit 2) before anything runs, naming what would be lost and the fix.
+fn refuse_to_narrow(out: &Path, experiments: &[Experiment]) -> Result<(), Failure> {
+    let Ok(text) = std::fs::read_to_string(out.join("results.json")) else {
+        return Ok(());
+    };
+    let Ok(old) = serde_json::from_str::<Report>(&text) else {
+        return Ok(());
+    };
+    let lost: Vec<&str> = old
+        .experiments
+        .iter()
+        .map(|e| e.id.as_str())
+        .filter(|id| !experiments.iter().any(|e| e.id == *id))
+        .collect();
+    if lost.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::input(format!(
+        "{} holds a report of {} experiments, {} of which this run of some papers leaves out ({}{}); replacing it would lose them: give another --out, or drop --paper to run them all",
+        out.display(),
+        old.experiments.len(),
+        lost.len(),
+        lost.iter().take(3).copied().collect::<Vec<_>>().join(", "),
+        if lost.len() > 3 { ", ..." } else { "" }
+    )))
+}
+
 fn previous_work(out: &Path, quick: bool) -> HashMap<String, f64> {
     let Ok(text) = std::fs::read_to_string(out.join("results.json")) else {
         return HashMap::new();

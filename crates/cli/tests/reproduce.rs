@@ -247,3 +247,39 @@ fn seed_base_shifts_every_seed_and_is_recorded() {
     let bad = common::concord(&["reproduce", "--quick", "--seed-base", "minus-one"]);
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
 }
+
+#[test]
+fn a_run_of_some_papers_never_replaces_a_report_of_others() {
+    let base = temp("narrow");
+    let dir = base.join("report");
+    let first = reproduce_baseline(&dir);
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let before = snapshot(&dir);
+    // Into the baseline's report, a GCCA-only run is refused before it runs, and the report
+    // stays byte for byte.
+    let narrow = common::concord(&[
+        "reproduce",
+        "--quick",
+        "--paper",
+        "gcca",
+        "--out",
+        &dir.display().to_string(),
+    ]);
+    assert_eq!(narrow.status.code(), Some(2), "{narrow:?}");
+    let stderr = String::from_utf8_lossy(&narrow.stderr);
+    assert!(
+        stderr.contains("leaves out (baseline/") && stderr.contains("give another --out"),
+        "{stderr}"
+    );
+    assert_eq!(snapshot(&dir), before);
+    // Without --out, a run of some papers writes to a directory named after them.
+    let own = Command::new(env!("CARGO_BIN_EXE_concord"))
+        .args(["reproduce", "--quick", "--paper", "baseline", "--jobs", "1"])
+        .current_dir(&base)
+        .output()
+        .expect("concord runs");
+    assert_eq!(own.status.code(), Some(0), "{own:?}");
+    assert!(base.join("report-baseline").join("index.html").is_file());
+    assert_eq!(snapshot(&dir), before);
+    let _ = std::fs::remove_dir_all(&base);
+}
