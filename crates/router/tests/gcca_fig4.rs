@@ -92,6 +92,38 @@ fn count_gccp(pcap: &Path) -> u64 {
     String::from_utf8_lossy(&out.stdout).lines().count() as u64
 }
 
+/// The GCCP frames of a pcap as concord's Wireshark dissector decodes them: (VERS, CODE) per
+/// frame the `gccp` filter matches, and how many frames it marks malformed.
+fn dissect_gccp(pcap: &Path) -> (Vec<(u8, u8)>, usize) {
+    let lua = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../wireshark/concord.lua");
+    let tshark = |filter: &str, fields: &[&str]| {
+        let mut c = Command::new("tshark");
+        c.arg("-X")
+            .arg(format!("lua_script:{}", lua.display()))
+            .arg("-r")
+            .arg(pcap)
+            .args(["-Y", filter, "-T", "fields"]);
+        for f in fields {
+            c.args(["-e", f]);
+        }
+        let out = c.output().expect("tshark -r");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let frames = tshark("gccp", &["gccp.vers", "gccp.code"])
+        .lines()
+        .map(|l| {
+            let mut it = l
+                .split('\t')
+                .map(|v| v.trim().parse::<u8>().unwrap_or(u8::MAX));
+            (it.next().unwrap_or(u8::MAX), it.next().unwrap_or(u8::MAX))
+        })
+        .collect();
+    let malformed = tshark("_ws.malformed || gccp.malformed", &["frame.number"])
+        .lines()
+        .count();
+    (frames, malformed)
+}
+
 fn run(file: &str, seed: u64, with_capture: bool) -> Run {
     let topology = Topology::load(&scenario(file)).expect("topology");
     let prefix = format!("crt{}", std::process::id() % 10_000);
@@ -145,7 +177,20 @@ fn run(file: &str, seed: u64, with_capture: bool) -> Run {
             .args(["-INT", &t.id().to_string()])
             .status();
         let _ = t.wait();
-        count_gccp(&pcap)
+        let frames = count_gccp(&pcap);
+        // The dissector decodes every one of them as GCCP: version 1, NORMAL or CONGESTION.
+        let (decoded, malformed) = dissect_gccp(&pcap);
+        assert_eq!(
+            decoded.len() as u64,
+            frames,
+            "frames the dissector decodes as gccp"
+        );
+        assert!(
+            decoded.iter().all(|&(vers, code)| vers == 1 && code <= 1),
+            "VERS/CODE as decoded: {decoded:?}"
+        );
+        assert_eq!(malformed, 0, "frames the dissector marks malformed");
+        frames
     });
     Run {
         secs: end.saturating_since(start).as_secs_f64(),
