@@ -33,6 +33,8 @@ pub enum Transport {
         ece: bool,
         /// The echoed timestamp (TSecr, ms).
         ts_ecr: u32,
+        /// SACK blocks (RFC 2018), none unless the connection uses SACK.
+        sack: concord_cc::tcp::sack::SackBlocks,
     },
     /// A UDP datagram.
     Udp {

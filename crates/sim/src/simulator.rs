@@ -695,8 +695,8 @@ impl Simulator {
                 }
                 self.pump_receiver(f)?;
             }
-            (Transport::TcpAck { ack, ece, .. }, Agent::Tcp(t)) => {
-                let out = t.sender.on_ack(now, ack, ece);
+            (Transport::TcpAck { ack, ece, sack, .. }, Agent::Tcp(t)) => {
+                let out = t.sender.on_ack_sack(now, ack, ece, &sack);
                 if let (Some(_), true) = (out.rtt, after_warmup) {
                     t.rtt_sum += t.sender.rtt().latest().as_secs_f64();
                     t.rtt_count += 1;
@@ -853,6 +853,7 @@ impl Simulator {
                     ack: a.ack,
                     ece: a.ece,
                     ts_ecr: t.ts_recent,
+                    sack: a.sack,
                 },
             )
         });

@@ -89,7 +89,14 @@ pub struct TcpConfig {
     /// their sender.
     pub limited_transmit: bool,
     /// Fast-recovery algorithm (default: RFC 6582 with bounded inflation, the papers' sender).
+    /// With `sack`, RFC 6675 loss recovery sends by `pipe` and this chooses its window:
+    /// `Classic` keeps cwnd = ssthresh (RFC 6675 section 5 step 4.2), `Prr` sets cwnd = pipe +
+    /// sndcnt on each ACK (RFC 6937, as ns-3 and Linux do).
     pub recovery: Recovery,
+    /// Selective acknowledgments (RFC 2018): the receiver reports up to three SACK blocks and
+    /// the sender keeps an RFC 6675 scoreboard and recovers by it. Off by default (the papers'
+    /// ns-2 senders have no SACK).
+    pub sack: bool,
     /// The receiver delays ACKs (RFC 5681 section 4.2).
     pub delayed_ack: bool,
     /// With delayed ACKs, acknowledge at least every this many in-order segments (2).
@@ -133,6 +140,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             limited_transmit: false,
             recovery: Recovery::Classic,
+            sack: false,
             delayed_ack: true,
             ack_every: 2,
             delayed_ack_timeout: Duration::from_millis(200),

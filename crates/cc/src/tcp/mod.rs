@@ -10,6 +10,7 @@ pub mod new_reno;
 pub mod prr;
 pub mod receiver;
 pub mod rtt;
+pub mod sack;
 pub mod sender;
 pub mod westwood;
 

@@ -1,7 +1,9 @@
 //! The TCP receiver (sink) as a sans-IO state machine: cumulative ACKs, out-of-order holding,
-//! delayed ACKs (RFC 5681 section 4.2) and the ECN echo (RFC 3168 section 6.1.3).
+//! delayed ACKs (RFC 5681 section 4.2), the ECN echo (RFC 3168 section 6.1.3) and SACK blocks
+//! (RFC 2018 section 4).
 
 use super::config::TcpConfig;
+use super::sack::SackBlocks;
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
 
@@ -12,6 +14,8 @@ pub struct AckSegment {
     pub ack: u64,
     /// The ECN-Echo flag.
     pub ece: bool,
+    /// SACK blocks (none unless the connection uses SACK).
+    pub sack: SackBlocks,
 }
 
 /// Counters over the receiver's life.
@@ -40,6 +44,10 @@ pub struct TcpReceiver {
     ack_every: u32,
     delayed_ack_timeout: Duration,
     ecn: bool,
+    sack: bool,
+    /// With SACK, the out-of-order ranges most recently reported, the one holding the most
+    /// recently received segment first (RFC 2018 section 4); at most [`SackBlocks::MAX`].
+    recent: Vec<(u64, u64)>,
     /// In-order data segments received since the last ACK (counted per segment, as ns-2's
     /// delayed-ACK sink does, whatever their size).
     unacked: u32,
@@ -61,6 +69,8 @@ impl TcpReceiver {
             ack_every: config.ack_every.max(1),
             delayed_ack_timeout: config.delayed_ack_timeout,
             ecn: config.ecn,
+            sack: config.sack,
+            recent: Vec::new(),
             unacked: 0,
             ack_now: false,
             delack_deadline: None,
@@ -108,11 +118,18 @@ impl TcpReceiver {
             // Beyond a hole: hold it and ACK at once (RFC 5681 4.2, a duplicate ACK).
             self.stats.out_of_order += 1;
             self.insert_range(seq, end);
+            if self.sack {
+                self.report_first(seq);
+            }
             self.ack_now = true;
         } else {
             let filled_hole = !self.out_of_order.is_empty();
             self.rcv_nxt = end;
             self.absorb_ranges();
+            if self.sack {
+                let rcv_nxt = self.rcv_nxt;
+                self.recent.retain(|&(s, _)| s > rcv_nxt);
+            }
             if filled_hole {
                 // A segment that fills a hole is acknowledged at once (RFC 5681 4.2).
                 self.ack_now = true;
@@ -144,6 +161,18 @@ impl TcpReceiver {
         );
         self.out_of_order[first] = merged;
         self.out_of_order.drain(first + 1..last);
+    }
+
+    /// RFC 2018 section 4: the block holding the segment at `seq` goes first; the blocks
+    /// reported before follow, most recent first, less any it absorbed.
+    fn report_first(&mut self, seq: u64) {
+        let i = self.out_of_order.partition_point(|&(_, e)| e <= seq);
+        let Some(&block) = self.out_of_order.get(i) else {
+            return;
+        };
+        self.recent.retain(|&(s, e)| e < block.0 || s > block.1);
+        self.recent.insert(0, block);
+        self.recent.truncate(SackBlocks::MAX);
     }
 
     fn absorb_ranges(&mut self) {
@@ -178,6 +207,7 @@ impl TcpReceiver {
         Some(AckSegment {
             ack: self.rcv_nxt,
             ece: self.ece,
+            sack: SackBlocks::new(self.rcv_nxt, self.recent.iter().copied()),
         })
     }
 }
@@ -209,7 +239,8 @@ mod tests {
             r.poll_ack(),
             Some(AckSegment {
                 ack: 2000,
-                ece: false
+                ece: false,
+                sack: SackBlocks::default()
             })
         );
         assert_eq!(r.poll_timeout(), None);
@@ -226,7 +257,8 @@ mod tests {
             r.poll_ack(),
             Some(AckSegment {
                 ack: 1000,
-                ece: false
+                ece: false,
+                sack: SackBlocks::default()
             })
         );
     }
@@ -290,7 +322,8 @@ mod tests {
             r.poll_ack(),
             Some(AckSegment {
                 ack: 1000,
-                ece: true
+                ece: true,
+                sack: SackBlocks::default()
             })
         );
         r.on_segment(ms(1), 1000, 1000, false, false);
@@ -298,7 +331,8 @@ mod tests {
             r.poll_ack(),
             Some(AckSegment {
                 ack: 2000,
-                ece: true
+                ece: true,
+                sack: SackBlocks::default()
             })
         );
         r.on_segment(ms(2), 2000, 1000, false, true);
@@ -306,7 +340,8 @@ mod tests {
             r.poll_ack(),
             Some(AckSegment {
                 ack: 3000,
-                ece: false
+                ece: false,
+                sack: SackBlocks::default()
             })
         );
     }
@@ -316,5 +351,78 @@ mod tests {
         let mut r = receiver(false, false);
         r.on_segment(ms(0), 0, 1000, true, false);
         assert_eq!(r.poll_ack().map(|a| a.ece), Some(false));
+    }
+    fn sack_receiver() -> TcpReceiver {
+        TcpReceiver::new(&TcpConfig {
+            delayed_ack: false,
+            sack: true,
+            ..TcpConfig::default()
+        })
+    }
+
+    fn blocks(r: &mut TcpReceiver) -> (u64, Vec<(u64, u64)>) {
+        let a = r.poll_ack().expect("an ACK is due");
+        (a.ack, a.sack.ranges(a.ack).collect())
+    }
+
+    #[test]
+    fn the_first_sack_block_holds_the_segment_just_received_then_the_most_recent_ones() {
+        let mut r = sack_receiver();
+        r.on_segment(ms(0), 0, 1000, false, false);
+        assert_eq!(blocks(&mut r), (1000, vec![]));
+        r.on_segment(ms(1), 2000, 1000, false, false);
+        assert_eq!(blocks(&mut r), (1000, vec![(2000, 3000)]));
+        r.on_segment(ms(2), 4000, 1000, false, false);
+        assert_eq!(blocks(&mut r), (1000, vec![(4000, 5000), (2000, 3000)]));
+        r.on_segment(ms(3), 6000, 1000, false, false);
+        r.on_segment(ms(4), 8000, 1000, false, false);
+        // Four ranges held, three reported: the oldest report drops out (RFC 2018 section 4).
+        r.poll_ack();
+        assert_eq!(
+            blocks_after(&mut r, 10_000),
+            (1000, vec![(10_000, 11_000), (8000, 9000), (6000, 7000)])
+        );
+        // A segment joining two reported ranges: the merged block first, the other after.
+        assert_eq!(
+            blocks_after(&mut r, 7000),
+            (1000, vec![(6000, 9000), (10_000, 11_000)])
+        );
+    }
+
+    fn blocks_after(r: &mut TcpReceiver, seq: u64) -> (u64, Vec<(u64, u64)>) {
+        r.on_segment(ms(5), seq, 1000, false, false);
+        blocks(r)
+    }
+
+    #[test]
+    fn a_segment_joining_two_ranges_reports_the_merged_block_first() {
+        let mut r = sack_receiver();
+        r.on_segment(ms(0), 2000, 1000, false, false);
+        r.on_segment(ms(1), 4000, 1000, false, false);
+        r.on_segment(ms(2), 6000, 1000, false, false);
+        r.poll_ack();
+        assert_eq!(
+            blocks_after(&mut r, 3000),
+            (0, vec![(2000, 5000), (6000, 7000)])
+        );
+    }
+
+    #[test]
+    fn filling_the_first_hole_advances_the_ack_and_drops_the_absorbed_block() {
+        let mut r = sack_receiver();
+        r.on_segment(ms(0), 1000, 1000, false, false);
+        r.on_segment(ms(1), 3000, 1000, false, false);
+        r.poll_ack();
+        // The segment at 0 advances the ACK to 2000: no block for it (RFC 2018 section 4);
+        // the block 3000..4000 remains.
+        assert_eq!(blocks_after(&mut r, 0), (2000, vec![(3000, 4000)]));
+        assert_eq!(blocks_after(&mut r, 2000), (4000, vec![]));
+    }
+
+    #[test]
+    fn without_sack_no_blocks_are_sent() {
+        let mut r = receiver(false, false);
+        r.on_segment(ms(0), 2000, 1000, false, false);
+        assert!(r.poll_ack().expect("duplicate ACK").sack.is_empty());
     }
 }

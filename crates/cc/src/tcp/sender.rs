@@ -12,6 +12,7 @@ use super::config::{Recovery, TcpConfig, TcpConfigError};
 use super::controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
 use super::prr::Prr;
 use super::rtt::{RttConfig, RttEstimator};
+use super::sack::{NextSeg, SackBlocks, Scoreboard};
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
 use std::collections::VecDeque;
@@ -137,6 +138,8 @@ pub struct TcpSender {
     /// this sequence number; sent regardless of the window (RFC 5681 3.2 step 2).
     rexmit: Option<u64>,
     rto_deadline: Option<Instant>,
+    /// With SACK, the RFC 6675 scoreboard; none without.
+    scoreboard: Option<Scoreboard>,
     sent: VecDeque<Sent>,
     gate: SendGate,
     credit: Bytes,
@@ -158,6 +161,9 @@ impl TcpSender {
             max_rto: config.max_rto,
             granularity: config.clock_granularity,
         });
+        let scoreboard = config
+            .sack
+            .then(|| Scoreboard::new(config.mss, config.dupack_threshold));
         TcpSender {
             config,
             ctl,
@@ -180,6 +186,7 @@ impl TcpSender {
             send_cwr: false,
             rexmit: None,
             rto_deadline: None,
+            scoreboard,
             sent: VecDeque::new(),
             gate: SendGate::Window,
             credit: 0,
@@ -261,8 +268,17 @@ impl TcpSender {
     /// FlightSize as ns-3 and Linux estimate it without SACK: bytes sent and not yet
     /// acknowledged, less those the duplicate ACKs show have left the network (RFC 6675's
     /// `pipe` with each duplicate ACK standing for one delivered segment).
+    /// With SACK, RFC 6675's `pipe` from the scoreboard (`SetPipe ()`, section 4).
     pub fn pipe(&self) -> Bytes {
-        self.bytes_in_flight().saturating_sub(self.dup_acked)
+        match &self.scoreboard {
+            Some(sb) => sb.pipe_of(self.snd_una, self.snd_max),
+            None => self.bytes_in_flight().saturating_sub(self.dup_acked),
+        }
+    }
+
+    /// The SACK scoreboard, if the connection uses SACK.
+    pub fn scoreboard(&self) -> Option<&Scoreboard> {
+        self.scoreboard.as_ref()
     }
 
     /// Bytes above snd_una that duplicate ACKs show have reached the receiver.
@@ -333,27 +349,7 @@ impl TcpSender {
             out.ignored = true;
             return out;
         }
-        let mut reduced_for_ecn = false;
-        if ece
-            && self.config.ecn
-            && !self.in_recovery
-            && self.ecn_recover.is_none_or(|r| ack > r)
-            && self.snd_max > self.snd_una
-        {
-            // RFC 3168 6.1.2: reduce once per window of data, no retransmission; a reduction
-            // never raises the window (after a timeout cwnd may already be below flight / 2).
-            let before = self.ctl.cwnd();
-            self.ctl
-                .on_congestion(now, CongestionKind::Ecn, self.bytes_in_flight());
-            if self.ctl.cwnd() > before {
-                self.ctl.set_cwnd(before);
-            }
-            self.mark_reduction();
-            self.ecn_cwr = Some(self.snd_max);
-            self.stats.ecn_reductions += 1;
-            reduced_for_ecn = true;
-            out.ecn_reduction = true;
-        }
+        let reduced_for_ecn = self.ecn_signal(now, ack, ece, &mut out);
 
         if ack == self.snd_una {
             if self.snd_max > self.snd_una {
@@ -379,23 +375,7 @@ impl TcpSender {
             // After a timeout, the receiver may hold data beyond what was resent.
             self.snd_nxt = self.snd_una;
         }
-        // Karn's rule (RFC 6298 section 3): sample only when no acknowledged segment was
-        // retransmitted, from the newest one acknowledged.
-        let mut newest: Option<Instant> = None;
-        let mut ambiguous = false;
-        while let Some(front) = self.sent.front() {
-            if front.end > ack {
-                break;
-            }
-            ambiguous |= front.retransmitted;
-            newest = Some(front.at);
-            self.sent.pop_front();
-        }
-        if let (Some(at), false) = (newest, ambiguous) {
-            let r = now.saturating_since(at);
-            self.rtt.on_sample(r);
-            out.rtt = Some(r);
-        }
+        out.rtt = self.take_acked(now, ack);
         self.dupacks = 0;
 
         if self.in_recovery {
@@ -461,6 +441,201 @@ impl TcpSender {
         };
         self.ctl.on_ack(now, &info);
         out
+    }
+
+    /// Processes an ACK of every byte below `ack` with the ECN-Echo flag `ece` and the SACK
+    /// blocks `sack`. Without SACK on this connection the blocks are ignored
+    /// ([`TcpSender::on_ack`]); with it, the scoreboard is updated and loss recovery follows
+    /// RFC 6675 section 5.
+    pub fn on_ack_sack(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        ece: bool,
+        sack: &SackBlocks,
+    ) -> AckOutcome {
+        if self.scoreboard.is_none() {
+            return self.on_ack(now, ack, ece);
+        }
+        let mut out = AckOutcome::default();
+        if ack > self.snd_max || ack < self.snd_una {
+            self.stats.invalid_acks += 1;
+            out.ignored = true;
+            return out;
+        }
+        let reduced_for_ecn = self.ecn_signal(now, ack, ece, &mut out);
+        let acked = ack - self.snd_una;
+        if acked > 0 {
+            out.bytes_acked = acked;
+            self.snd_una = ack;
+            self.limited_sent = 0;
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            out.rtt = self.take_acked(now, ack);
+            // RFC 6675 section 5: a cumulative ACK resets DupAcks.
+            self.dupacks = 0;
+        }
+        let (una, max) = (self.snd_una, self.snd_max);
+        let Some(sb) = self.scoreboard.as_mut() else {
+            return out;
+        };
+        let sacked_before = sb.sacked_bytes();
+        let newly_sacked = sb.update(una, max, sack.ranges(ack));
+        // RFC 6937: DeliveredData = change in snd.una + change in SACKed bytes.
+        let delivered = (acked + sb.sacked_bytes()).saturating_sub(sacked_before);
+        let outstanding = max > una;
+        out.duplicate = acked == 0 && outstanding;
+        // RFC 6675 section 2: a duplicate ACK (for these rules) is one that SACKs new data.
+        if newly_sacked > 0 && outstanding {
+            self.dupacks = self.dupacks.saturating_add(1);
+        }
+        let lost_at_una = sb.is_lost(una);
+
+        if self.in_recovery {
+            if ack >= self.recover.unwrap_or(0) {
+                // Step (A): a cumulative ACK of RecoveryPoint ends recovery; cwnd = ssthresh
+                // (RFC 6675 keeps it there through recovery; RFC 6937 sets it on exit).
+                self.prr = None;
+                self.prr_budget = 0;
+                self.ctl.set_cwnd(self.ctl.ssthresh());
+                self.in_recovery = false;
+                self.ctl.on_recovery_end(now);
+                self.restart_timer(now);
+                self.set_pipe();
+                let info = AckInfo {
+                    in_recovery: true,
+                    ..self.ack_info(acked, out.rtt, ece)
+                };
+                self.ctl.on_ack(now, &info);
+                return out;
+            }
+            // Step (B): the scoreboard is updated; SetPipe; with PRR, cwnd = pipe + sndcnt.
+            // The timer restarts on every cumulative advance (RFC 6298 5.3).
+            if acked > 0 {
+                self.restart_timer(now);
+            }
+            self.set_pipe();
+            if self.prr.is_some() {
+                self.prr_window(delivered);
+            }
+            let info = self.ack_info(acked, out.rtt, ece);
+            self.ctl.on_ack(now, &info);
+            return out;
+        }
+        if acked > 0 {
+            self.restart_timer(now);
+        }
+        // Section 5 steps (1)-(2): DupAcks >= DupThresh, or IsLost (HighACK + 1); not for a
+        // loss of the window a timeout or an earlier recovery already handled (RFC 6582's
+        // `recover`, as in the NewReno path).
+        let allowed = self.recover.is_none_or(|r| self.snd_una > r);
+        if newly_sacked > 0
+            && outstanding
+            && allowed
+            && (self.dupacks >= self.config.dupack_threshold || lost_at_una)
+        {
+            self.enter_sack_recovery(now, delivered, &mut out);
+            let info = self.ack_info(acked, out.rtt, ece);
+            self.ctl.on_ack(now, &info);
+            return out;
+        }
+        self.set_pipe();
+        let cwr_window = reduced_for_ecn || self.ecn_cwr.is_some_and(|r| self.snd_una <= r);
+        let info = AckInfo {
+            in_recovery: cwr_window,
+            ..self.ack_info(acked, out.rtt, ece)
+        };
+        self.ctl.on_ack(now, &info);
+        out
+    }
+
+    /// Step (4) of RFC 6675 section 5: RecoveryPoint = HighData, ssthresh from FlightSize
+    /// (RFC 5681 eq. 4, less limited-transmit data), cwnd = ssthresh (or PRR's first
+    /// `sndcnt`), and the segment at HighACK + 1 retransmitted.
+    fn enter_sack_recovery(&mut self, now: Instant, delivered: Bytes, out: &mut AckOutcome) {
+        let flight = self.bytes_in_flight().saturating_sub(self.limited_sent);
+        let reduced_already = self.ecn_recover.is_some_and(|r| self.snd_una < r);
+        self.recover = Some(self.snd_max);
+        if !reduced_already {
+            self.ctl.on_congestion(now, CongestionKind::DupAcks, flight);
+        }
+        let ssthresh = self.ctl.ssthresh();
+        let una = self.snd_una;
+        if let Some(sb) = self.scoreboard.as_mut() {
+            sb.start_recovery(una);
+        }
+        self.set_pipe();
+        match self.config.recovery {
+            Recovery::Prr(bound) => {
+                self.prr = Some(Prr::start(ssthresh, self.bytes_in_flight(), bound));
+                self.prr_window(delivered);
+            }
+            Recovery::Classic => self.ctl.set_cwnd(ssthresh),
+        }
+        self.in_recovery = true;
+        self.partial_ack_seen = false;
+        self.ecn_cwr = None;
+        self.mark_reduction();
+        self.stats.fast_retransmits += 1;
+        out.fast_retransmit = true;
+        self.rexmit = Some(self.snd_una);
+    }
+
+    /// SetPipe () on the scoreboard, if there is one.
+    fn set_pipe(&mut self) {
+        let (una, max) = (self.snd_una, self.snd_max);
+        if let Some(sb) = self.scoreboard.as_mut() {
+            sb.set_pipe(una, max);
+        }
+    }
+
+    /// RFC 3168 6.1.2: an ACK with ECE reduces the window once per window of data, without a
+    /// retransmission. Returns true if this ACK reduced it.
+    fn ecn_signal(&mut self, now: Instant, ack: u64, ece: bool, out: &mut AckOutcome) -> bool {
+        if ece
+            && self.config.ecn
+            && !self.in_recovery
+            && self.ecn_recover.is_none_or(|r| ack > r)
+            && self.snd_max > self.snd_una
+        {
+            // A reduction never raises the window (after a timeout cwnd may already be below
+            // flight / 2).
+            let before = self.ctl.cwnd();
+            self.ctl
+                .on_congestion(now, CongestionKind::Ecn, self.bytes_in_flight());
+            if self.ctl.cwnd() > before {
+                self.ctl.set_cwnd(before);
+            }
+            self.mark_reduction();
+            self.ecn_cwr = Some(self.snd_max);
+            self.stats.ecn_reductions += 1;
+            out.ecn_reduction = true;
+            return true;
+        }
+        false
+    }
+
+    /// Forgets the segments every byte of which is below `ack` and returns the RTT sample
+    /// they give, if any: Karn's rule (RFC 6298 section 3) samples only when no acknowledged
+    /// segment was retransmitted, from the newest one acknowledged.
+    fn take_acked(&mut self, now: Instant, ack: u64) -> Option<Duration> {
+        let mut newest: Option<Instant> = None;
+        let mut ambiguous = false;
+        while let Some(front) = self.sent.front() {
+            if front.end > ack {
+                break;
+            }
+            ambiguous |= front.retransmitted;
+            newest = Some(front.at);
+            self.sent.pop_front();
+        }
+        if let (Some(at), false) = (newest, ambiguous) {
+            let r = now.saturating_since(at);
+            self.rtt.on_sample(r);
+            return Some(r);
+        }
+        None
     }
 
     fn on_dup_ack(&mut self, now: Instant, ece: bool, out: &mut AckOutcome) {
@@ -574,6 +749,11 @@ impl TcpSender {
             self.timeout_recover = Some(self.snd_max);
         }
         self.rtt.back_off();
+        if let Some(sb) = self.scoreboard.as_mut() {
+            // RFC 2018 section 8, RFC 6675 section 5.1: prior SACK information is not used
+            // to choose what to resend after a timeout.
+            sb.clear(self.snd_una);
+        }
         self.recover = Some(self.snd_max);
         self.mark_reduction();
         self.in_recovery = false;
@@ -603,6 +783,9 @@ impl TcpSender {
             .is_some_and(|seq| seq >= self.snd_una && seq < self.snd_max)
         {
             return true;
+        }
+        if self.in_recovery && self.scoreboard.is_some() {
+            return self.sack_choice().is_some_and(|(.., fits)| fits);
         }
         if self.snd_nxt >= self.app_limit {
             return false;
@@ -648,7 +831,11 @@ impl TcpSender {
             if seq < self.snd_una || seq >= self.snd_max {
                 self.rexmit = None;
             } else {
-                let len = self.mss().min(self.snd_max - seq);
+                let len = match &self.scoreboard {
+                    // Up to the first SACKed byte above it.
+                    Some(sb) => sb.hole_at(seq, self.snd_max).map_or(0, |(_, len)| len),
+                    None => self.mss().min(self.snd_max - seq),
+                };
                 if self.gate != SendGate::Window {
                     if self.credit < len {
                         return None;
@@ -656,14 +843,38 @@ impl TcpSender {
                     self.credit -= len;
                 }
                 self.rexmit = None;
-                return Some(self.emit(now, seq, len));
+                let segment = self.emit(now, seq, len);
+                if let Some(sb) = self.scoreboard.as_mut() {
+                    sb.on_fast_retransmit(seq, len);
+                }
+                return Some(segment);
+            }
+        }
+        if self.in_recovery && self.scoreboard.is_some() {
+            return self.sack_transmit(now);
+        }
+        if self.snd_nxt < self.snd_max {
+            if let Some(sb) = &self.scoreboard {
+                // Resending after a timeout: data SACKed since is not sent again.
+                self.snd_nxt = sb
+                    .hole_at(self.snd_nxt, self.snd_max)
+                    .map_or(self.snd_max, |(seq, _)| seq);
             }
         }
         let end_of_data = self.app_limit;
         if self.snd_nxt >= end_of_data {
             return None;
         }
-        let len = self.mss().min(end_of_data - self.snd_nxt);
+        let mut len = self.mss().min(end_of_data - self.snd_nxt);
+        if self.snd_nxt < self.snd_max {
+            if let Some((_, hole)) = self
+                .scoreboard
+                .as_ref()
+                .and_then(|sb| sb.hole_at(self.snd_nxt, self.snd_max))
+            {
+                len = len.min(hole);
+            }
+        }
         let end = self.snd_nxt + len;
         if end > self.window_end() {
             return None;
@@ -682,6 +893,58 @@ impl TcpSender {
         let seq = self.snd_nxt;
         self.snd_nxt = end;
         Some(self.emit(now, seq, len))
+    }
+
+    /// In RFC 6675 recovery, what NextSeg () chooses, its first byte and length, and whether
+    /// the window has room for it: cwnd - pipe (step C), or PRR's `sndcnt`, at least its
+    /// length.
+    fn sack_choice(&self) -> Option<(NextSeg, u64, Bytes, bool)> {
+        let sb = self.scoreboard.as_ref()?;
+        let (una, max) = (self.snd_una, self.snd_max);
+        let new_len = self.mss().min(self.app_limit.saturating_sub(self.snd_nxt));
+        let new_data =
+            new_len > 0 && self.snd_nxt + new_len <= una.saturating_add(self.config.rwnd);
+        let choice = sb.next_seg(una, max, new_data)?;
+        let (seq, len) = match choice {
+            NextSeg::Lost { seq, len }
+            | NextSeg::Unsacked { seq, len }
+            | NextSeg::Rescue { seq, len } => (seq, len),
+            NextSeg::NewData => (self.snd_nxt, new_len),
+        };
+        let room = match self.prr {
+            Some(_) => self.prr_budget,
+            None => self.ctl.cwnd().saturating_sub(sb.pipe()),
+        };
+        let fits = self.gate == SendGate::CreditOnly || room >= len;
+        Some((choice, seq, len, fits))
+    }
+
+    /// One transmission of RFC 6675 section 5 step (C): the segment NextSeg () chooses, if the
+    /// window and the gate allow it.
+    fn sack_transmit(&mut self, now: Instant) -> Option<Segment> {
+        let (choice, seq, len, fits) = self.sack_choice()?;
+        if !fits {
+            return None;
+        }
+        if self.gate != SendGate::Window {
+            if self.credit < len {
+                return None;
+            }
+            self.credit -= len;
+        }
+        if choice == NextSeg::NewData {
+            self.snd_nxt = seq + len;
+        }
+        let segment = self.emit(now, seq, len);
+        let recover = self.recover.unwrap_or(self.snd_max);
+        if let Some(sb) = self.scoreboard.as_mut() {
+            match choice {
+                NextSeg::NewData => sb.on_sent_new(len),
+                NextSeg::Rescue { .. } => sb.on_rescue(recover, len),
+                NextSeg::Lost { .. } | NextSeg::Unsacked { .. } => sb.on_retransmit(seq, len),
+            }
+        }
+        Some(segment)
     }
 
     /// Records the transmission of `len` bytes at `seq` and builds the segment.
@@ -704,6 +967,16 @@ impl TcpSender {
         }
         if retransmission {
             self.stats.retransmissions += 1;
+            if self.scoreboard.is_some() {
+                // Karn: no RTT sample from any segment this resends.
+                let first = self.sent.partition_point(|s| s.end <= seq);
+                for s in self.sent.iter_mut().skip(first) {
+                    s.retransmitted = true;
+                    if s.end >= end {
+                        break;
+                    }
+                }
+            }
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -725,6 +998,7 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
+    use super::super::prr::ReductionBound;
     use super::*;
 
     const MSS: u64 = 1000;
@@ -1335,5 +1609,154 @@ mod tests {
         let seg = s.poll_transmit(ms(102)).expect("the retransmission");
         assert_eq!((seg.seq, seg.retransmission), (0, true));
         assert!(!s.wants_to_send(), "nothing left once it went");
+    }
+    fn sack_sender(recovery: Recovery) -> TcpSender {
+        sender(TcpConfig {
+            initial_cwnd: 10,
+            sack: true,
+            recovery,
+            ..config()
+        })
+    }
+
+    /// A duplicate ACK of `ack` carrying `blocks`.
+    fn sacked(s: &mut TcpSender, t: u64, ack: u64, blocks: &[(u64, u64)]) -> AckOutcome {
+        s.on_ack_sack(
+            ms(t),
+            ack,
+            false,
+            &SackBlocks::new(ack, blocks.iter().copied()),
+        )
+    }
+
+    fn seqs(segs: &[Segment]) -> Vec<u64> {
+        segs.iter().map(|g| g.seq).collect()
+    }
+
+    #[test]
+    fn sack_recovery_starts_on_the_third_sacking_ack_and_sends_by_pipe() {
+        let mut s = sack_sender(Recovery::Classic);
+        drain(&mut s, ms(0));
+        assert!(!sacked(&mut s, 100, 0, &[(1000, 2000)]).fast_retransmit);
+        assert_eq!(s.pipe(), 9000);
+        assert!(!sacked(&mut s, 101, 0, &[(1000, 3000)]).fast_retransmit);
+        assert!(drain(&mut s, ms(101)).is_empty(), "no limited transmit");
+        // The third: DupAcks = DupThresh. ssthresh = cwnd = FlightSize / 2 (step 4.2);
+        // pipe = the 6000 unSACKed bytes above the lost segment.
+        assert!(sacked(&mut s, 102, 0, &[(1000, 4000)]).fast_retransmit);
+        assert_eq!((s.ssthresh(), s.cwnd(), s.pipe()), (5000, 5000, 6000));
+        let segs = drain(&mut s, ms(102));
+        assert_eq!(seqs(&segs), vec![0]);
+        assert!(segs[0].retransmission);
+        assert_eq!(s.pipe(), 7000, "the retransmission is in the pipe");
+        // Each further SACK takes one segment out of the pipe; once cwnd - pipe >= SMSS,
+        // NextSeg () finds no lost data and sends new data (rule 2).
+        sacked(&mut s, 103, 0, &[(1000, 5000)]);
+        assert!(drain(&mut s, ms(103)).is_empty());
+        sacked(&mut s, 104, 0, &[(1000, 6000)]);
+        assert!(drain(&mut s, ms(104)).is_empty());
+        assert_eq!(s.pipe(), 5000);
+        sacked(&mut s, 105, 0, &[(1000, 7000)]);
+        assert_eq!(seqs(&drain(&mut s, ms(105))), vec![10_000]);
+        assert_eq!(s.stats().timeouts, 0);
+        // The ACK of RecoveryPoint ends recovery with cwnd = ssthresh.
+        s.on_ack_sack(ms(200), 10_000, false, &SackBlocks::default());
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 5000);
+        assert!(s.scoreboard().is_some_and(|b| b.sacked_bytes() == 0));
+    }
+
+    #[test]
+    fn one_ack_sacking_three_segments_starts_recovery_by_is_lost() {
+        let mut s = sack_sender(Recovery::Classic);
+        drain(&mut s, ms(0));
+        // DupAcks is 1, but more than 2 SMSS above the first byte are SACKed (step 2).
+        assert!(sacked(&mut s, 100, 0, &[(1000, 4000)]).fast_retransmit);
+        assert_eq!(s.dupacks(), 1);
+        assert_eq!(seqs(&drain(&mut s, ms(100))), vec![0]);
+    }
+
+    #[test]
+    fn with_prr_sack_recovery_sends_on_alternate_acks() {
+        let mut s = sack_sender(Recovery::Prr(ReductionBound::SlowStart));
+        drain(&mut s, ms(0));
+        sacked(&mut s, 100, 0, &[(1000, 2000)]);
+        sacked(&mut s, 101, 0, &[(1000, 3000)]);
+        // RecoverFS 10000, ssthresh 5000, DeliveredData 1000: sndcnt = CEIL(1000 * 5000 /
+        // 10000) = one segment, the retransmission; cwnd = pipe 6000 + 1000.
+        assert!(sacked(&mut s, 102, 0, &[(1000, 4000)]).fast_retransmit);
+        assert_eq!(s.cwnd(), 7000);
+        assert_eq!(seqs(&drain(&mut s, ms(102))), vec![0]);
+        // prr_delivered 2000: CEIL(2000 * 5000 / 10000) = 1 segment, already sent.
+        sacked(&mut s, 103, 0, &[(1000, 5000)]);
+        assert!(drain(&mut s, ms(103)).is_empty());
+        // prr_delivered 3000, pipe 5000 = ssthresh: the slow-start bound, sndcnt =
+        // MIN(ssthresh - pipe, limit) = 0.
+        sacked(&mut s, 104, 0, &[(1000, 6000)]);
+        assert_eq!(s.pipe(), 5000);
+        assert!(drain(&mut s, ms(104)).is_empty());
+        // pipe 4000: MIN(1000, MAX(4000 - 1000, 1000) + 1000) = one segment of new data.
+        sacked(&mut s, 105, 0, &[(1000, 7000)]);
+        assert_eq!(seqs(&drain(&mut s, ms(105))), vec![10_000]);
+        // On exit cwnd = ssthresh (RFC 6937).
+        s.on_ack_sack(ms(200), 10_000, false, &SackBlocks::default());
+        assert_eq!((s.in_recovery(), s.cwnd()), (false, 5000));
+    }
+
+    #[test]
+    fn three_losses_in_one_window_are_all_resent_within_the_first_rtt_of_recovery() {
+        // 0..1000, 3000..4000 and 6000..7000 are lost out of 0..10000.
+        let mut s = sack_sender(Recovery::Classic);
+        drain(&mut s, ms(0));
+        sacked(&mut s, 100, 0, &[(1000, 2000)]);
+        sacked(&mut s, 101, 0, &[(1000, 3000)]);
+        assert!(sacked(&mut s, 102, 0, &[(4000, 5000), (1000, 3000)]).fast_retransmit);
+        assert_eq!(seqs(&drain(&mut s, ms(102))), vec![0]);
+        sacked(&mut s, 103, 0, &[(4000, 6000), (1000, 3000)]);
+        assert!(drain(&mut s, ms(103)).is_empty());
+        // Three ranges above 3000: it is lost (rule 1).
+        sacked(&mut s, 104, 0, &[(7000, 8000), (4000, 6000), (1000, 3000)]);
+        assert_eq!(s.pipe(), 4000);
+        assert_eq!(seqs(&drain(&mut s, ms(104))), vec![3000]);
+        sacked(&mut s, 105, 0, &[(7000, 9000), (4000, 6000), (1000, 3000)]);
+        assert_eq!(seqs(&drain(&mut s, ms(105))), vec![10_000]);
+        // 3000 bytes SACKed above 6000: lost; then new data.
+        sacked(
+            &mut s,
+            106,
+            0,
+            &[(7000, 10_000), (4000, 6000), (1000, 3000)],
+        );
+        assert_eq!(seqs(&drain(&mut s, ms(106))), vec![6000, 11_000]);
+        assert_eq!(s.stats().retransmissions, 3);
+        // The retransmissions arrive: partial ACKs, then the ACK of RecoveryPoint.
+        sacked(&mut s, 200, 3000, &[(7000, 11_000), (4000, 6000)]);
+        assert!(s.in_recovery());
+        sacked(&mut s, 201, 6000, &[(7000, 12_000)]);
+        s.on_ack_sack(ms(202), 12_000, false, &SackBlocks::default());
+        assert!(!s.in_recovery());
+        assert_eq!((s.stats().timeouts, s.stats().fast_retransmits), (0, 1));
+    }
+
+    #[test]
+    fn a_timeout_clears_the_scoreboard_and_the_resend_skips_what_is_sacked_afterwards() {
+        let mut s = sack_sender(Recovery::Classic);
+        drain(&mut s, ms(0));
+        sacked(&mut s, 100, 0, &[(1000, 3000)]);
+        assert!(s.on_timeout(ms(1100)));
+        assert_eq!(s.scoreboard().map(|b| b.sacked_bytes()), Some(0));
+        // ssthresh from pipe: 8000 in flight / 2.
+        assert_eq!((s.ssthresh(), s.cwnd()), (4000, MSS));
+        assert_eq!(seqs(&drain(&mut s, ms(1100))), vec![0]);
+        // New SACK information after the timeout: 1000..4000 need not be sent again.
+        s.on_ack_sack(
+            ms(1200),
+            1000,
+            false,
+            &SackBlocks::new(1000, [(2000, 4000)]),
+        );
+        // cwnd 2000 from snd_una 1000: 1000..2000 goes; the next send skips to 4000.
+        assert_eq!(seqs(&drain(&mut s, ms(1200))), vec![1000]);
+        assert_eq!(s.snd_nxt(), 4000);
     }
 }

@@ -14,7 +14,7 @@ use concord_cc::units::Bytes;
 use toml::de::DeValue;
 
 /// The keys of a TCP settings table, one per [`TcpConfig`] field.
-const KEYS: [&str; 18] = [
+const KEYS: [&str; 19] = [
     "cc",
     "mccp",
     "mss",
@@ -25,6 +25,7 @@ const KEYS: [&str; 18] = [
     "dupack_threshold",
     "limited_transmit",
     "recovery",
+    "sack",
     "delayed_ack",
     "ack_every",
     "delayed_ack_timeout",
@@ -124,6 +125,9 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
                 ))
             }
         };
+    }
+    if let Some(f) = table.get("sack") {
+        c.sack = f.boolean()?;
     }
     if let Some(f) = table.get("delayed_ack") {
         c.delayed_ack = f.boolean()?;

@@ -300,7 +300,9 @@ impl Capture {
                 };
                 (WireTransport::Tcp(h), len as usize, 6)
             }
-            Transport::TcpAck { ack, ece, ts_ecr } => {
+            Transport::TcpAck {
+                ack, ece, ts_ecr, ..
+            } => {
                 let flags = if ece {
                     TcpFlags::ACK | TcpFlags::ECE
                 } else {
