@@ -862,6 +862,16 @@ fn tcp_settings_are_checked() {
         "unknown recovery `rack`",
         "classic, prr, prr-crb",
     );
+    let e = reject_base("[defaults.tcp]\nsack = \"on\"\n");
+    check(
+        &e,
+        ErrorKind::WrongType,
+        8,
+        "`sack` must be a boolean, not a string",
+        "sack = true",
+    );
+    let e = reject_base("[defaults.tcp]\nsak = true\n");
+    check(&e, ErrorKind::UnknownKey, 8, "unknown key `sak`", "`sack`");
     let e = reject_base("[defaults.tcp]\nmin_rto = \"2s\"\nmax_rto = \"1s\"\n");
     check(
         &e,

@@ -361,6 +361,20 @@ fn recovery_names_prr_with_either_reduction_bound() {
 }
 
 #[test]
+fn sack_is_off_by_default_and_set_by_the_defaults_or_a_flow() {
+    let s = load(&format!(
+        "{DUMBBELL}[defaults.tcp]\nsack = true\n[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\n[[flow]]\nkind = \"tcp\"\nfrom = \"s2\"\nto = \"d2\"\ntcp = {{ sack = false }}\n"
+    ));
+    let sack = |i: usize| match &s.flows[i].kind {
+        FlowKind::Tcp { tcp, .. } => tcp.sack,
+        other => panic!("not TCP: {other:?}"),
+    };
+    assert!(sack(0));
+    assert!(!sack(1));
+    assert!(!TcpConfig::default().sack);
+}
+
+#[test]
 fn a_flow_without_tcp_settings_gets_the_stock_config() {
     let s = load(&format!(
         "{DUMBBELL}[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\n"
