@@ -41,6 +41,9 @@ pub struct BenchArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Every flow uses SACK (RFC 2018) with RFC 6675 loss recovery (`sack = true`).
+    #[arg(long)]
+    pub sack: bool,
 }
 
 /// The benchmark scenario as a scenario file, so that it is loaded, validated and documented
@@ -70,14 +73,28 @@ start_jitter = "100ms"
 [record]
 bottleneck = "r1->r2"
 queues = ["r1->r2"]
-"#,
+{sack}"#,
         flows = a.flows,
         duration = a.duration,
         seed = a.seed,
         rate = a.rate,
         delay = a.delay,
-        queue = a.queue
+        queue = a.queue,
+        sack = if a.sack {
+            "\n[defaults.tcp]\nsack = true\n"
+        } else {
+            ""
+        }
     )
+}
+
+/// "NewReno" or "NewReno + SACK", for the headings.
+fn sender_name(a: &BenchArgs) -> &'static str {
+    if a.sack {
+        "NewReno + SACK"
+    } else {
+        "NewReno"
+    }
 }
 
 /// The most flows `--flows` and `--scaling` accept.
@@ -143,6 +160,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         let v = json!({
             "scenario": r.scenario,
             "flows": a.flows,
+            "sack": a.sack,
             "runs": a.runs,
             "wall_seconds_median": wall,
             "wall_seconds_all": walls,
@@ -167,7 +185,16 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    println!("concord bench: {} NewReno flows, {} / {} bottleneck, {}-packet DropTail, {} simulated, seed {}", a.flows, a.rate, a.delay, a.queue, a.duration, a.seed);
+    println!(
+        "concord bench: {} {} flows, {} / {} bottleneck, {}-packet DropTail, {} simulated, seed {}",
+        a.flows,
+        sender_name(a),
+        a.rate,
+        a.delay,
+        a.queue,
+        a.duration,
+        a.seed
+    );
     println!();
     println!("speed (median of {} runs)", a.runs);
     println!("  wall time                       {wall:.3} s");
@@ -279,7 +306,8 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
     let mut rows = Vec::new();
     if !a.json {
         println!(
-            "concord bench --scaling: NewReno flows, {} / {} bottleneck, {}-packet DropTail, {} simulated, seed {}, median of {} runs",
+            "concord bench --scaling: {} flows, {} / {} bottleneck, {}-packet DropTail, {} simulated, seed {}, median of {} runs",
+            sender_name(a),
             a.rate, a.delay, a.queue, a.duration, a.seed, a.runs
         );
         println!();

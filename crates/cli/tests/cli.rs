@@ -226,6 +226,36 @@ fn seed_override_changes_the_results_and_is_reported() {
 }
 
 #[test]
+fn bench_with_sack_runs_every_flow_with_sack() {
+    let args = [
+        "bench",
+        "--flows",
+        "8",
+        "--duration",
+        "10s",
+        "--runs",
+        "1",
+        "--json",
+    ];
+    let plain = common::concord(&args);
+    let out = common::concord(&[&args[..], &["--sack"]].concat());
+    assert!(
+        out.status.success() && plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let p: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("json");
+    assert_eq!(
+        (j["sack"].as_bool(), p["sack"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert_ne!(j["events"], p["events"], "SACK changes the run");
+    let util = j["bottleneck_utilisation"].as_f64().unwrap_or(0.0);
+    assert!(util > 0.9, "utilisation {util}");
+}
+
+#[test]
 fn bench_reports_speed_beside_the_figures_ns3_users_compare() {
     let out = common::concord(&[
         "bench",

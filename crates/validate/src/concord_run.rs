@@ -45,6 +45,9 @@ pub fn scenario_text(case: &Case, seed: u64) -> String {
     if case.recovery != CaseRecovery::Classic {
         let _ = writeln!(s, "recovery = \"{}\"", case.recovery.name());
     }
+    if case.sack {
+        s.push_str("sack = true\n");
+    }
     if matches!(case.queue, Queue::Red { ecn: true, .. }) {
         s.push_str("ecn = true\n");
     }
@@ -179,6 +182,20 @@ mod tests {
                 panic!("{}: {e}\n{text}", c.id);
             }
         }
+    }
+
+    #[test]
+    fn a_sack_case_turns_sack_on_in_concord_and_ns3_and_names_it_in_its_id() {
+        let c = one("[[case]]\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = \"droptail\"\nrecovery = \"prr\"\nsack = true\n");
+        assert_eq!(c.id, "dumbbell-4f-10Mbps-50ms-droptail-prr-sack");
+        let t = scenario_text(&c, 1);
+        assert!(t.contains("recovery = \"prr\"\nsack = true\n"), "{t}");
+        let a = crate::ns3::args(&c, 1, crate::ns3::Variant::Reference);
+        assert!(a.contains(&"--sack=1".to_string()), "{a:?}");
+        assert!(!crate::ns3::Variant::Sack.applies_to(&c));
+        let plain = one("[[case]]\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = \"droptail\"\n");
+        assert!(!scenario_text(&plain, 1).contains("sack"));
+        assert!(crate::ns3::Variant::Sack.applies_to(&plain));
     }
 
     #[test]

@@ -137,6 +137,9 @@ pub struct Case {
     pub loss: f64,
     /// The senders' fast-recovery algorithm.
     pub recovery: CaseRecovery,
+    /// SACK (RFC 2018) with RFC 6675 loss recovery in both simulators (concord `sack = true`,
+    /// ns-3 `TcpSocketBase::Sack`).
+    pub sack: bool,
     /// Simulated time.
     pub duration: Duration,
     /// Seeds; each runs in both simulators, and the means are compared.
@@ -267,6 +270,7 @@ struct RawCase {
     limit: Option<u32>,
     loss: Option<OneOrMany<f64>>,
     recovery: Option<String>,
+    sack: Option<bool>,
     duration: Option<String>,
     seeds: Option<Vec<u64>>,
 }
@@ -435,6 +439,7 @@ pub fn parse(text: &str, path: &str) -> Result<Vec<Case>, GridError> {
                                 queue,
                                 loss,
                                 recovery,
+                                sack: rc.sack.unwrap_or(false),
                                 duration,
                                 seeds: seeds.clone(),
                                 quick: false,
@@ -555,6 +560,9 @@ fn case_id(c: &Case) -> String {
     }
     if c.recovery != CaseRecovery::Classic {
         id.push_str(&format!("-{}", c.recovery.name()));
+    }
+    if c.sack {
+        id.push_str("-sack");
     }
     if c.group != "grid" {
         id = format!("{}-{id}", c.group);

@@ -63,6 +63,7 @@ impl Variant {
         match self {
             Variant::RedNoWait => matches!(case.queue, Queue::Red { .. }),
             Variant::Prr => case.recovery == CaseRecovery::Classic,
+            Variant::Sack => !case.sack,
             _ => true,
         }
     }
@@ -111,6 +112,9 @@ pub fn args(case: &Case, seed: u64, variant: Variant) -> Vec<String> {
     }
     if case.recovery != CaseRecovery::Classic {
         a.push(format!("--recovery={}", case.recovery.name()));
+    }
+    if case.sack {
+        a.push("--sack=1".into());
     }
     a.extend(variant.args().iter().map(|s| (*s).to_string()));
     a
