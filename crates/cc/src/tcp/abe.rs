@@ -485,14 +485,14 @@ mod tests {
     }
 
     /// Feeds ACKs of MSS bytes for `length`, spaced `mean * (1 - jitter)` and
-    /// `mean * (1 + jitter)` alternately (mean rate MSS / mean); returns the last ACK's time.
+    /// `mean * (1 + jitter)` alternately (mean rate MSS / mean).
     fn alternating(abe: &mut Abe, start: Instant, length: Duration, mean: Duration, jitter: f64) {
         let short = Duration::from_nanos((mean.as_nanos() as f64 * (1.0 - jitter)).round() as u64);
         let long = mean * 2 - short;
         let mut t = start;
         let mut i = 0u64;
         while t < start + length {
-            t = t + if i % 2 == 0 { short } else { long };
+            t += if i.is_multiple_of(2) { short } else { long };
             abe.on_ack(t, &input(MSS, 10 * MSS));
             i += 1;
         }
