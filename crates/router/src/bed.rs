@@ -6,6 +6,7 @@
 //! mtu = 8192               # every link's MTU, bytes
 //! ecn = false              # hosts negotiate ECN (net.ipv4.tcp_ecn = 1)
 //! tcp_cc = "reno"          # the hosts' net.ipv4.tcp_congestion_control
+//! router_realtime = 20     # the routers run under SCHED_FIFO at this priority (default: not)
 //!
 //! [[node]]
 //! name = "a"
@@ -89,6 +90,15 @@ pub struct Node {
     /// For a host attached to a router: the router runs its UDP ports' leaky buckets at this
     /// rate (see [`crate::config::NeighbourConfig::udp_proxy`]).
     pub udp_rate: Option<String>,
+    /// For a host attached to a router: the router runs ECA's WTP shaper for each of the host's
+    /// flows with this weight (bit/s per unit load; see
+    /// [`crate::config::NeighbourConfig::wtp`]).
+    pub wtp_weight: Option<String>,
+    /// For a host attached to a router: the router records the LOAD delivered to the host and
+    /// reflects it as RLOAD on the host's packets back (see
+    /// [`crate::config::NeighbourConfig::eca_reflect`]).
+    #[serde(default)]
+    pub eca_reflect: bool,
 }
 
 /// One direction's output queue on a router, as a `[[port]]` of the router's configuration.
@@ -153,6 +163,9 @@ pub struct Topology {
     pub ecn: bool,
     /// The hosts' TCP congestion control (`net.ipv4.tcp_congestion_control`), e.g. "reno".
     pub tcp_cc: Option<String>,
+    /// The routers run under `SCHED_FIFO` at this priority (`concord-router run --realtime`),
+    /// so that other work on the machine cannot deschedule them; `None`: the default policy.
+    pub router_realtime: Option<u8>,
     /// The nodes.
     pub node: Vec<Node>,
     /// The links.
@@ -218,6 +231,9 @@ impl Topology {
             if l.between[0] == l.between[1] {
                 return Err(format!("link {:?} joins a node to itself", l.between));
             }
+        }
+        if t.router_realtime.is_some_and(|p| !(1..=99).contains(&p)) {
+            return Err("router_realtime: give a SCHED_FIFO priority of 1 to 99".into());
         }
         if t.link.len() > 250 || !(576..=65_000).contains(&t.mtu) {
             return Err("at most 250 links, and an MTU of 576 to 65000".into());
@@ -375,6 +391,12 @@ impl Topology {
             );
             if let (Kind::Host, Some(r)) = (peer.kind, &peer.udp_rate) {
                 let _ = writeln!(s, "udp_rate = {r:?}");
+            }
+            if let (Kind::Host, Some(w)) = (peer.kind, &peer.wtp_weight) {
+                let _ = writeln!(s, "wtp_weight = {w:?}");
+            }
+            if peer.kind == Kind::Host && peer.eca_reflect {
+                let _ = writeln!(s, "eca_reflect = true");
             }
         }
         // A route to every link's subnet not attached here, via the first hop of a shortest path
@@ -623,6 +645,11 @@ impl Bed {
                         .arg(&status)
                         .arg("--watch")
                         .arg(format!("/run/netns/{ns}"))
+                        .args(
+                            t.router_realtime
+                                .map(|p| vec!["--realtime".to_string(), p.to_string()])
+                                .unwrap_or_default(),
+                        )
                         .stdin(Stdio::null())
                         .stdout(Stdio::null())
                         .stderr(std::fs::File::create(
@@ -852,5 +879,34 @@ mod tests {
                 .expect_err("bad name")
                 .contains("letters or digits")
         );
+    }
+
+    #[test]
+    fn eca_hosts_and_the_real_time_priority_reach_the_router_configs() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/testbed/eca-123-eca.toml");
+        let t = Topology::load(&path).expect("valid");
+        assert_eq!(t.router_realtime, Some(20));
+        let r1 = t.index("r1").expect("r1");
+        let c1 = RouterConfig::parse(&t.router_config(r1, 9, 1)).expect("r1 config parses");
+        let weights: Vec<u64> = c1
+            .neighbours
+            .iter()
+            .filter_map(|n| n.wtp.map(|w| w.weight.bps()))
+            .collect();
+        assert_eq!(weights, [1_000_000, 2_000_000, 3_000_000]);
+        assert!(c1
+            .ports
+            .iter()
+            .find(|p| p.name == "r2")
+            .is_some_and(|p| p.eca.is_some()));
+        let r2 = t.index("r2").expect("r2");
+        let c2 = RouterConfig::parse(&t.router_config(r2, 9, 1)).expect("r2 config parses");
+        let reflecting: Vec<bool> = c2.neighbours.iter().map(|n| n.eca_reflect).collect();
+        assert_eq!(reflecting, [false, true]);
+        let bad = std::fs::read_to_string(&path)
+            .expect("read")
+            .replace("router_realtime = 20", "router_realtime = 0");
+        assert!(Topology::parse(&bad).is_err());
     }
 }

@@ -205,3 +205,24 @@ pub fn mac(name: &str) -> io::Result<[u8; 6]> {
     crate::config::parse_mac(text.trim())
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
 }
+
+/// Puts the calling process under `SCHED_FIFO` at `priority` (1 to 99;
+/// `sched_setscheduler(2)`), so that other work on the machine cannot keep the router from its
+/// packets: a user-space router that is descheduled for 10 ms stops its port's clock for as long
+/// and queues what arrives meanwhile, as a dedicated router does not. The kernel's real-time
+/// throttling (`sched_rt_runtime_us`) still leaves other processes 5% of each CPU.
+pub fn set_realtime(priority: u8) -> io::Result<()> {
+    if !(1..=99).contains(&priority) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("real-time priority {priority}: give 1 to 99"),
+        ));
+    }
+    let param = libc::sched_param {
+        sched_priority: libc::c_int::from(priority),
+    };
+    // SAFETY: `param` is a live, initialised sched_param for the duration of the call; pid 0 is
+    // the calling process.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) })?;
+    Ok(())
+}

@@ -28,6 +28,10 @@ enum Command {
         /// Stop when this path disappears (e.g. /run/netns/NAME).
         #[arg(long)]
         watch: Option<PathBuf>,
+        /// Run under SCHED_FIFO at this priority (1-99), so that a loaded machine cannot
+        /// deschedule the router (root).
+        #[arg(long, value_name = "PRIORITY")]
+        realtime: Option<u8>,
     },
     /// Check a configuration file and print what it declares.
     Check {
@@ -48,8 +52,14 @@ fn main() -> ExitCode {
             config,
             status,
             watch,
-        } => RouterConfig::load(&config)
-            .map_err(|e| e.to_string())
+            realtime,
+        } => realtime
+            .map_or(Ok(()), |p| {
+                concord_router::sys::set_realtime(p).map_err(|e| {
+                    format!("--realtime {p}: {e} (run as root, or leave --realtime out)")
+                })
+            })
+            .and_then(|()| RouterConfig::load(&config).map_err(|e| e.to_string()))
             .and_then(|c| concord_router::run::run(c, status, watch).map_err(|e| e.to_string())),
         Command::Check { config } => RouterConfig::load(&config)
             .map(|c| {
