@@ -11,6 +11,10 @@
 //! (crates/router/src/delay.rs), over the packets sent after the warm-up; the 90th percentile is
 //! read at its histogram bin's upper edge for the "under" bar and its lower edge for the "over"
 //! bar, so the bin width never helps a bar pass.
+//!
+//! The ECA run is also compared with its simulator twin (scenarios/eca/testbed-123-eca.toml,
+//! the same topology, weights and queues): each flow's goodput after the warm-up within 15% of
+//! the twin's.
 
 use concord_net::clock::Clock;
 use concord_router::bed::{Bed, Topology};
@@ -29,6 +33,10 @@ const DURATION_S: f64 = 30.0;
 const WARMUP_S: f64 = 10.0;
 /// The senders and their weights (the topology's wtp_weight, Mbit/s per unit load).
 const SENDERS: [(&str, f64); 3] = [("s1", 1.0), ("s2", 2.0), ("s3", 3.0)];
+/// The simulator twin of eca-123-eca.toml, from the repository's root.
+const TWIN: &str = "scenarios/eca/testbed-123-eca.toml";
+/// How far a flow's goodput on the test bed may be from the twin's, as a fraction.
+const TWIN_TOLERANCE: f64 = 0.15;
 /// The bottleneck port: Router 2's output to d.
 const BOTTLENECK: (&str, &str) = ("r2", "d");
 
@@ -195,6 +203,23 @@ fn run(file: &str) -> Run {
     }
 }
 
+/// Each flow's goodput in the simulator twin, by flow name, bit/s.
+fn simulated_goodput(scenario: &str) -> Vec<(String, f64)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(scenario);
+    let sc =
+        concord_sim::scenario::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sim =
+        concord_sim::Simulator::new(&sc).unwrap_or_else(|e| panic!("does not build: {e}"));
+    sim.run().unwrap_or_else(|e| panic!("does not run: {e}"));
+    concord_sim::results::RunResults::from_simulator(&sim)
+        .flows
+        .into_iter()
+        .map(|f| (f.name, f.goodput_bps))
+        .collect()
+}
+
 #[test]
 #[ignore = "root, 30 s: .ci/checks.d/55-router.sh"]
 fn with_eca_flows_weighted_1_2_3_share_in_proportion_and_the_bottleneck_queue_stays_short() {
@@ -216,6 +241,24 @@ fn with_eca_flows_weighted_1_2_3_share_in_proportion_and_the_bottleneck_queue_st
         r.p90_us as f64 / 1e3,
         r.report
     );
+    let twin = simulated_goodput(TWIN);
+    let mut twin_gaps = Vec::new();
+    for ((name, _), bytes) in SENDERS.iter().zip(&r.bytes) {
+        let bed_bps = *bytes as f64 * 8.0 / (DURATION_S - WARMUP_S);
+        let sim_bps = twin
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, g)| g)
+            .expect("the twin has the flow");
+        let gap = bed_bps / sim_bps - 1.0;
+        eprintln!(
+            "ECA: {name}: {:.3} Mbit/s on the test bed, {:.3} in the simulator twin ({:+.1}%)",
+            bed_bps / 1e6,
+            sim_bps / 1e6,
+            gap * 100.0
+        );
+        twin_gaps.push((name, gap));
+    }
     assert!(r.bytes.iter().all(|&b| b > 0), "a flow moved nothing");
     for (ratio, (name, _)) in ratios.iter().zip(SENDERS) {
         assert!(
@@ -228,6 +271,13 @@ fn with_eca_flows_weighted_1_2_3_share_in_proportion_and_the_bottleneck_queue_st
         "p90 queueing delay {} us (bar: under 5 ms)",
         r.p90_us
     );
+    for (name, gap) in twin_gaps {
+        assert!(
+            gap.abs() <= TWIN_TOLERANCE,
+            "{name}: {:+.1}% from the simulator twin (bar: within 15%)",
+            gap * 100.0
+        );
+    }
 }
 
 #[test]
