@@ -780,6 +780,89 @@ pub fn sweep_stale() -> Vec<String> {
     swept
 }
 
+/// The owner process and namespaces of the bed recorded under `prefix`, if one is.
+fn recorded(prefix: &str) -> Option<(Option<u32>, Vec<String>)> {
+    let text = std::fs::read_to_string(Path::new(RECORD_DIR).join(prefix)).ok()?;
+    let owner = text
+        .lines()
+        .find_map(|l| l.strip_prefix("owner "))
+        .and_then(|p| p.trim().parse::<u32>().ok());
+    let namespaces = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("ns "))
+        .map(str::to_string)
+        .collect();
+    Some((owner, namespaces))
+}
+
+/// Takes down the bed recorded under `prefix` (made by `concord-router bed up`, or a test's
+/// bed whose process died): asks its owner process to stop with SIGTERM and waits up to 5 s for
+/// it to tidy up, then removes whatever namespaces of the record are left (its routers stop
+/// when their namespace goes). Returns the namespaces removed here.
+pub fn down_recorded(prefix: &str) -> Result<Vec<String>, BedError> {
+    let Some((owner, namespaces)) = recorded(prefix) else {
+        return Err(BedError::Topology(format!(
+            "no test bed is recorded under prefix {prefix:?} (the records are in {RECORD_DIR})"
+        )));
+    };
+    if let Some(pid) = owner.filter(|&p| p != std::process::id()) {
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = run(&["kill", "-TERM", &pid.to_string()]);
+            for _ in 0..50 {
+                if recorded(prefix).is_none() {
+                    return Ok(Vec::new());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+    }
+    let mut removed = Vec::new();
+    for ns in namespaces.iter().rev() {
+        if Path::new("/run/netns").join(ns).exists() {
+            run(&["ip", "netns", "del", ns])?;
+            removed.push(ns.clone());
+        }
+    }
+    let _ = std::fs::remove_file(Path::new(RECORD_DIR).join(prefix));
+    Ok(removed)
+}
+
+impl Bed {
+    /// A description for the person at the terminal: each node's namespace and addresses, and
+    /// where the routers' status files are.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        for (i, n) in self.topology.node.iter().enumerate() {
+            let addrs: Vec<String> = self
+                .topology
+                .interfaces(i, self.net)
+                .iter()
+                .map(|f| format!("{} {}", f.name, f.addr))
+                .collect();
+            let kind = match n.kind {
+                Kind::Host => "host",
+                Kind::Router => "router",
+            };
+            let _ = write!(
+                s,
+                "{kind:<6} {:<6} ip netns exec {:<16} ({})",
+                n.name,
+                self.ns(&n.name),
+                addrs.join(", ")
+            );
+            if n.kind == Kind::Router {
+                let _ = write!(
+                    s,
+                    "  status: concord-router status {}",
+                    self.status_path(&n.name).display()
+                );
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
 impl Drop for Bed {
     fn drop(&mut self) {
         self.down();
