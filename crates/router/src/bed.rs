@@ -671,9 +671,17 @@ impl Bed {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        // The bed is removed when this error drops it, logs and all: say what the routers said.
+        let mut said = String::new();
+        for (name, _) in &self.routers {
+            let log =
+                std::fs::read_to_string(self.dir.join(format!("{name}.log"))).unwrap_or_default();
+            if !log.trim().is_empty() {
+                let _ = write!(said, "; {name}: {}", log.trim());
+            }
+        }
         Err(BedError::Topology(format!(
-            "a router did not start; see the logs in {}",
-            self.dir.display()
+            "a router did not start within 2.5 s{said}"
         )))
     }
 
