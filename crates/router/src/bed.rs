@@ -832,6 +832,8 @@ pub fn down_recorded(prefix: &str) -> Result<Vec<String>, BedError> {
         }
     }
     let _ = std::fs::remove_file(Path::new(RECORD_DIR).join(prefix));
+    // The configurations, logs and status files `Bed::up` wrote.
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("{prefix}-bed")));
     Ok(removed)
 }
 
