@@ -19,7 +19,8 @@ use concord_net::protocol::{ClientMessage, ErrorCode, Event, Reply, Request, Ser
 use std::io::{Read, Write};
 use std::net::Ipv4Addr;
 use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// Idle connections held open at once.
 const IDLE: usize = 20_000;
