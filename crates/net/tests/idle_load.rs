@@ -165,12 +165,15 @@ fn spawn_holder(
         .spawn()
         .expect("spawn a holder");
     let out = child.stdout.take().expect("stdout");
-    for line in std::io::BufReader::new(out).lines() {
+    let mut lines = std::io::BufReader::new(out).lines();
+    for line in lines.by_ref() {
         let line = line.expect("holder output");
         // libtest may have begun the line ("test holder ... ").
         if let Some((_, rest)) = line.split_once("HELD ") {
             let mut it = rest.split(' ').map(|x| x.parse::<usize>().expect("count"));
             let (opened, refused) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+            // The rest of its output (libtest's summary) is read and dropped.
+            std::thread::spawn(move || lines.for_each(drop));
             return (child, opened, refused);
         }
     }
