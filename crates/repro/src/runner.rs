@@ -38,6 +38,9 @@ pub struct Ctx {
     /// Added to every seed of every experiment (`--seed-base`), so that a verdict can be
     /// checked on fresh seeds: 0 runs seeds 1, 2, ...
     pub seed_base: u64,
+    /// Judge every stochastic claim on a replicate seed block too (the replication rule,
+    /// docs/analysis.md; `concord reproduce` always sets it).
+    pub replicate: bool,
 }
 
 /// Seeds of a stochastic claim in the full setting (at least 20).
@@ -346,7 +349,7 @@ pub fn run_watched(
                 });
                 // A panicking experiment is a defect of concord; it becomes this experiment's
                 // error instead of ending the whole run.
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (e.run)(ctx)))
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::replicate::run(e, ctx)))
                     .unwrap_or_else(|_| {
                         Err(ReproError::Simulation {
                             name: e.id.to_string(),
