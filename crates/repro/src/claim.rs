@@ -685,7 +685,10 @@ mod tests {
         let same = ratio_claim(&[0.75, 0.79, 0.78, 0.76, 0.77]);
         let both = a.clone().replicated(&same);
         assert_eq!(both.verdict, Verdict::Reproduced);
-        let r = both.replicate.as_ref().expect("the replicate block is kept");
+        let r = both
+            .replicate
+            .as_ref()
+            .expect("the replicate block is kept");
         assert_eq!(r.verdict, Verdict::Reproduced);
         assert_eq!(r.values, vec![0.75, 0.79, 0.78, 0.76, 0.77]);
         assert_eq!(both.ours, a.ours, "the tables show the run's own block");

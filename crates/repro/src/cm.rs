@@ -6,8 +6,7 @@
 use crate::claim::{fmt_num, Check, Claim, Paper};
 use crate::plot::{Bars, Plot, Reference, Style};
 use crate::runner::{
-    scenario_from, scenario_with, simulate, Ctx, Experiment, Figure, Outcome, Override,
-    ReproError,
+    scenario_from, scenario_with, simulate, Ctx, Experiment, Figure, Outcome, Override, ReproError,
 };
 use concord_sim::cm::CmApp;
 use concord_sim::flow::Agent;

@@ -561,15 +561,8 @@ fn conditions(ctx: &Ctx) -> Result<Outcome, ReproError> {
             };
             let (mut rs, mut cs) = (Vec::new(), Vec::new());
             for &seed in &seeds {
-                let p = flowshare_point(
-                    &mut runs,
-                    n_cp,
-                    n_tfrc,
-                    "bfld",
-                    &edits,
-                    &extra_flows,
-                    seed,
-                )?;
+                let p =
+                    flowshare_point(&mut runs, n_cp, n_tfrc, "bfld", &edits, &extra_flows, seed)?;
                 let r = p.ratio(n_cp as f64);
                 let c = p.cov_aggregate / p.cov_tfrc.max(1e-9);
                 rs.push(r);

@@ -276,7 +276,12 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 }
             }
             // GCCA again with Router 1's bucket at the 5% floor, beside the same E2E run.
-            let mut sc = scenario_with(gcca_file, gcca_text, &[(FLOOR_KEY, LOW_FLOOR.into())], Some(seed))?;
+            let mut sc = scenario_with(
+                gcca_file,
+                gcca_text,
+                &[(FLOOR_KEY, LOW_FLOOR.into())],
+                Some(seed),
+            )?;
             if ctx.quick {
                 sc.duration = sc.duration.min(Duration::from_secs(90));
             }

@@ -47,8 +47,6 @@ fn fig2_small_link() -> Vec<Override> {
 const FIG4_LOSS: &str = "a segment loss injected at 40 s (not in the paper), so that the flow is in congestion avoidance when the UDP flows leave";
 /// The simulation section's words on Fig. 3.
 const FIG3_QUOTE: &str = "When cwin/RTT_min reaches 2 Mb s^-1, a packet is dropped ... The throughputs of these 15 sec simulations are 30.3 Mb s^-1 without NCD and 88.8 Mb s^-1 with NCD and fast probing.";
-/// The line of the scenarios that names the window controller.
-
 /// The MCCP experiments.
 pub fn experiments() -> Vec<Experiment> {
     vec![
@@ -102,7 +100,10 @@ fn with_cc(cc: &str) -> Vec<Override> {
 /// MCCP with its non-congestion detection switched off: the paper's "TCP (without NCD)" of
 /// Figs. 3a and 4a, the same ABE-based sender with fast probing at start-up.
 fn without_ncd() -> Vec<Override> {
-    vec![(CC_KEY, "mccp".into()), ("defaults.tcp.mccp.ncd", false.into())]
+    vec![
+        (CC_KEY, "mccp".into()),
+        ("defaults.tcp.mccp.ncd", false.into()),
+    ]
 }
 
 /// One of the runs a figure compares: `"mccp-no-ncd"` is MCCP without NCD, anything else a
@@ -121,7 +122,10 @@ fn bottleneck(rate_mbps: f64, rtt_ms: f64) -> Vec<Override> {
     let delay_us = rtt_ms * 500.0 - 20.0;
     let bdp = (rate_mbps * 1e6 * rtt_ms / 1e3 / 8.0).round();
     vec![
-        ("topology.bottleneck.rate", format!("{rate_mbps}Mbps").into()),
+        (
+            "topology.bottleneck.rate",
+            format!("{rate_mbps}Mbps").into(),
+        ),
         ("topology.bottleneck.delay", format!("{delay_us}us").into()),
         ("topology.bottleneck.queue", format!("{bdp}B").into()),
     ]

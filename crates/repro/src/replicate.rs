@@ -158,6 +158,9 @@ mod tests {
         let err = run(&experiment(uneven), &replicating()).expect_err("does not pair");
         let text = err.to_string();
         assert!(text.contains("test/replicate"), "{text}");
-        assert!(text.contains("gave 1 claims where the run's own gave 2"), "{text}");
+        assert!(
+            text.contains("gave 1 claims where the run's own gave 2"),
+            "{text}"
+        );
     }
 }

@@ -167,7 +167,10 @@ pub fn source_with(
     if let Some(seed) = seed {
         let seed = i64::try_from(seed).map_err(|_| ReproError::Scenario {
             name: name.to_string(),
-            message: format!("seed {seed} is over {}; give a smaller --seed-base", i64::MAX),
+            message: format!(
+                "seed {seed} is over {}; give a smaller --seed-base",
+                i64::MAX
+            ),
         })?;
         src.set("seed", seed).map_err(err)?;
     }
@@ -387,13 +390,15 @@ pub fn run_watched(
                 });
                 // A panicking experiment is a defect of concord; it becomes this experiment's
                 // error instead of ending the whole run.
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::replicate::run(e, ctx)))
-                    .unwrap_or_else(|_| {
-                        Err(ReproError::Simulation {
-                            name: e.id.to_string(),
-                            message: "the experiment panicked".into(),
-                        })
-                    });
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    crate::replicate::run(e, ctx)
+                }))
+                .unwrap_or_else(|_| {
+                    Err(ReproError::Simulation {
+                        name: e.id.to_string(),
+                        message: "the experiment panicked".into(),
+                    })
+                });
                 let work = WATCH
                     .with(|w| w.borrow_mut().take())
                     .map(|w| w.finished)

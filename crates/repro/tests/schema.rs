@@ -187,9 +187,9 @@ fn results_json_validates_against_its_schema() {
         .as_array()
         .is_some_and(|c| c.iter().any(|c| c["ours"].is_null())));
     assert!(
-        json["claims"]
-            .as_array()
-            .is_some_and(|c| c.iter().any(|c| c["replicate"]["verdict"] == "not_reproduced")),
+        json["claims"].as_array().is_some_and(|c| c
+            .iter()
+            .any(|c| c["replicate"]["verdict"] == "not_reproduced")),
         "a replicated claim is in the report"
     );
 }
