@@ -3,6 +3,7 @@
 
 use crate::grid::{Case, CaseRecovery, Queue, Topology};
 use crate::measurement::{fold_cwnd, CwndStats, Measurement};
+use crate::ns3_cache::Ns3Cache;
 use serde::Deserialize;
 use std::path::Path;
 use std::process::Command;
@@ -118,7 +119,28 @@ pub fn args(case: &Case, seed: u64, variant: Variant) -> Vec<String> {
 
 /// Runs the ns-3 program at `exe` for one case, seed and variant.
 pub fn run(exe: &Path, case: &Case, seed: u64, variant: Variant) -> Result<Measurement, String> {
+    run_cached(exe, None, case, seed, variant)
+}
+
+/// [`run`], reading the output from `cache` when it holds this program's output for these
+/// arguments, and storing it there otherwise.
+pub fn run_cached(
+    exe: &Path,
+    cache: Option<&Ns3Cache>,
+    case: &Case,
+    seed: u64,
+    variant: Variant,
+) -> Result<Measurement, String> {
     let a = args(case, seed, variant);
+    let parse = |text: &str| {
+        parse_output(text, variant, seed, case.flow_count() as usize)
+            .map_err(|e| format!("case {} seed {seed} ({}): {e}", case.id, variant.name()))
+    };
+    if let Some(text) = cache.and_then(|c| c.get(&a)) {
+        if let Ok(m) = parse(&text) {
+            return Ok(m);
+        }
+    }
     let out = Command::new(exe).args(&a).output().map_err(|e| {
         format!(
             "cannot run {}: {e}; fix: build it with bench/ns3/build-validate.sh (or pass --ns3 PATH)",
@@ -135,8 +157,17 @@ pub fn run(exe: &Path, case: &Case, seed: u64, variant: Variant) -> Result<Measu
         ));
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    parse_output(&text, variant, seed, case.flow_count() as usize)
-        .map_err(|e| format!("case {} seed {seed} ({}): {e}", case.id, variant.name()))
+    let m = parse(&text)?;
+    if let Some(c) = cache {
+        // Only the JSON line is kept; a failure to store costs a rerun later, nothing else.
+        let line = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let _ = c.put(&a, line);
+    }
+    Ok(m)
 }
 
 /// One flow's window accumulators as `validate.cc` prints them.
