@@ -155,6 +155,9 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
     let ctx = Ctx {
         quick: a.quick,
         seed_base: a.seed_base,
+        // The replication rule (docs/analysis.md): every stochastic claim is judged on a
+        // second, disjoint seed block too, and is seed-dependent when the two disagree.
+        replicate: true,
     };
     eprintln!(
         "concord reproduce: {} experiments on {jobs} threads{}, seed base {}",

@@ -315,6 +315,7 @@ fn a_log_axis_is_labelled_10_a_decade_apart_in_chromium() {
     let ctx = Ctx {
         quick: true,
         seed_base: 0,
+        replicate: false,
     };
     let outcomes = run_experiments(&experiments, &ctx, 2, &|_, _| {});
     let report = Report::new(true, &experiments, &outcomes);

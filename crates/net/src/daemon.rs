@@ -9,7 +9,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::{UnixListener, UnixStream};
 
@@ -216,6 +216,10 @@ pub struct Limits {
     /// A frame begun and not finished within this long closes its connection (a client that
     /// sends a header and stalls holds a task and a buffer).
     pub frame_timeout: std::time::Duration,
+    /// At a limit, when every connection holds flows, the one silent the longest is closed to
+    /// make room if it has sent nothing for at least this long; a connection in use is never
+    /// closed.
+    pub evict_silent_after: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -225,6 +229,7 @@ impl Default for Limits {
             max_per_uid: 4096,
             idle_timeout: std::time::Duration::from_secs(60),
             frame_timeout: std::time::Duration::from_secs(10),
+            evict_silent_after: std::time::Duration::from_secs(5),
         }
     }
 }
@@ -249,8 +254,29 @@ struct Conns {
     open: HashMap<u64, Conn>,
     /// The next connection number.
     next: u64,
+    /// Connections open per user.
+    of_uid: HashMap<u32, usize>,
     /// Connections open at the last memory trim.
     at_trim: usize,
+}
+
+impl Conns {
+    /// Counts one connection of `uid` fewer.
+    fn forget(&mut self, uid: u32) {
+        if let Some(k) = self.of_uid.get_mut(&uid) {
+            *k -= 1;
+            if *k == 0 {
+                self.of_uid.remove(&uid);
+            }
+        }
+    }
+
+    /// Removes connection `number` if it is still registered.
+    fn remove(&mut self, number: u64) {
+        if let Some(x) = self.open.remove(&number) {
+            self.forget(x.uid);
+        }
+    }
 }
 
 /// Accepts connections forever, each served by its own task on `hub`, with the default
@@ -265,10 +291,10 @@ fn millis_since(start: tokio::time::Instant) -> u64 {
 }
 
 /// Accepts connections forever within `limits`. A connection from another user than the
-/// daemon's (or root) is closed at once. When a limit is reached, the connection that has been
-/// idle the longest without a flow (of the same user, for the per-user limit) is closed to make
-/// room; if there is none, the new connection gets a `fatal` frame (code 17, unavailable) and
-/// is closed. Memory freed by closed connections is handed back to the system.
+/// daemon's (or root) is closed at once. When a limit is reached, a connection (of the same
+/// user, for the per-user limit) is closed to make room, least recently used first ([`victim`]);
+/// if none may be, the new connection gets a `fatal` frame (code 17, unavailable) and is
+/// closed. Memory freed by closed connections is handed back to the system.
 pub async fn serve_with(hub: Arc<Hub>, listener: UnixListener, limits: Limits) {
     let own = own_uid().unwrap_or(0);
     let conns: Arc<Mutex<Conns>> = Arc::default();
@@ -335,7 +361,7 @@ pub async fn serve_with(hub: Arc<Hub>, listener: UnixListener, limits: Limits) {
                 limits,
             };
             serve_attached(&hub, client, events, stream, &watch).await;
-            lock(&conns).open.remove(&number);
+            lock(&conns).remove(number);
         });
     }
 }
@@ -347,8 +373,8 @@ fn lock(conns: &Mutex<Conns>) -> std::sync::MutexGuard<'_, Conns> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Registers a connection of `uid` if the limits allow, evicting the longest idle connection
-/// without flows if one must make room; `None` if none can.
+/// Registers a connection of `uid` if the limits allow, closing another to make room if one
+/// must go ([`victim`]); `None` if none can.
 fn admit(
     hub: &Hub,
     conns: &Mutex<Conns>,
@@ -361,19 +387,12 @@ fn admit(
     Arc<tokio::sync::Notify>,
 )> {
     let mut c = lock(conns);
-    let of_uid = c.open.values().filter(|x| x.uid == uid).count();
-    let full_uid = of_uid >= limits.max_per_uid.max(1);
+    let full_uid = c.of_uid.get(&uid).copied().unwrap_or(0) >= limits.max_per_uid.max(1);
     let full = c.open.len() >= limits.max_connections.max(1);
     if full || full_uid {
-        let victim = c
-            .open
-            .iter()
-            .filter(|(_, x)| !full_uid || x.uid == uid)
-            .filter(|(_, x)| hub.flows_of(x.client) == 0)
-            .min_by_key(|(_, x)| x.last_active.load(std::sync::atomic::Ordering::Relaxed))
-            .map(|(n, _)| *n);
-        let n = victim?;
+        let n = victim(hub, &c, full_uid.then_some(uid), limits, now)?;
         if let Some(v) = c.open.remove(&n) {
+            c.forget(v.uid);
             v.evict.notify_one();
         }
     }
@@ -390,7 +409,41 @@ fn admit(
             evict: Arc::clone(&evict),
         },
     );
+    *c.of_uid.entry(uid).or_insert(0) += 1;
     Some((number, last_active, evict))
+}
+
+/// The connection to close to make room (of user `uid` if given), least recently used first:
+/// the one silent the longest among those with no flow open; if every one holds flows, the one
+/// silent the longest, provided it has sent nothing for [`Limits::evict_silent_after`]. A
+/// connection that holds flows and has not spoken for that long is most likely one an
+/// application leaked (a flow in use sends requests, notifies or updates every round trip);
+/// its client hears why in a `fatal` frame and may connect again. A connection in use is never
+/// closed: then the new connection is refused.
+fn victim(hub: &Hub, c: &Conns, uid: Option<u32>, limits: &Limits, now: u64) -> Option<u64> {
+    let silent = |x: &Conn| x.last_active.load(std::sync::atomic::Ordering::Relaxed);
+    let candidates = || {
+        c.open
+            .iter()
+            .filter(|(_, x)| uid.is_none_or(|u| x.uid == u))
+    };
+    let clients: Vec<ClientId> = candidates().map(|(_, x)| x.client).collect();
+    let flows = hub.flows_of_each(&clients);
+    let mut flowless: Option<(u64, u64)> = None;
+    let mut any: Option<(u64, u64)> = None;
+    for ((n, x), f) in candidates().zip(flows) {
+        let at = silent(x);
+        if f == 0 && flowless.is_none_or(|(t, _)| at < t) {
+            flowless = Some((at, *n));
+        }
+        if any.is_none_or(|(t, _)| at < t) {
+            any = Some((at, *n));
+        }
+    }
+    let after = u64::try_from(limits.evict_silent_after.as_millis()).unwrap_or(u64::MAX);
+    flowless
+        .or(any.filter(|(t, _)| now.saturating_sub(*t) >= after))
+        .map(|(_, n)| n)
 }
 
 /// Hands memory back to the system once connections have gone: the hub's tables shrink, and
@@ -452,9 +505,8 @@ async fn serve_attached(
     watch: &Watch,
 ) {
     tracing::debug!(client = client.0, "client connected");
-    let (mut rd, mut wr) = stream.into_split();
+    let (rd, mut wr) = stream.into_split();
     let mut frames = FrameBuffer::new();
-    let mut chunk = vec![0u8; READ_CHUNK];
     let mut out = Vec::new();
     let mut frame_started: Option<tokio::time::Instant> = None;
     let mut last_read = tokio::time::Instant::now();
@@ -471,23 +523,26 @@ async fn serve_attached(
             }
         };
         tokio::select! {
-            read = rd.read(&mut chunk) => {
-                let n = match read {
+            ready = rd.readable() => {
+                if let Err(e) = ready {
+                    break format!("read error: {e}");
+                }
+                match read_into(&rd, &mut frames) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                     Ok(0) if frames.pending() > 0 => {
                         // The stream ended inside a frame: a truncated frame.
                         hub.count_malformed();
                         break format!("end of file inside a frame ({} bytes)", frames.pending());
                     }
                     Ok(0) => break "end of file".to_string(),
-                    Ok(n) => n,
+                    Ok(_) => {}
                     Err(e) => break format!("read error: {e}"),
-                };
+                }
                 last_read = tokio::time::Instant::now();
                 watch.last_active.store(
                     millis_since(watch.start),
                     std::sync::atomic::Ordering::Relaxed,
                 );
-                frames.extend(&chunk[..n]);
                 match answer(hub, client, &mut frames, &mut out) {
                     Ok(()) => {
                         if let Err(e) = wr.write_all(&out).await {
@@ -537,7 +592,8 @@ async fn serve_attached(
             () = watch.evict.notified() => {
                 let fatal = ServerMessage::Fatal {
                     code: ErrorCode::Unavailable,
-                    message: "closed to make room for a new connection: idle with no flow open".into(),
+                    message: "closed to make room for a new connection: the connection silent the longest"
+                        .into(),
                 };
                 let _ = tokio::time::timeout(
                     std::time::Duration::from_secs(1),
@@ -550,6 +606,26 @@ async fn serve_attached(
     };
     hub.detach(client);
     tracing::debug!(client = client.0, why, "client disconnected");
+}
+
+thread_local! {
+    /// The buffer a worker thread reads into, shared by every connection it serves: an idle
+    /// connection holds no read buffer of its own.
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Reads what `rd` has ready (without waiting) into the worker thread's buffer and appends it to
+/// `frames`; the byte count, 0 at end of file.
+fn read_into(rd: &tokio::net::unix::OwnedReadHalf, frames: &mut FrameBuffer) -> io::Result<usize> {
+    READ_BUFFER.with(|b| {
+        let mut chunk = b.borrow_mut();
+        if chunk.len() < READ_CHUNK {
+            chunk.resize(READ_CHUNK, 0);
+        }
+        let n = rd.try_read(&mut chunk)?;
+        frames.extend(&chunk[..n]);
+        Ok(n)
+    })
 }
 
 /// Answers every whole frame in `frames` into `out`, or returns the fatal frame for the first

@@ -232,6 +232,15 @@ impl Hub {
         tracing::debug!(client = client.0, flows = n, "client detached");
     }
 
+    /// How many flows each of `clients` holds open (0 for an unknown client), under one lock.
+    pub fn flows_of_each(&self, clients: &[ClientId]) -> Vec<usize> {
+        let s = self.lock();
+        clients
+            .iter()
+            .map(|c| s.clients.get(c).map_or(0, |c| c.flows.len()))
+            .collect()
+    }
+
     /// How many flows `client` holds open (0 for an unknown client).
     pub fn flows_of(&self, client: ClientId) -> usize {
         self.lock()

@@ -93,3 +93,30 @@ pub fn release_free_memory() {
         libc::malloc_trim(0);
     }
 }
+
+/// Raises the limit on open files (`RLIMIT_NOFILE`) to at least `want` descriptors: the hard
+/// limit too if it is lower (which needs `CAP_SYS_RESOURCE`; without it the soft limit goes to
+/// the hard limit). Children started afterwards inherit it. Returns the new soft limit.
+pub fn raise_open_files_limit_to(want: u64) -> io::Result<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct we own and pass by pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if lim.rlim_cur >= want {
+        return Ok(lim.rlim_cur);
+    }
+    let raised = libc::rlimit {
+        rlim_cur: want,
+        rlim_max: lim.rlim_max.max(want),
+    };
+    // SAFETY: setrlimit reads the struct we own; it fails without privilege if the hard limit
+    // rises, and then nothing changed.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+        return Ok(want);
+    }
+    raise_open_files_limit()
+}

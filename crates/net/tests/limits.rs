@@ -180,3 +180,41 @@ async fn bench_4096_flows_to_one_destination_open_while_another_client_is_served
     );
     assert!(open_time < Duration::from_secs(5), "{open_time:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_cap_with_flows_everywhere_the_connection_silent_the_longest_makes_room() {
+    let dir = TempDir::new("cap-flows");
+    let hub = daemon(
+        &dir,
+        Limits {
+            max_connections: 2,
+            evict_silent_after: Duration::from_millis(300),
+            ..Limits::default()
+        },
+    );
+    let key = |p| concord_cc::cm::FlowKey::new(std::net::Ipv4Addr::LOCALHOST, p, 2);
+    let oldest = CmClient::connect(dir.socket()).await.expect("connect");
+    let _a = oldest.open(key(1)).await.expect("open");
+    let recent = CmClient::connect(dir.socket()).await.expect("connect");
+    let _b = recent.open(key(2)).await.expect("open");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let _ = recent.status().await.expect("status");
+    // Both hold flows; `recent` spoke 150 ms ago (in use), `oldest` has been silent longer
+    // than 300 ms by the time the third connects.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let fresh = CmClient::connect(dir.socket()).await.expect("connect");
+    assert!(fresh.status().await.is_ok(), "the new connection is served");
+    assert!(recent.status().await.is_ok(), "the connection in use stays");
+    assert!(
+        oldest.status().await.is_err(),
+        "the connection silent the longest was closed"
+    );
+    // Its flow is closed by its own task: wait up to 2 s.
+    for _ in 0..200 {
+        if hub.status().flows == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(hub.status().flows, 1);
+}

@@ -42,6 +42,8 @@ fn main() {
     let ctx = Ctx {
         quick,
         seed_base: 0,
+        // What `concord reproduce` does: the replicate seed block too (docs/analysis.md).
+        replicate: true,
     };
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
@@ -50,7 +52,7 @@ fn main() {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(e) = experiments.get(i) else { break };
                 let before = thread_cpu();
-                let r = (e.run)(&ctx);
+                let r = concord_repro::replicate::run(e, &ctx);
                 let cpu = thread_cpu() - before;
                 println!(
                     "{:<24} cpu {:>7.1} s  {}",

@@ -6,7 +6,7 @@
 use crate::claim::{Check, Claim, Paper};
 use crate::plot::{Bars, Plot, Reference, Style};
 use crate::runner::{
-    scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome, ReproError,
+    scenario_from, scenario_with, simulate, Ctx, Experiment, Figure, Outcome, ReproError,
 };
 use concord_cc::tfrc::equation;
 
@@ -240,13 +240,8 @@ fn padhye(ctx: &Ctx) -> Result<Outcome, ReproError> {
         .chain(extra.iter().map(|&p| (p, None)))
         .collect();
     for (p, tolerance) in points {
-        let text = substitute(
-            file,
-            RANDOM_LOSS,
-            "loss = \"1%\"",
-            &format!("loss = \"{}%\"", p * 100.0),
-        )?;
-        let sc = scenario_from(file, &text, Some(ctx.seed(1)))?;
+        let loss = ("topology.bottleneck.loss", format!("{}%", p * 100.0).into());
+        let sc = scenario_with(file, RANDOM_LOSS, &[loss], Some(ctx.seed(1)))?;
         let (r, _) = simulate(&sc)?;
         let f = &r.flows[0];
         // b = 2: delayed ACKs acknowledge every second segment.

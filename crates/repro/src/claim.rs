@@ -274,8 +274,13 @@ pub struct Claim {
     /// Which of the paper's numbers contradict each other, when they do.
     #[serde(default)]
     pub inconsistency: Option<String>,
-    /// The verdict.
+    /// The verdict (see [`Claim::replicated`]: seed-dependent when the replicate block's
+    /// verdict differs from this block's).
     pub verdict: Verdict,
+    /// The same claim judged on the replicate seed block (docs/analysis.md, "the replication
+    /// rule"); `null` for a deterministic claim or a run without replication.
+    #[serde(default)]
+    pub replicate: Option<Replicate>,
     /// How far the mean lies outside the tolerance, as a fraction of the bound (0 inside).
     #[serde(deserialize_with = "nan_as_null::one")]
     pub miss: f64,
@@ -283,6 +288,25 @@ pub struct Claim {
     pub scenario: String,
     /// The quick setting was used.
     pub quick: bool,
+}
+
+/// A claim's measurement on the replicate seed block: its seeds, values, mean, 95% interval
+/// and the verdict that block alone gives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Replicate {
+    /// The seeds of the replicate block, one per value.
+    pub seeds: Vec<u64>,
+    /// The measurement of each seed (NaN, written as `null`, when a measurement failed).
+    #[serde(deserialize_with = "nan_as_null::vec")]
+    pub values: Vec<f64>,
+    /// The mean of `values`.
+    #[serde(deserialize_with = "nan_as_null::one")]
+    pub ours: f64,
+    /// The 95% confidence interval of the mean (Student's t over the seeds).
+    #[serde(deserialize_with = "nan_as_null::pair")]
+    pub ci95: [f64; 2],
+    /// The verdict of this block alone.
+    pub verdict: Verdict,
 }
 
 fn paper_setting() -> String {
@@ -434,6 +458,7 @@ impl Claim {
             ci95: [ours, ours],
             inconsistency: None,
             verdict: Verdict::NotReproduced,
+            replicate: None,
             miss: 0.0,
             scenario: scenario.to_string(),
             quick,
@@ -517,6 +542,34 @@ impl Claim {
             _ if self.inconsistency.is_some() => Verdict::PaperInconsistent,
             _ => Verdict::NotReproduced,
         };
+    }
+
+    /// The replication rule (docs/analysis.md): `other` is this claim measured on the
+    /// replicate seed block. Its figures are kept beside this block's; when the two blocks'
+    /// verdicts differ the verdict is seed-dependent, since it hangs on the seed block. A
+    /// deterministic claim has nothing to replicate and is left as it is.
+    pub fn replicated(mut self, other: &Claim) -> Claim {
+        if self.deterministic {
+            return self;
+        }
+        if other.verdict != self.verdict {
+            self.verdict = Verdict::SeedDependent;
+        }
+        self.replicate = Some(Replicate {
+            seeds: other.seeds.clone(),
+            values: other.values.clone(),
+            ours: other.ours,
+            ci95: other.ci95,
+            verdict: other.verdict,
+        });
+        self
+    }
+
+    /// The verdict of this claim's own seed block alone (before the replication rule).
+    pub fn block_verdict(&self) -> Verdict {
+        let mut own = self.clone();
+        own.judge();
+        own.verdict
     }
 
     /// True when the verdict is reproduced (at the paper's setting or under the row's
@@ -624,6 +677,53 @@ mod tests {
         let sig = ratio_claim(&[0.5, 0.9, 0.7, 0.6, 0.8]).significance();
         assert_eq!(sig.verdict, Verdict::NotReproduced);
         assert_eq!(sig.kind, Kind::Paper);
+    }
+
+    #[test]
+    fn a_verdict_that_differs_between_the_seed_blocks_is_seed_dependent() {
+        let a = ratio_claim(&[0.76, 0.78, 0.77, 0.77, 0.77]);
+        let same = ratio_claim(&[0.75, 0.79, 0.78, 0.76, 0.77]);
+        let both = a.clone().replicated(&same);
+        assert_eq!(both.verdict, Verdict::Reproduced);
+        let r = both
+            .replicate
+            .as_ref()
+            .expect("the replicate block is kept");
+        assert_eq!(r.verdict, Verdict::Reproduced);
+        assert_eq!(r.values, vec![0.75, 0.79, 0.78, 0.76, 0.77]);
+        assert_eq!(both.ours, a.ours, "the tables show the run's own block");
+        // The replicate block straddles the edge 0.6545.
+        let edge = ratio_claim(&[0.60, 0.70, 0.66, 0.64, 0.68]);
+        assert_eq!(edge.verdict, Verdict::SeedDependent);
+        let flipped = a.clone().replicated(&edge);
+        assert_eq!(flipped.verdict, Verdict::SeedDependent);
+        assert_eq!(flipped.block_verdict(), Verdict::Reproduced);
+        // Not reproduced on one block, reproduced on the other: seed-dependent too.
+        let out = ratio_claim(&[0.40, 0.42, 0.41, 0.41, 0.41]);
+        assert_eq!(out.replicated(&a).verdict, Verdict::SeedDependent);
+    }
+
+    #[test]
+    fn a_deterministic_claim_is_not_replicated() {
+        let c = Claim::new(
+            Paper::Mccp,
+            "Table 1",
+            "u",
+            "7.2%",
+            0.071,
+            Check::Relative {
+                target: 0.072,
+                rel: 0.1,
+            },
+            1,
+            "s.toml",
+            true,
+        )
+        .deterministic();
+        let other = c.clone();
+        let r = c.replicated(&other);
+        assert_eq!(r.verdict, Verdict::Reproduced);
+        assert!(r.replicate.is_none());
     }
 
     #[test]

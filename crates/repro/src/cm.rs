@@ -6,7 +6,7 @@
 use crate::claim::{fmt_num, Check, Claim, Paper};
 use crate::plot::{Bars, Plot, Reference, Style};
 use crate::runner::{
-    scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome, ReproError,
+    scenario_from, scenario_with, simulate, Ctx, Experiment, Figure, Outcome, Override, ReproError,
 };
 use concord_sim::cm::CmApp;
 use concord_sim::flow::Agent;
@@ -18,6 +18,9 @@ const AUDIO: &str = include_str!("../../../scenarios/cm/audio.toml");
 const AUDIO_FILE: &str = "scenarios/cm/audio.toml";
 const BULK: &str = include_str!("../../../scenarios/cm/bulk.toml");
 const BULK_FILE: &str = "scenarios/cm/bulk.toml";
+/// `bulk.toml`'s sender as a TCP/CM connection.
+const BULK_TCP_CM: &str = include_str!("../../../scenarios/cm/bulk-tcp-cm.toml");
+const BULK_TCP_CM_FILE: &str = "scenarios/cm/bulk-tcp-cm.toml";
 const SCHEDULER: &str = include_str!("../../../scenarios/cm/scheduler.toml");
 const SCHEDULER_FILE: &str = "scenarios/cm/scheduler.toml";
 const FRIENDLY: &str = include_str!("../../../scenarios/cm/friendliness.toml");
@@ -29,8 +32,9 @@ const WEBSERVER_FILE: &str = "scenarios/cm/webserver.toml";
 const PROBES: &str = include_str!("../../../scenarios/cm/probes.toml");
 const PROBES_FILE: &str = "scenarios/cm/probes.toml";
 
-/// The marker line a run turns into `cm = {}` to put a flow over the CM.
-const CM_MARKER: &str = "# cm = {}";
+/// The key that puts the first flow of `web.toml`, `friendliness.toml` and
+/// `friendliness-bandwidth.toml` over its host's CM (their `# cm = {}` line shows where).
+const OVER_CM_KEY: &str = "flow[0].cm.weight";
 /// The size of one Web object of `web.toml`, in bytes.
 const WEB_OBJECT_BYTES: f64 = 600e3;
 /// When the Web objects are requested in `web.toml`, in seconds.
@@ -107,9 +111,15 @@ const FIG10_QUEUE: &str =
 /// deviation beside the RED row (the claims audit found the ratio hangs on the queue).
 const FIG10_DROPTAIL: &str =
     "20-packet DropTail bottleneck queue, as concord's other CM scenarios (the paper names no queue)";
-/// Fig. 10's RED bottleneck and the same bottleneck with a DropTail queue of the same size.
-const FIG10_RED_QUEUE: &str = "queue = { kind = \"red\", limit = \"20pkt\" }";
-const FIG10_DROPTAIL_QUEUE: &str = "queue = { kind = \"droptail\", limit = \"20pkt\" }";
+/// Fig. 10's bottleneck queue kind (the file's is `{ kind = "red", limit = "20pkt" }`), set to
+/// DropTail of the same size.
+const FIG10_QUEUE_KIND: &str = "topology.bottleneck.queue.kind";
+
+/// The file's first flow over its host's Congestion Manager (TCP/CM): `cm = {}`, whose weight
+/// is 1 by default, written as that weight.
+fn over_cm() -> Vec<Override> {
+    vec![(OVER_CM_KEY, 1.0.into())]
+}
 
 fn mean(x: &[f64]) -> f64 {
     if x.is_empty() {
@@ -179,7 +189,6 @@ fn goodput_from(sim: &Simulator, f: usize, from_s: f64) -> f64 {
 /// Fig. 9: each Web transfer's throughput (object size over completion time), per seed.
 fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let seeds = seeds(ctx);
-    let cm_text = substitute(WEB_FILE, WEB, CM_MARKER, "cm = {}")?;
     let mut out = Outcome::default();
     let (mut reno_spread, mut cm_spread, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
     let (mut reno_min, mut reno_max, mut cm_each) = (Vec::new(), Vec::new(), Vec::new());
@@ -191,11 +200,11 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
     );
     for &seed in &seeds {
         let mut sums = [0.0; 2];
-        for (k, (label, text)) in [("NewReno", WEB), ("TCP/CM", cm_text.as_str())]
+        for (k, (label, set)) in [("NewReno", Vec::new()), ("TCP/CM", over_cm())]
             .into_iter()
             .enumerate()
         {
-            let sc = scenario_from(WEB_FILE, text, Some(seed))?;
+            let sc = scenario_with(WEB_FILE, WEB, &set, Some(seed))?;
             let (r, sim) = simulate(&sc)?;
             let tput: Vec<f64> = r
                 .flows
@@ -526,10 +535,10 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
     out.claims
         .push(fig10(setting, RATIO, RATIO_PAPER, RATIO_BAND, &ratios).target(0.9));
     // The same ratio, the same seeds, on a DropTail queue of the same 20 packets.
-    let droptail = substitute(AUDIO_FILE, AUDIO, FIG10_RED_QUEUE, FIG10_DROPTAIL_QUEUE)?;
+    let droptail: [Override; 1] = [(FIG10_QUEUE_KIND, "droptail".into())];
     let mut droptail_ratios = Vec::new();
     for &seed in &seeds {
-        let sc = scenario_from(AUDIO_FILE, &droptail, Some(seed))?;
+        let sc = scenario_with(AUDIO_FILE, AUDIO, &droptail, Some(seed))?;
         let (r, _) = simulate(&sc)?;
         let g = |name: &str| {
             r.flows
@@ -619,10 +628,11 @@ enum Drops {
 fn received_and_dropped(
     file: &str,
     text: &str,
+    set: &[Override],
     seed: Option<u64>,
     drops: Drops,
 ) -> Result<(f64, f64), ReproError> {
-    let sc = scenario_from(file, text, seed)?;
+    let sc = scenario_with(file, text, set, seed)?;
     let (r, sim) = simulate(&sc)?;
     let mss = match &sc.flows[0].kind {
         concord_sim::scenario::FlowKind::Tcp { tcp, .. } => tcp.mss as f64,
@@ -759,35 +769,35 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let mut out = Outcome::default();
     let mut rows = vec!["sweep,transport,seed,setting,n_r,n_d".to_string()];
     let duration = if ctx.quick { "200s" } else { "400s" };
-    let bw_base = substitute(
-        FRIENDLY_BW_FILE,
-        FRIENDLY_BW,
-        "duration = \"400s\"",
-        &format!("duration = \"{duration}\""),
-    )?;
+    let bw_base: Override = ("duration", duration.into());
     let seeds = seeds(ctx);
     let mut per_seed: Vec<SweepPoints> = Vec::new();
     for &seed in &seeds {
         let mut points: SweepPoints = [Vec::new(), Vec::new()];
         for (k, label) in ["NewReno", "TCP/CM"].into_iter().enumerate() {
-            let text = if k == 0 {
-                bw_base.clone()
+            let base = if k == 0 {
+                vec![bw_base.clone()]
             } else {
-                substitute(FRIENDLY_BW_FILE, &bw_base, CM_MARKER, "cm = {}")?
+                [vec![bw_base.clone()], over_cm()].concat()
             };
             for mbps in BANDWIDTHS_MBPS {
                 // One BDP of queue in bytes: rate * 120 ms.
                 let bdp = (mbps * 1e6 * 0.120 / 8.0).round() as u64;
-                let swept = substitute(
+                let swept = [
+                    base.clone(),
+                    vec![
+                        ("topology.bottleneck.rate", format!("{mbps}Mbps").into()),
+                        ("topology.bottleneck.queue.limit", format!("{bdp}B").into()),
+                    ],
+                ]
+                .concat();
+                let (n_r, n_d) = received_and_dropped(
                     FRIENDLY_BW_FILE,
-                    &text,
-                    "rate = \"1Mbps\", delay = \"58ms\", queue = { kind = \"red\", limit = \"15000B\"",
-                    &format!(
-                        "rate = \"{mbps}Mbps\", delay = \"58ms\", queue = {{ kind = \"red\", limit = \"{bdp}B\""
-                    ),
+                    FRIENDLY_BW,
+                    &swept,
+                    Some(seed),
+                    Drops::Queue,
                 )?;
-                let (n_r, n_d) =
-                    received_and_dropped(FRIENDLY_BW_FILE, &swept, Some(seed), Drops::Queue)?;
                 rows.push(format!(
                     "bandwidth,{label},{seed},{mbps}Mbps,{n_r:.0},{n_d}"
                 ));
@@ -835,21 +845,21 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         ctx,
     );
     let mut drops: SweepPoints = [Vec::new(), Vec::new()];
-    let cm_text = substitute(FRIENDLY_FILE, FRIENDLY, CM_MARKER, "cm = {}")?;
     let drop_seed = ctx.seed(1);
-    for (k, (label, text)) in [("NewReno", FRIENDLY), ("TCP/CM", cm_text.as_str())]
+    for (k, (label, base)) in [("NewReno", Vec::new()), ("TCP/CM", over_cm())]
         .into_iter()
         .enumerate()
     {
         for p in DROP_RATES {
-            let swept = substitute(
+            let loss: Override = ("topology.bottleneck.loss", format!("{p}%").into());
+            let swept = [base.clone(), vec![loss]].concat();
+            let (n_r, n_d) = received_and_dropped(
                 FRIENDLY_FILE,
-                text,
-                "loss = \"1%\"",
-                &format!("loss = \"{p}%\""),
+                FRIENDLY,
+                &swept,
+                Some(drop_seed),
+                Drops::Wire,
             )?;
-            let (n_r, n_d) =
-                received_and_dropped(FRIENDLY_FILE, &swept, Some(drop_seed), Drops::Wire)?;
             rows.push(format!("drop rate,{label},{drop_seed},{p}%,{n_r:.0},{n_d}"));
             drops[k].push((n_r / n_d, n_r));
         }
@@ -872,18 +882,13 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
 /// Section 3.2.1: three images with receiver hints 1, 2 and 4 over TCP/CM, each picking the
 /// largest of four representations its share delivers within 3 s; at 1 Mbps and at 256 kbit/s.
 fn webserver(ctx: &Ctx) -> Result<Outcome, ReproError> {
-    let slow = substitute(
-        WEBSERVER_FILE,
-        WEBSERVER,
-        "rate = \"1Mbps\"",
-        "rate = \"256kbps\"",
-    )?;
+    let slow: Vec<Override> = vec![("topology.bottleneck.rate", "256kbps".into())];
     let hints = [1.0, 2.0, 4.0];
     let mut out = Outcome::default();
     let mut picks: Vec<Vec<f64>> = Vec::new();
     let mut rows = vec!["bottleneck,image,hint,representation_bytes,completion_s".to_string()];
-    for (label, text) in [("1 Mbps", WEBSERVER), ("256 kbit/s", slow.as_str())] {
-        let sc = scenario_from(WEBSERVER_FILE, text, Some(ctx.seed(1)))?;
+    for (label, set) in [("1 Mbps", Vec::new()), ("256 kbit/s", slow)] {
+        let sc = scenario_with(WEBSERVER_FILE, WEBSERVER, &set, Some(ctx.seed(1)))?;
         let (r, sim) = simulate(&sc)?;
         let start = sc.flows[1].start.as_secs_f64();
         let chosen: Vec<f64> = (1..=3)
@@ -1023,10 +1028,14 @@ fn bulk_loss(sim: &Simulator) -> f64 {
 }
 
 /// [`bulk_loss`] for the scenario `text` (a variant of `bulk.toml`) at each of `seeds`.
-fn bulk_losses(text: &str, seeds: &[u64]) -> Result<Vec<f64>, ReproError> {
+fn bulk_losses(
+    (file, text): (&str, &str),
+    set: &[Override],
+    seeds: &[u64],
+) -> Result<Vec<f64>, ReproError> {
     let mut per_seed = Vec::new();
     for &seed in seeds {
-        let sc = scenario_from(BULK_FILE, text, Some(seed))?;
+        let sc = scenario_with(file, text, set, Some(seed))?;
         let (_, sim) = simulate(&sc)?;
         per_seed.push(bulk_loss(&sim));
     }
@@ -1034,8 +1043,12 @@ fn bulk_losses(text: &str, seeds: &[u64]) -> Result<Vec<f64>, ReproError> {
 }
 
 /// The mean over `seeds` of [`bulk_loss`] for the scenario `text`.
-fn mean_bulk_loss(text: &str, seeds: &[u64]) -> Result<f64, ReproError> {
-    Ok(mean(&bulk_losses(text, seeds)?))
+fn mean_bulk_loss(
+    scenario: (&str, &str),
+    set: &[Override],
+    seeds: &[u64],
+) -> Result<f64, ReproError> {
+    Ok(mean(&bulk_losses(scenario, set, seeds)?))
 }
 
 /// `a[i] / b[i]` for each seed.
@@ -1069,40 +1082,23 @@ const _: () =
 /// RTT aging holds the loss down by giving up throughput (both are in `cm-feedback.csv`).
 fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let seeds = seeds(ctx);
-    let aging_off = substitute(BULK_FILE, BULK, "aging = \"min_rtt\"", "aging = \"off\"")?;
-    let at_rate = |base: &str, p: f64| {
-        substitute(
-            BULK_FILE,
-            base,
-            "probes_per_rtt = 2",
-            &format!("probes_per_rtt = {p}"),
-        )
-    };
+    let bulk = (BULK_FILE, BULK);
+    let aging_off: Override = ("cm.aging", "off".into());
+    let at_rate = |p: f64| -> Override { ("cm.probes_per_rtt", p.into()) };
     let mut losses = Vec::new();
     let mut losses_per_seed = Vec::new();
     let mut aged = Vec::new();
     for &p in &FIG4_PROBES_PER_RTT {
-        let l = bulk_losses(&at_rate(&aging_off, p)?, &seeds)?;
+        let l = bulk_losses(bulk, &[aging_off.clone(), at_rate(p)], &seeds)?;
         losses.push(mean(&l));
         losses_per_seed.push(l);
-        aged.push(mean_bulk_loss(&at_rate(BULK, p)?, &seeds)?);
+        aged.push(mean_bulk_loss(bulk, &[at_rate(p)], &seeds)?);
     }
     // Per-ACK feedback: the same sender, its receiver acknowledging every packet.
-    let per_ack_text = substitute(
-        BULK_FILE,
-        &aging_off,
-        "to = \"d1\"\npacket_size = \"1000B\"\n",
-        "to = \"d1\"\npacket_size = \"1000B\"\nfeedback = \"ack\"\n",
-    )?;
-    let per_ack_seeds = bulk_losses(&per_ack_text, &seeds)?;
+    let per_ack: [Override; 2] = [aging_off, ("flow[0].feedback", "ack".into())];
+    let per_ack_seeds = bulk_losses(bulk, &per_ack, &seeds)?;
     let per_ack = mean(&per_ack_seeds);
-    let tcp_cm_text = substitute(
-        BULK_FILE,
-        BULK,
-        "kind = \"cmudp\"\nfrom = \"s1\"\nto = \"d1\"\npacket_size = \"1000B\"",
-        "kind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\ncm = {}\ntcp = { mss = \"948B\", delayed_ack = false }",
-    )?;
-    let tcp_cm = mean_bulk_loss(&tcp_cm_text, &seeds)?;
+    let tcp_cm = mean_bulk_loss((BULK_TCP_CM_FILE, BULK_TCP_CM), &[], &seeds)?;
     let (once, twice) = (FIG4_ONCE, FIG4_TWICE);
     // Up to twice per RTT the loss must fall at every step (counted per seed); from there on
     // each rate's loss must stay within 20% of per-ACK feedback (a claim per rate, per seed).
@@ -1205,19 +1201,16 @@ const AGING_SEEDS: u64 = 40;
 /// fails to arrive (section 2.2.3: "during times of congestion, probe messages or responses are
 /// lost"), and with the bottleneck's own drops alone it is triggered so rarely that the three
 /// policies differ by noise. The level is the one the probe protocol is checked at (30%).
-const AGING_PROBE_LOSS: &str = "0.3";
+const AGING_PROBE_LOSS: f64 = 0.3;
 
 /// Fig. 6: packets lost with one probe per RTT and 30% probe and response loss under aging on
 /// the minimum RTT, the mean RTT, and no aging.
 fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let seeds = ctx.seeds_n(AGING_SEEDS);
-    let one = substitute(BULK_FILE, BULK, "probes_per_rtt = 2", "probes_per_rtt = 1")?;
-    let one = substitute(
-        BULK_FILE,
-        &one,
-        "probe_loss = 0\n",
-        &format!("probe_loss = {AGING_PROBE_LOSS}\n"),
-    )?;
+    let one: [Override; 2] = [
+        ("cm.probes_per_rtt", 1i64.into()),
+        ("cm.probe_loss", AGING_PROBE_LOSS.into()),
+    ];
     let mut lost = Vec::new();
     let mut lost_per_seed = Vec::new();
     let policies = ["min_rtt", "mean_rtt", "off"];
@@ -1227,15 +1220,10 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "delivered (KB)",
     );
     for policy in policies {
-        let text = substitute(
-            BULK_FILE,
-            &one,
-            "aging = \"min_rtt\"",
-            &format!("aging = \"{policy}\""),
-        )?;
+        let set = [one.to_vec(), vec![("cm.aging", policy.into())]].concat();
         let mut per_seed = Vec::new();
         for &seed in &seeds {
-            let sc = scenario_from(BULK_FILE, &text, Some(seed))?;
+            let sc = scenario_with(BULK_FILE, BULK, &set, Some(seed))?;
             let (_, sim) = simulate(&sc)?;
             per_seed.push(sim.flows()[0].queue_drops as f64);
             if seed == seeds[0] && policy != "off" {

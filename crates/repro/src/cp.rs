@@ -16,7 +16,9 @@
 
 use crate::claim::{Check, Claim, Paper};
 use crate::plot::{Plot, Style};
-use crate::runner::{scenario_from, simulate, Ctx, Experiment, Figure, Outcome, ReproError};
+use crate::runner::{
+    scenario_from, simulate, source_with, Ctx, Experiment, Figure, Outcome, Override, ReproError,
+};
 use concord_sim::metrics::coefficient_of_variation;
 use concord_sim::Simulator;
 
@@ -227,51 +229,48 @@ impl Point {
     }
 }
 
-/// The points an experiment has measured, by scenario text and seed: a sweep whose value
+/// The points an experiment has measured, by the scenario as run (its keys with the overrides
+/// applied, rendered as TOML, seed included): a sweep whose value
 /// restates the template's own setting (Figs. 12-20's 50 ms, 15 Mbit/s and no-load points; the
 /// 4-against-8 point of both Fig. 5 and Fig. 6) runs once and is read by every claim that uses
 /// it. A run is deterministic in its text and seed, so a point read here is the point a rerun
 /// would give.
 #[derive(Default)]
-struct Runs(std::collections::BTreeMap<(String, u64), Point>);
+struct Runs(std::collections::BTreeMap<String, Point>);
 
-/// Runs the template with `edits` (pairs of text to replace) and measures a [`Point`], or reads
-/// it from `runs` when this text has run at this seed already.
+/// Runs the template with `edits` (keys set by overrides) and `extra_flows` (`[[flow]]` tables
+/// added after the file's two) and measures a [`Point`], or reads it from `runs` when this
+/// scenario has run at this seed already.
 fn flowshare_point(
     runs: &mut Runs,
     n_cp: usize,
     n_tfrc: usize,
     flowshares: &str,
-    edits: &[(&str, String)],
+    edits: &[Override],
+    extra_flows: &str,
     seed: u64,
 ) -> Result<Point, ReproError> {
     let name = FLOWSHARES_FILE;
-    let mut text = crate::runner::substitute(
-        name,
-        FLOWSHARES,
-        "count = 4  # aggregate flows",
-        &format!("count = {n_cp}"),
-    )?;
-    text = crate::runner::substitute(
-        name,
-        &text,
-        "count = 4  # competing TFRC flows",
-        &format!("count = {n_tfrc}"),
-    )?;
-    text = crate::runner::substitute(
-        name,
-        &text,
-        "flowshares = \"single\"",
-        &format!("flowshares = \"{flowshares}\""),
-    )?;
-    for (from, to) in edits {
-        text = crate::runner::substitute(name, &text, from, to)?;
-    }
-    let key = (text, seed);
+    let mut set: Vec<Override> = vec![
+        // The file's flows: the aggregate's, then the competing TFRC flows.
+        ("flow[0].count", (n_cp as i64).into()),
+        ("flow[1].count", (n_tfrc as i64).into()),
+        ("cp[0].flowshares", flowshares.into()),
+    ];
+    set.extend_from_slice(edits);
+    let text = format!("{FLOWSHARES}{extra_flows}");
+    let src = source_with(name, &text, &set, Some(seed))?;
+    let key = src.render().map_err(|e| ReproError::Scenario {
+        name: name.to_string(),
+        message: e.to_string(),
+    })?;
     if let Some(p) = runs.0.get(&key) {
         return Ok(*p);
     }
-    let sc = scenario_from(name, &key.0, Some(seed))?;
+    let sc = src.build().map_err(|e| ReproError::Scenario {
+        name: name.to_string(),
+        message: e.to_string(),
+    })?;
     let (_, sim) = simulate(&sc)?;
     let mut agg: Vec<f64> = Vec::new();
     let mut tfrc_sum: Vec<f64> = Vec::new();
@@ -342,7 +341,7 @@ fn single_flowshare(ctx: &Ctx) -> Result<Outcome, ReproError> {
             let (n_cp, n_tfrc) = if fig == "Fig. 5" { (4, n) } else { (n, 8) };
             let mut ratios = Vec::new();
             for (k, &s) in seeds.iter().enumerate() {
-                let p = flowshare_point(&mut runs, n_cp, n_tfrc, "single", &[], s)?;
+                let p = flowshare_point(&mut runs, n_cp, n_tfrc, "single", &[], "", s)?;
                 let r = p.ratio(1.0);
                 ratios.push(r);
                 lo[k] = lo[k].min(r);
@@ -422,7 +421,7 @@ fn multiple_flowshares(ctx: &Ctx) -> Result<Outcome, ReproError> {
         for &m in grid {
             let mut at_m = Vec::new();
             for (k, &s) in seeds.iter().enumerate() {
-                let p = flowshare_point(&mut runs, m, n_tfrc, mode, &[], s)?;
+                let p = flowshare_point(&mut runs, m, n_tfrc, mode, &[], "", s)?;
                 let r = p.ratio(m as f64);
                 at_m.push(r);
                 csv.push_str(&format!("{s},{mode},{m},{},{},{r}\n", p.aggregate, p.tfrc));
@@ -504,8 +503,6 @@ fn conditions(ctx: &Ctx) -> Result<Outcome, ReproError> {
             full
         }
     };
-    let delay = "delay = \"50ms\"";
-    let rate = "rate = \"15Mbps\", delay";
     let sweeps: [(&str, &str, &str, Vec<&str>); 4] = [
         (
             "12-13",
@@ -538,34 +535,34 @@ fn conditions(ctx: &Ctx) -> Result<Outcome, ReproError> {
     for (figs, x_label, what, values) in sweeps {
         let (mut ratio, mut cov) = (Vec::new(), Vec::new());
         for v in values {
-            let edit = match what {
-                "delay" => (delay, format!("delay = \"{v}ms\"")),
-                "rate" => (rate, format!("rate = \"{v}Mbps\", delay")),
-                "loss" => (
-                    delay,
-                    format!("{delay}, loss = \"{v}%\", loss_applies_to = \"data\""),
+            let (edits, extra_flows): (Vec<Override>, String) = match what {
+                "delay" => (
+                    vec![("topology.bottleneck.delay", format!("{v}ms").into())],
+                    String::new(),
                 ),
+                "rate" => (
+                    vec![("topology.bottleneck.rate", format!("{v}Mbps").into())],
+                    String::new(),
+                ),
+                "loss" => (
+                    vec![
+                        ("topology.bottleneck.loss", format!("{v}%").into()),
+                        ("topology.bottleneck.loss_applies_to", "data".into()),
+                    ],
+                    String::new(),
+                ),
+                _ if v == "0" => (Vec::new(), String::new()),
                 _ => (
-                    "[record]",
-                    if v == "0" {
-                        "[record]".to_string()
-                    } else {
-                        format!(
-                            "[[flow]]\nname = \"web{{i}}\"\nkind = \"onoff\"\nfrom = \"s1\"\nto = \"d1\"\ncount = {v}\nrate = \"1Mbps\"\non = \"0.5s\"\noff = \"1.5s\"\n\n[record]"
-                        )
-                    },
+                    Vec::new(),
+                    format!(
+                        "\n[[flow]]\nname = \"web{{i}}\"\nkind = \"onoff\"\nfrom = \"s1\"\nto = \"d1\"\ncount = {v}\nrate = \"1Mbps\"\non = \"0.5s\"\noff = \"1.5s\"\n"
+                    ),
                 ),
             };
             let (mut rs, mut cs) = (Vec::new(), Vec::new());
             for &seed in &seeds {
-                let p = flowshare_point(
-                    &mut runs,
-                    n_cp,
-                    n_tfrc,
-                    "bfld",
-                    &[(edit.0, edit.1.clone())],
-                    seed,
-                )?;
+                let p =
+                    flowshare_point(&mut runs, n_cp, n_tfrc, "bfld", &edits, &extra_flows, seed)?;
                 let r = p.ratio(n_cp as f64);
                 let c = p.cov_aggregate / p.cov_tfrc.max(1e-9);
                 rs.push(r);

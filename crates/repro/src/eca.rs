@@ -52,7 +52,7 @@
 use crate::claim::{fmt_num, Check, Claim, Paper};
 use crate::plot::{Plot, Style};
 use crate::runner::ReproError;
-use crate::runner::{scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome};
+use crate::runner::{scenario_with, simulate, Ctx, Experiment, Figure, Outcome, Override};
 use concord_cc::eca::{WebConfig, WebGenerator};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
@@ -222,63 +222,89 @@ impl Measured {
     }
 }
 
-/// The scenario text of `p`.
-fn scenario_text(p: &Point) -> Result<String, ReproError> {
-    let (name, text) = p.scheme.scenario();
+/// The flows of every parking-lot file: five horizontal and five vertical.
+const FLOWS: usize = 10;
+
+/// The overrides that turn the parking-lot file of `p`'s scheme (the 10 Mbit/s, 10 ms point)
+/// into `p`.
+fn point_overrides(p: &Point) -> Vec<Override> {
     let horizontal_us = p.delay_ms * 1000 / 9;
     let vertical_us = p.delay_ms * 4000 / 9;
     // A window that fills a link and its buffer: rate x (2 x delay + the buffer's drain time).
     let drain_s = p.buffer as f64 * 1500.0 * 8.0 / (p.mbps as f64 * 1e6);
     let rwnd = (p.mbps as f64 * 1e6 * (2.0 * p.delay_ms as f64 / 1e3 + drain_s) / 8.0).ceil();
-    let host_queue = (2.0 * rwnd / 1500.0).ceil() as u64 + 10;
-    let mut t = substitute(name, text, "\"10Mbps\"", &format!("\"{}Mbps\"", p.mbps))?;
-    t = substitute(name, &t, "\"1111us\"", &format!("\"{horizontal_us}us\""))?;
-    t = substitute(name, &t, "\"4444us\"", &format!("\"{vertical_us}us\""))?;
-    t = substitute(name, &t, "\"200pkt\"", &format!("\"{}pkt\"", p.buffer))?;
-    t = substitute(
-        name,
-        &t,
-        "rwnd = \"325000B\"",
-        &format!("rwnd = \"{rwnd}B\""),
-    )?;
-    t = substitute(
-        name,
-        &t,
-        "duration = \"100s\"",
-        &format!("duration = \"{}s\"", p.duration_s),
-    )?;
-    t = substitute(
-        name,
-        &t,
-        "warmup = \"20s\"",
-        &format!("warmup = \"{}s\"", p.warmup_s),
-    )?;
+    let host_queue = (2.0 * rwnd / 1500.0).ceil() as i64 + 10;
+    let rate = format!("{}Mbps", p.mbps);
+    let horizontal = format!("{horizontal_us}us");
+    let mut set: Vec<Override> = vec![
+        ("topology.link.rate", rate.clone().into()),
+        ("topology.access.rate", rate.into()),
+        // Every horizontal hop: the routers' links and the reference hosts' two.
+        ("topology.link.delay", horizontal.clone().into()),
+        ("link[0].delay", horizontal.clone().into()),
+        ("link[1].delay", horizontal.into()),
+        ("topology.access.delay", format!("{vertical_us}us").into()),
+        ("duration", format!("{}s", p.duration_s).into()),
+        ("record.warmup", format!("{}s", p.warmup_s).into()),
+    ];
+    let buffer = format!("{}pkt", p.buffer);
     match p.scheme {
         Scheme::Ecn => {
-            t = substitute(
-                name,
-                &t,
-                "min_th = 50, max_th = 150",
-                &format!("min_th = {}, max_th = {}", p.thresholds.0, p.thresholds.1),
-            )?;
+            // RED's queue on every link: its limit and thresholds, in packets.
+            let (min_th, max_th) = (p.thresholds.0 as i64, p.thresholds.1 as i64);
+            set.extend([
+                ("topology.link.queue.limit", buffer.clone().into()),
+                ("topology.link.queue.min_th", min_th.into()),
+                ("topology.link.queue.max_th", max_th.into()),
+                ("topology.access.queue.limit", buffer.into()),
+                ("topology.access.queue.min_th", min_th.into()),
+                ("topology.access.queue.max_th", max_th.into()),
+            ]);
         }
-        Scheme::Eca => {
-            t = substitute(
-                name,
-                &t,
-                "queue = 434 }",
-                &format!("queue = {host_queue} }}"),
-            )?;
+        Scheme::Tcp | Scheme::Eca => {
+            set.push(("topology.link.queue", buffer.clone().into()));
+            set.push(("topology.access.queue", buffer.into()));
         }
-        Scheme::Tcp => {}
     }
-    Ok(t)
+    for i in 0..FLOWS {
+        set.push((RWND_KEYS[i], format!("{rwnd}B").into()));
+        if p.scheme == Scheme::Eca {
+            set.push((HOST_QUEUE_KEYS[i], host_queue.into()));
+        }
+    }
+    set
 }
+
+/// Each flow's receive window and (ECA) host queue, in the files' flow order.
+const RWND_KEYS: [&str; FLOWS] = [
+    "flow[0].tcp.rwnd",
+    "flow[1].tcp.rwnd",
+    "flow[2].tcp.rwnd",
+    "flow[3].tcp.rwnd",
+    "flow[4].tcp.rwnd",
+    "flow[5].tcp.rwnd",
+    "flow[6].tcp.rwnd",
+    "flow[7].tcp.rwnd",
+    "flow[8].tcp.rwnd",
+    "flow[9].tcp.rwnd",
+];
+const HOST_QUEUE_KEYS: [&str; FLOWS] = [
+    "flow[0].eca.queue",
+    "flow[1].eca.queue",
+    "flow[2].eca.queue",
+    "flow[3].eca.queue",
+    "flow[4].eca.queue",
+    "flow[5].eca.queue",
+    "flow[6].eca.queue",
+    "flow[7].eca.queue",
+    "flow[8].eca.queue",
+    "flow[9].eca.queue",
+];
 
 /// Runs `p` and measures it.
 fn measure(p: Point, seed: Option<u64>) -> Result<Measured, ReproError> {
-    let (name, _) = p.scheme.scenario();
-    let sc = scenario_from(name, &scenario_text(&p)?, seed)?;
+    let (name, text) = p.scheme.scenario();
+    let sc = scenario_with(name, text, &point_overrides(&p), seed)?;
     let (_, sim) = simulate(&sc)?;
     Ok(measured(p, &sim))
 }
@@ -1011,9 +1037,10 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 duration_s,
                 warmup_s,
             };
-            let (name, _) = scheme.scenario();
-            let text = scenario_text(&p)? + &web_flows(scheme, 10, seed, duration_s - 5);
-            let sc = scenario_from(name, &text, Some(seed))?;
+            // The web flows come after the file's ten, which the point's overrides index.
+            let (name, text) = scheme.scenario();
+            let text = text.to_string() + &web_flows(scheme, 10, seed, duration_s - 5);
+            let sc = scenario_with(name, &text, &point_overrides(&p), Some(seed))?;
             let (_, sim) = simulate(&sc)?;
             let mut small = Vec::new();
             let mut points = Vec::new();

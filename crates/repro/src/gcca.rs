@@ -43,7 +43,7 @@
 use crate::claim::{fmt_num, Check, Claim, Paper};
 use crate::plot::{Bars, Plot, Style};
 use crate::runner::{
-    scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome, ReproError,
+    scenario_from, scenario_with, simulate, Ctx, Experiment, Figure, Outcome, ReproError,
 };
 use concord_cc::time::Duration;
 use concord_sim::flow::Flow;
@@ -82,10 +82,11 @@ const MULTIHOP: &str = include_str!("../../../scenarios/gcca/multihop.toml");
 
 /// The test bed's settings that are concord's: the paper publishes none of its parameter groups.
 const GROUPS: &str = "parameter groups concord chose (the paper publishes none): bottleneck RED min_th 1 / max_th 3 packets, Router 1's bucket floored at 80% of the bottleneck";
-/// Router 1's bucket floor in the test-bed files (20% of its 10 Mbit/s: 80% of the
-/// bottleneck) and the earlier 5% (0.5 Mbit/s: 20% of the bottleneck) the claims audit reran.
-const FLOOR: &str = "min_rate = \"20%\"";
-const LOW_FLOOR: &str = "min_rate = \"5%\"";
+/// Router 1's bucket floor in the test-bed files, the queue of their second link (r1 -> r2;
+/// 20% of its 10 Mbit/s: 80% of the bottleneck), and the earlier 5% (0.5 Mbit/s: 20% of the
+/// bottleneck) the claims audit reran.
+const FLOOR_KEY: &str = "link[1].queue.min_rate";
+const LOW_FLOOR: &str = "5%";
 /// The test bed's settings with Router 1's bucket at the 5% floor.
 const GROUPS_LOW_FLOOR: &str = "parameter groups concord chose (the paper publishes none): bottleneck RED min_th 1 / max_th 3 packets, Router 1's bucket floored at 5% of its 10 Mbit/s (20% of the bottleneck) instead of concord's 80% of the bottleneck";
 
@@ -275,8 +276,12 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 }
             }
             // GCCA again with Router 1's bucket at the 5% floor, beside the same E2E run.
-            let low = substitute(gcca_file, gcca_text, FLOOR, LOW_FLOOR)?;
-            let mut sc = scenario_from(gcca_file, &low, Some(seed))?;
+            let mut sc = scenario_with(
+                gcca_file,
+                gcca_text,
+                &[(FLOOR_KEY, LOW_FLOOR.into())],
+                Some(seed),
+            )?;
             if ctx.quick {
                 sc.duration = sc.duration.min(Duration::from_secs(90));
             }

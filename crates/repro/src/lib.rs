@@ -10,6 +10,7 @@ pub mod eca;
 pub mod gcca;
 pub mod mccp;
 pub mod plot;
+pub mod replicate;
 pub mod report;
 pub mod runner;
 

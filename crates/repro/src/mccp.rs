@@ -9,7 +9,7 @@
 use crate::claim::{Check, Claim, Paper};
 use crate::plot::{Plot, Reference, Style};
 use crate::runner::{
-    scenario_from, simulate, substitute, Ctx, Experiment, Figure, Outcome, ReproError,
+    scenario_with, simulate, Ctx, Experiment, Figure, Outcome, Override, ReproError,
 };
 use concord_sim::simulator::CwndSample;
 use concord_sim::Simulator;
@@ -35,16 +35,18 @@ const FIG2_SPLIT: &str = "pipe 36 + buffer 10 packets (the paper gives only the 
 /// buffer the claims audit tried (a pipe of 42 packets of 1040 B at 100 ms is 3.4944 Mbit/s).
 const FIG2_SMALL_SPLIT: &str =
     "pipe 42 + buffer 4 packets (the paper gives only the sum, 46; concord's primary split is 36 + 10)";
-/// The Fig. 2 bottleneck as the file has it, and with the 42 + 4 split.
-const FIG2_LINK: &str = "rate = \"3Mbps\", delay = \"49.98ms\", queue = \"10pkt\"";
-const FIG2_SMALL_LINK: &str = "rate = \"3494400bps\", delay = \"49.98ms\", queue = \"4pkt\"";
+/// The Fig. 2 bottleneck with the 42 + 4 split (the file has `rate = "3Mbps"`, `queue =
+/// "10pkt"`; the delay, 49.98 ms, stays).
+fn fig2_small_link() -> Vec<Override> {
+    vec![
+        ("topology.bottleneck.rate", "3494400bps".into()),
+        ("topology.bottleneck.queue", "4pkt".into()),
+    ]
+}
 /// Fig. 4's extra loss.
 const FIG4_LOSS: &str = "a segment loss injected at 40 s (not in the paper), so that the flow is in congestion avoidance when the UDP flows leave";
 /// The simulation section's words on Fig. 3.
 const FIG3_QUOTE: &str = "When cwin/RTT_min reaches 2 Mb s^-1, a packet is dropped ... The throughputs of these 15 sec simulations are 30.3 Mb s^-1 without NCD and 88.8 Mb s^-1 with NCD and fast probing.";
-/// The line of the scenarios that names the window controller.
-const CC_LINE: &str = "cc = \"newreno\"";
-
 /// The MCCP experiments.
 pub fn experiments() -> Vec<Experiment> {
     vec![
@@ -87,33 +89,56 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-/// `text` with the window controller set to `cc`.
-fn with_cc(name: &str, text: &str, cc: &str) -> Result<String, ReproError> {
-    substitute(name, text, CC_LINE, &format!("cc = \"{cc}\""))
+/// The window controller of every TCP flow: the scenarios set it in `[defaults.tcp]`.
+const CC_KEY: &str = "defaults.tcp.cc";
+
+/// The window controller set to `cc`.
+fn with_cc(cc: &str) -> Vec<Override> {
+    vec![(CC_KEY, cc.into())]
 }
 
-/// `text` with MCCP's non-congestion detection switched off: the paper's "TCP (without NCD)"
-/// of Figs. 3a and 4a, the same ABE-based sender with fast probing at start-up.
-fn without_ncd(name: &str, text: &str) -> Result<String, ReproError> {
-    substitute(name, text, CC_LINE, "cc = \"mccp\"\nmccp = { ncd = false }")
+/// MCCP with its non-congestion detection switched off: the paper's "TCP (without NCD)" of
+/// Figs. 3a and 4a, the same ABE-based sender with fast probing at start-up.
+fn without_ncd() -> Vec<Override> {
+    vec![
+        (CC_KEY, "mccp".into()),
+        ("defaults.tcp.mccp.ncd", false.into()),
+    ]
 }
 
-/// The scenario text for one of the runs a figure compares: `"mccp-no-ncd"` is MCCP without
-/// NCD, anything else a controller name.
-fn with_variant(name: &str, text: &str, variant: &str) -> Result<String, ReproError> {
+/// One of the runs a figure compares: `"mccp-no-ncd"` is MCCP without NCD, anything else a
+/// controller name.
+fn with_variant(variant: &str) -> Vec<Override> {
     if variant == "mccp-no-ncd" {
-        without_ncd(name, text)
+        without_ncd()
     } else {
-        with_cc(name, text, variant)
+        with_cc(variant)
     }
 }
 
-/// A bottleneck link spec for `rate_mbps` and a round-trip time of `rtt_ms` (two 10 us access
-/// hops included), with a buffer of one bandwidth-delay product.
-fn bottleneck(rate_mbps: f64, rtt_ms: f64, extra: &str) -> String {
+/// The bottleneck for `rate_mbps` and a round-trip time of `rtt_ms` (two 10 us access hops
+/// included), with a buffer of one bandwidth-delay product.
+fn bottleneck(rate_mbps: f64, rtt_ms: f64) -> Vec<Override> {
     let delay_us = rtt_ms * 500.0 - 20.0;
     let bdp = (rate_mbps * 1e6 * rtt_ms / 1e3 / 8.0).round();
-    format!("bottleneck = {{ rate = \"{rate_mbps}Mbps\", delay = \"{delay_us}us\", queue = \"{bdp}B\"{extra} }}")
+    vec![
+        (
+            "topology.bottleneck.rate",
+            format!("{rate_mbps}Mbps").into(),
+        ),
+        ("topology.bottleneck.delay", format!("{delay_us}us").into()),
+        ("topology.bottleneck.queue", format!("{bdp}B").into()),
+    ]
+}
+
+/// The quick setting's shorter run: `duration` set to `quick` in the quick setting, nothing
+/// otherwise.
+fn quick_duration(ctx: &Ctx, quick: &str) -> Vec<Override> {
+    if ctx.quick {
+        vec![("duration", quick.into())]
+    } else {
+        Vec::new()
+    }
 }
 
 /// cwnd over time, in segments.
@@ -155,7 +180,6 @@ fn figure(id: &str, plot: &Plot) -> Figure {
 /// the metric), so quick and full are the same.
 fn startup(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let file = "scenarios/mccp/startup.toml";
-    let original = bottleneck(40.0, 100.0, "");
     let table1: [(f64, f64, f64); 5] = [
         (40.0, 20.0, 95.6),
         (40.0, 50.0, 71.8),
@@ -178,12 +202,13 @@ fn startup(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let mut nr_pts = Vec::new();
         let mut mccp_pts = Vec::new();
         for &(rate, rtt, paper) in entries {
-            let text = substitute(file, STARTUP, &original, &bottleneck(rate, rtt, ""))?;
+            let link = bottleneck(rate, rtt);
             let mut util = [0.0; 2];
             let seed = ctx.seed(1);
             let mut max_cwnd_20s = 0.0;
             for (i, cc) in ["newreno", "mccp"].into_iter().enumerate() {
-                let sc = scenario_from(file, &with_cc(file, &text, cc)?, Some(seed))?;
+                let set = [link.clone(), with_cc(cc)].concat();
+                let sc = scenario_with(file, STARTUP, &set, Some(seed))?;
                 let (r, sim) = simulate(&sc)?;
                 util[i] = r.bottleneck_utilisation * 100.0;
                 if i == 0 {
@@ -312,8 +337,7 @@ fn startup(ctx: &Ctx) -> Result<Outcome, ReproError> {
         figs.push((plot, id.to_string()));
     }
     // The text after Table 2: "The utilization drops to 4.7% with 200 Mb s^-1".
-    let text = substitute(file, STARTUP, &original, &bottleneck(200.0, 100.0, ""))?;
-    let sc = scenario_from(file, &text, Some(ctx.seed(1)))?;
+    let sc = scenario_with(file, STARTUP, &bottleneck(200.0, 100.0), Some(ctx.seed(1)))?;
     let (r, _) = simulate(&sc)?;
     let u200 = r.bottleneck_utilisation * 100.0;
     let _ = writeln!(raw, "text,200,100,4.7,{u200:.2},");
@@ -350,16 +374,7 @@ fn startup(ctx: &Ctx) -> Result<Outcome, ReproError> {
 /// Fig. 2: pipe 36 packets + buffer 10; NewReno halves to about 23, MCCP should set the pipe.
 fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let file = "scenarios/mccp/small-buffer.toml";
-    let text = if ctx.quick {
-        substitute(
-            file,
-            SMALL_BUFFER,
-            "duration = \"60s\"",
-            "duration = \"30s\"",
-        )?
-    } else {
-        SMALL_BUFFER.to_string()
-    };
+    let base = quick_duration(ctx, "30s");
     // The pipe: 3 Mbit/s * 100 ms of 1040-byte packets, in segments.
     let pipe = 3e6 * 0.1 / 8.0 / WIRE;
     let mut out = Outcome::default();
@@ -368,7 +383,8 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let mut raw = String::from("cc,loss_time_s,cwnd_segments,ssthresh_segments\n");
     const FIG2_QUOTE: &str = "A buffer overflow occurs when the cwin exceeds 46 packets ... Fig. 2b shows that MCCP ABE reduces its cwin and ssthresh according to the available bandwidth estimate (Fig. 2c), which is very close to the optimal value, i.e., equal to the pipe size.";
     for (i, cc) in ["newreno", "mccp"].into_iter().enumerate() {
-        let sc = scenario_from(file, &with_cc(file, &text, cc)?, Some(seed))?;
+        let set = [base.clone(), with_cc(cc)].concat();
+        let sc = scenario_with(file, SMALL_BUFFER, &set, Some(seed))?;
         let (r, sim) = simulate(&sc)?;
         util[i] = r.bottleneck_utilisation * 100.0;
         let cuts = reductions(sim.cwnd_samples(), 0);
@@ -497,10 +513,11 @@ fn small_buffer(ctx: &Ctx) -> Result<Outcome, ReproError> {
         .deterministic(),
     );
     // The same comparison with the buffer at 4 of the 46 packets.
-    let small = substitute(file, &text, FIG2_LINK, FIG2_SMALL_LINK)?;
+    let small = [base, fig2_small_link()].concat();
     let mut small_util = [0.0; 2];
     for (i, cc) in ["newreno", "mccp"].into_iter().enumerate() {
-        let sc = scenario_from(file, &with_cc(file, &small, cc)?, Some(seed))?;
+        let set = [small.clone(), with_cc(cc)].concat();
+        let sc = scenario_with(file, SMALL_BUFFER, &set, Some(seed))?;
         let (r, _) = simulate(&sc)?;
         small_util[i] = r.bottleneck_utilisation * 100.0;
     }
@@ -559,12 +576,8 @@ fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
     // The window that fills the pipe: 100 Mbit/s * 100 ms of 1040-byte packets, payload bytes.
     let bdp = (100e6 * 0.1 / 8.0 / WIRE * MSS) as u64;
     for (point, (rate, reading, deviation)) in FIG3_LOSS_POINTS.into_iter().enumerate() {
-        let text = substitute(
-            file,
-            SLOW_START_LOSS,
-            "drop_when = { rate = \"2Mbps\" }",
-            &format!("drop_when = {{ rate = \"{rate}\" }}"),
-        )?;
+        // The loss point of the file's one flow (`drop_when = { rate = "2Mbps" }`).
+        let loss_point: Override = ("flow[0].drop_when.rate", rate.into());
         let setting = |c: Claim| match deviation {
             Some(d) => c.deviation(d),
             None => c,
@@ -577,7 +590,8 @@ fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
         // Goodput without NCD, in Mbit/s.
         let mut without_ncd = f64::NAN;
         for cc in ["newreno", "mccp-no-ncd", "mccp"] {
-            let sc = scenario_from(file, &with_variant(file, &text, cc)?, Some(seed))?;
+            let set = [vec![loss_point.clone()], with_variant(cc)].concat();
+            let sc = scenario_with(file, SLOW_START_LOSS, &set, Some(seed))?;
             let (r, sim) = simulate(&sc)?;
             let f = &r.flows[0];
             let mbps = f.goodput_bps / 1e6;
@@ -617,13 +631,12 @@ fn slow_start_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     if deviation.is_none() {
                         // "requiring more than 60 sec for cwnd to reach BDP": the same run,
                         // longer.
-                        let long = substitute(
-                            file,
-                            &with_variant(file, &text, cc)?,
-                            "duration = \"15s\"",
-                            &format!("duration = \"{FIG3_LONG_RUN_S}s\""),
-                        )?;
-                        let sc = scenario_from(file, &long, Some(seed))?;
+                        let long = [
+                            set.clone(),
+                            vec![("duration", format!("{FIG3_LONG_RUN_S}s").into())],
+                        ]
+                        .concat();
+                        let sc = scenario_with(file, SLOW_START_LOSS, &long, Some(seed))?;
                         let (r, sim) = simulate(&sc)?;
                         let lost = r.flows[0].injected_at_s.unwrap_or(0.0);
                         let took =
@@ -748,7 +761,7 @@ fn bandwidth_freed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let mut reached = [false; 3];
     let seed = ctx.seed(1);
     for (i, cc) in variants.into_iter().enumerate() {
-        let sc = scenario_from(file, &with_variant(file, BANDWIDTH_FREED, cc)?, Some(seed))?;
+        let sc = scenario_with(file, BANDWIDTH_FREED, &with_variant(cc), Some(seed))?;
         let (_, sim) = simulate(&sc)?;
         let end = sim.end().as_secs_f64();
         match time_to(&sim, leave, bdp) {
@@ -859,17 +872,8 @@ fn bandwidth_freed(ctx: &Ctx) -> Result<Outcome, ReproError> {
 /// One MCCP and one NewReno flow, 10 Mbit/s, 120 s (quick: 60 s).
 fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let file = "scenarios/mccp/friendliness.toml";
-    let text = if ctx.quick {
-        substitute(
-            file,
-            FRIENDLINESS,
-            "duration = \"120s\"",
-            "duration = \"60s\"",
-        )?
-    } else {
-        FRIENDLINESS.to_string()
-    };
-    let sc = scenario_from(file, &text, Some(ctx.seed(1)))?;
+    let quick = quick_duration(ctx, "60s");
+    let sc = scenario_with(file, FRIENDLINESS, &quick, Some(ctx.seed(1)))?;
     let (r, sim) = simulate(&sc)?;
     let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
     let share = r.flows[0].goodput_bps / total.max(1.0);
@@ -913,21 +917,7 @@ fn random_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
     } else {
         &[0.0001, 0.0003, 0.001, 0.003, 0.01, 0.02, 0.05]
     };
-    let base = if ctx.quick {
-        substitute(
-            file,
-            RANDOM_LOSS,
-            "duration = \"60s\"",
-            "duration = \"30s\"",
-        )?
-    } else {
-        RANDOM_LOSS.to_string()
-    };
-    let original = bottleneck(
-        10.0,
-        100.0,
-        ", loss = \"1%\", loss_applies_to = \"data\", reverse = { loss = \"0\" }",
-    );
+    let base = quick_duration(ctx, "30s");
     let mut out = Outcome::default();
     let mut raw = String::from("rate_mbps,loss,cc,goodput_mbps\n");
     let mut plot = Plot::new(
@@ -939,16 +929,12 @@ fn random_loss(ctx: &Ctx) -> Result<Outcome, ReproError> {
         for cc in ["newreno", "westwood+", "mccp"] {
             let mut pts = Vec::new();
             for &p in losses {
-                let link = bottleneck(
-                    rate,
-                    100.0,
-                    &format!(
-                        ", loss = \"{}\", loss_applies_to = \"data\", reverse = {{ loss = \"0\" }}",
-                        p
-                    ),
-                );
-                let text = with_cc(file, &substitute(file, &base, &original, &link)?, cc)?;
-                let sc = scenario_from(file, &text, Some(ctx.seed(1)))?;
+                // The file's bottleneck keeps its loss_applies_to = "data" and loss-free
+                // reverse direction.
+                let link = bottleneck(rate, 100.0);
+                let loss: Override = ("topology.bottleneck.loss", format!("{p}").into());
+                let set = [base.clone(), link, vec![loss], with_cc(cc)].concat();
+                let sc = scenario_with(file, RANDOM_LOSS, &set, Some(ctx.seed(1)))?;
                 let (r, _) = simulate(&sc)?;
                 let mbps = r.flows[0].goodput_bps / 1e6;
                 let _ = writeln!(raw, "{rate},{p},{cc},{mbps:.3}");

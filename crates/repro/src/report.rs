@@ -223,32 +223,35 @@ pub fn summary_lines(r: &Report) -> Vec<String> {
     lines
 }
 
-/// `mean [lo, hi]` for tables, or the value alone when it is one figure.
+/// `mean [lo, hi]` for tables, or the value alone when it is one figure; a replicated claim
+/// adds its replicate seed block's: `0.99 [0.85, 1.12]; replicate 0.88 [0.72, 1.03]`.
 pub fn mean_ci_text(c: &Claim) -> String {
-    if c.values.len() > 1 && !c.deterministic {
-        format!(
-            "{} [{}, {}]",
-            fmt_num(c.ours),
-            fmt_num(c.ci95[0]),
-            fmt_num(c.ci95[1])
-        )
-    } else {
-        fmt_num(c.ours)
+    let own = block_text(&c.values, c.ours, c.ci95, c.deterministic);
+    match &c.replicate {
+        Some(r) => format!(
+            "{own}; replicate {}",
+            block_text(&r.values, r.ours, r.ci95, false)
+        ),
+        None => own,
     }
 }
 
-/// The seeds in words: `1-5`, `1-20`, `deterministic (seed 1)`.
+/// One seed block's `mean [lo, hi]`, or its value alone when it is one figure.
+fn block_text(values: &[f64], mean: f64, ci: [f64; 2], deterministic: bool) -> String {
+    if values.len() > 1 && !deterministic {
+        format!("{} [{}, {}]", fmt_num(mean), fmt_num(ci[0]), fmt_num(ci[1]))
+    } else {
+        fmt_num(mean)
+    }
+}
+
+/// The seeds in words: `1-5`, `1-20`, `deterministic (seed 1)`, `1-5 and 1001-1005` for a
+/// replicated claim.
 pub fn seeds_text(c: &Claim) -> String {
-    let range = match (c.seeds.first(), c.seeds.last()) {
-        (Some(a), Some(b)) if a == b => format!("{a}"),
-        (Some(a), Some(b)) if c.seeds.len() as u64 == b - a + 1 => format!("{a}-{b}"),
-        (Some(_), Some(_)) => c
-            .seeds
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(","),
-        _ => "-".into(),
+    let range = range_text(&c.seeds);
+    let range = match &c.replicate {
+        Some(r) => format!("{range} and {}", range_text(&r.seeds)),
+        None => range,
     };
     if c.deterministic {
         format!("deterministic (seed {range})")
@@ -256,6 +259,20 @@ pub fn seeds_text(c: &Claim) -> String {
         format!("{range}, pooled")
     } else {
         range
+    }
+}
+
+/// Seeds in words: `1-5` for a run of consecutive seeds, else the list.
+fn range_text(seeds: &[u64]) -> String {
+    match (seeds.first(), seeds.last()) {
+        (Some(a), Some(b)) if a == b => format!("{a}"),
+        (Some(a), Some(b)) if seeds.len() as u64 == b - a + 1 => format!("{a}-{b}"),
+        (Some(_), Some(_)) => seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        _ => "-".into(),
     }
 }
 
@@ -524,7 +541,9 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
         m,
         "Each row: the paper's words and section, the target and tolerance fixed before the result was seen, the \
          setting (`paper` or the deviation), the seeds, concord's mean with its 95% confidence interval over the seeds, \
-         and the verdict from where that interval lies. Figures and raw tables link into `{report_dir}/`, written by the \
+         and the verdict from where that interval lies. A stochastic claim is judged on two disjoint seed blocks (the \
+         run's own and a replicate block 1000 seeds on, shown after `replicate`); when the two verdicts differ the \
+         row is seed-dependent ([the replication rule]({ANALYSIS_DOC}#replication-rule)). Figures and raw tables link into `{report_dir}/`, written by the \
          command above; rows that do not reproduce link to their analysis in [{ANALYSIS_DOC}]({ANALYSIS_DOC}).\n"
     );
     let links = |c: &Claim| {

@@ -3,7 +3,7 @@
 use crate::claim::{Claim, Paper};
 use concord_cc::time::{Duration, Instant};
 use concord_sim::results::RunResults;
-use concord_sim::scenario::{self, Scenario};
+use concord_sim::scenario::{self, OverrideValue, Scenario, ScenarioSource};
 use concord_sim::Simulator;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,6 +38,9 @@ pub struct Ctx {
     /// Added to every seed of every experiment (`--seed-base`), so that a verdict can be
     /// checked on fresh seeds: 0 runs seeds 1, 2, ...
     pub seed_base: u64,
+    /// Judge every stochastic claim on a replicate seed block too (the replication rule,
+    /// docs/analysis.md; `concord reproduce` always sets it).
+    pub replicate: bool,
 }
 
 /// Seeds of a stochastic claim in the full setting (at least 20).
@@ -121,16 +124,57 @@ pub fn registry() -> Vec<Experiment> {
     all
 }
 
-/// `template` with `from` replaced by `to`, or an error if `from` does not occur (so that an
-/// edited scenario file cannot silently turn a sweep into repeats of one setting).
-pub fn substitute(name: &str, template: &str, from: &str, to: &str) -> Result<String, ReproError> {
-    if !template.contains(from) {
-        return Err(ReproError::Scenario {
-            name: name.to_string(),
-            message: format!("the template no longer contains `{from}`"),
-        });
+/// A sweep's change to a scenario: a dotted key (`topology.bottleneck.loss`, `link[1].queue`)
+/// and the typed value it takes, put into the scenario's tree by the overrides API
+/// ([`ScenarioSource::set`]), never into its text.
+pub type Override = (&'static str, OverrideValue);
+
+/// Loads embedded scenario `text` (named `name`) with each of `overrides` set, and its seed
+/// set to `seed` if given; a key the scenario cannot take is the override's one-line error.
+pub fn scenario_with(
+    name: &str,
+    text: &str,
+    overrides: &[Override],
+    seed: Option<u64>,
+) -> Result<Scenario, ReproError> {
+    source_with(name, text, overrides, seed)?
+        .build()
+        .map_err(|e| scenario_error(name, e))
+}
+
+/// A loader's error as the error of scenario `name`.
+fn scenario_error(name: &str, e: scenario::ScenarioError) -> ReproError {
+    ReproError::Scenario {
+        name: name.to_string(),
+        message: e.to_string(),
     }
-    Ok(template.replace(from, to))
+}
+
+/// Embedded scenario `text` (named `name`) with each of `overrides` set, and its seed set to
+/// `seed` if given, not yet read ([`ScenarioSource::build`] reads it; its
+/// [`ScenarioSource::render`] names the run).
+pub fn source_with(
+    name: &str,
+    text: &str,
+    overrides: &[Override],
+    seed: Option<u64>,
+) -> Result<ScenarioSource, ReproError> {
+    let err = |e| scenario_error(name, e);
+    let mut src = ScenarioSource::from_text(text, Some(std::path::Path::new(name)));
+    for (key, value) in overrides {
+        src.set(key, value.clone()).map_err(err)?;
+    }
+    if let Some(seed) = seed {
+        let seed = i64::try_from(seed).map_err(|_| ReproError::Scenario {
+            name: name.to_string(),
+            message: format!(
+                "seed {seed} is over {}; give a smaller --seed-base",
+                i64::MAX
+            ),
+        })?;
+        src.set("seed", seed).map_err(err)?;
+    }
+    Ok(src)
 }
 
 /// Loads an embedded scenario text.
@@ -346,13 +390,15 @@ pub fn run_watched(
                 });
                 // A panicking experiment is a defect of concord; it becomes this experiment's
                 // error instead of ending the whole run.
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (e.run)(ctx)))
-                    .unwrap_or_else(|_| {
-                        Err(ReproError::Simulation {
-                            name: e.id.to_string(),
-                            message: "the experiment panicked".into(),
-                        })
-                    });
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    crate::replicate::run(e, ctx)
+                }))
+                .unwrap_or_else(|_| {
+                    Err(ReproError::Simulation {
+                        name: e.id.to_string(),
+                        message: "the experiment panicked".into(),
+                    })
+                });
                 let work = WATCH
                     .with(|w| w.borrow_mut().take())
                     .map(|w| w.finished)

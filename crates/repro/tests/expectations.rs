@@ -11,16 +11,20 @@ const QUICK: &str = include_str!("../expectations/quick.json");
 const QUICK_1001: &str = include_str!("../expectations/quick-seed-base-1001.json");
 const ANALYSIS: &str = include_str!("../../../docs/analysis.md");
 
-/// Claims reproduced at seed base 0 that are not at seed base 1001 (quick setting, 5 seeds):
-/// their 95% interval lies inside the tolerance on one seed set and across its edge on the
-/// other. A claim that joins or leaves this list fails the test, so that the list is reviewed.
+/// Claims reproduced at seed base 0 that are not at seed base 1001 (quick setting, 5 seeds a
+/// block). Under the replication rule (docs/analysis.md) a claim is reproduced only when both
+/// of its run's seed blocks agree: 1-5 and 1001-1005 in the default run, 1002-1006 and
+/// 2002-2006 at seed base 1001. The claims listed are reproduced on the first two blocks and
+/// seed-dependent at seed base 1001, because one of its blocks disagrees. A claim that joins or
+/// leaves this list fails the test, so that the list is reviewed.
 const SEED_SET_FLIPS: &[&str] = &[
-    "cm/audio/fig-10-audio-tcp-cm-against-newreno-0-5-mbps-120-ms-rtt-audio-tcp-cm-goodput-newreno-goodput",
-    "cm/audio/fig-10-audio-tcp-cm-against-newreno-0-5-mbps-120-ms-rtt-droptail-audio-tcp-cm-goodput-newreno-goodput",
+    "cm/feedback/fig-4-2-to-16-probes-per-rtt-against-per-ack-feedback-one-cm-sender-loss-at-2-probes-per-rtt-loss-of-the-same-sender-with-per-ack-feedback",
     "cm/feedback/fig-4-loss-probability-against-feedback-frequency-loss-at-1-probe-per-rtt-loss-of-the-same-sender-with-per-ack-feedback",
+    "cp/conditions/fig-16-normalised-throughput-ratio-bfld-m-4-vs-4-tfrc-random-loss-on-the-bottleneck-0-1",
     "cp/single-flowshare/fig-5-normalised-throughput-ratio-single-flowshare-lowest-over-competing-tfrc-flows-1-4-16",
-    "eca/parking-lot/fig-6-1-10-100-mbit-s-x-1-10-100-ms-points-where-cov-of-100-ms-rates-is-eca-ecn-red-tcp",
-    "eca/parking-lot/fig-6-1-10-100-mbit-s-x-1-10-100-ms-points-where-cov-of-100-ms-rates-is-ecn-red-tcp",
+    "cp/single-flowshare/fig-6-normalised-throughput-ratio-single-flowshare-lowest-over-flows-in-the-aggregate-1-4-16",
+    "gcca/multihop/4-gcca-routers-in-a-line-bottleneck-at-the-last-hop-tcp-udp-at-120-largest-queue-at-r1-r2-packets-limit-100",
+    "gcca/multihop/4-gcca-routers-in-a-line-bottleneck-at-the-last-hop-tcp-udp-at-120-packets-dropped-in-the-routers",
 ];
 
 fn parse(text: &str) -> Expectations {

@@ -134,6 +134,7 @@ fn report() -> Report {
     let ctx = Ctx {
         quick: true,
         seed_base: 7,
+        replicate: true,
     };
     let outcomes = run_experiments(&exps, &ctx, 2, &|_, _| {});
     let mut r = Report::new(true, &exps, &outcomes);
@@ -162,6 +163,7 @@ fn report() -> Report {
         paper(&[3.8; 5]).inconsistent("the loss point and 30.3 disagree"),
         paper(&[3.8, f64::NAN, 3.8, 3.8, 3.8]),
         paper(&[30.0; 5]).deviation("loss at 16 Mbit/s"),
+        paper(&[30.0; 5]).replicated(&paper(&[3.8; 5])),
     ]
     .into_iter()
     .enumerate()
@@ -184,6 +186,12 @@ fn results_json_validates_against_its_schema() {
     assert!(json["claims"]
         .as_array()
         .is_some_and(|c| c.iter().any(|c| c["ours"].is_null())));
+    assert!(
+        json["claims"].as_array().is_some_and(|c| c
+            .iter()
+            .any(|c| c["replicate"]["verdict"] == "not_reproduced")),
+        "a replicated claim is in the report"
+    );
 }
 
 #[test]
@@ -198,7 +206,14 @@ fn the_validator_finds_what_breaks_the_schema() {
     json["claims"][2]["seeds"] = Value::Array(vec![]);
     json["experiments"][0]["surprise"] = Value::Bool(true);
     json["seed_base"] = Value::from(-1);
+    let last = json["claims"].as_array().map_or(0, Vec::len) - 1;
+    json["claims"][last]["replicate"]["verdict"] = Value::String("pass".into());
     let errors = errors_of(&json);
+    let replicate = format!("$.claims[{last}].replicate.verdict: \"pass\" is not one of");
+    assert!(
+        errors.iter().any(|e| e.starts_with(&replicate)),
+        "{replicate} not found in {errors:#?}"
+    );
     for expected in [
         "$.claims[0]: `verdict` is missing",
         "$.claims[1].verdict: \"pass\" is not one of",

@@ -1,0 +1,166 @@
+//! The replication rule (docs/analysis.md, "the replication rule"): every stochastic claim is
+//! judged on the run's own seed block and on a disjoint replicate block [`REPLICATE_OFFSET`]
+//! seeds on; a claim whose verdict differs between the two is seed-dependent (Law and Kelton,
+//! *Simulation Modeling and Analysis*, 3rd ed., section 9.4: independent replications).
+
+use crate::runner::{Ctx, Experiment, Outcome, ReproError};
+
+/// How far the replicate block's seeds lie from the run's own: the block `--seed-base` would
+/// name next (seeds 1001.. beside 1..).
+pub const REPLICATE_OFFSET: u64 = 1000;
+
+/// Runs `e` on the run's own seeds and, when `ctx.replicate` is set and any of its claims
+/// draws from the seed, again on the replicate block; the claims of the two runs are paired
+/// in order and each is judged by [`crate::Claim::replicated`]. Figures and raw tables are the
+/// own block's.
+pub fn run(e: &Experiment, ctx: &Ctx) -> Result<Outcome, ReproError> {
+    let own = (e.run)(ctx)?;
+    if !ctx.replicate || own.claims.iter().all(|c| c.deterministic) {
+        return Ok(own);
+    }
+    let replicate_ctx = Ctx {
+        seed_base: ctx.seed_base.saturating_add(REPLICATE_OFFSET),
+        replicate: false,
+        ..ctx.clone()
+    };
+    let other = (e.run)(&replicate_ctx)?;
+    pair(e.id, own, &other)
+}
+
+/// `own` with each claim judged beside its counterpart in `other` (the same experiment on the
+/// replicate block), or an error naming the first claim that has none.
+pub fn pair(experiment: &str, mut own: Outcome, other: &Outcome) -> Result<Outcome, ReproError> {
+    let mismatch = |message: String| ReproError::Simulation {
+        name: experiment.to_string(),
+        message,
+    };
+    if own.claims.len() != other.claims.len() {
+        return Err(mismatch(format!(
+            "the replicate seed block gave {} claims where the run's own gave {}; an experiment must make the same claims whatever its seeds",
+            other.claims.len(),
+            own.claims.len()
+        )));
+    }
+    let mut claims = Vec::with_capacity(own.claims.len());
+    for (a, b) in own.claims.drain(..).zip(&other.claims) {
+        if a.figure != b.figure || a.metric != b.metric {
+            return Err(mismatch(format!(
+                "claim `{} {}` has `{} {}` in its place on the replicate seed block; an experiment must make the same claims in the same order whatever its seeds",
+                a.figure, a.metric, b.figure, b.metric
+            )));
+        }
+        claims.push(a.replicated(b));
+    }
+    own.claims = claims;
+    Ok(own)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::{Check, Claim, Paper, Verdict};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// A claim of `metric` whose five values centre on `mean`.
+    fn claim(metric: &str, mean: f64, ctx: &Ctx) -> Claim {
+        let seeds = ctx.seeds_n(5);
+        let values: Vec<f64> = [-0.01, 0.01, 0.0, 0.005, -0.005]
+            .iter()
+            .map(|d| mean + d)
+            .collect();
+        Claim::new(
+            Paper::Cm,
+            "Fig. 9",
+            metric,
+            "0.77",
+            f64::NAN,
+            Check::Between { lo: 0.7, hi: 0.8 },
+            1,
+            "s.toml",
+            true,
+        )
+        .over_seeds(&seeds, &values)
+    }
+
+    /// Inside the band on seeds 1..5, on its edge on the replicate block.
+    fn edge(ctx: &Ctx) -> Result<Outcome, ReproError> {
+        let mean = if ctx.seed_base == 0 { 0.75 } else { 0.80 };
+        Ok(Outcome {
+            claims: vec![claim("edge", mean, ctx), claim("steady", 0.75, ctx)],
+            ..Outcome::default()
+        })
+    }
+
+    static DETERMINISTIC_RUNS: AtomicU64 = AtomicU64::new(0);
+
+    fn deterministic(ctx: &Ctx) -> Result<Outcome, ReproError> {
+        DETERMINISTIC_RUNS.fetch_add(1, Ordering::SeqCst);
+        Ok(Outcome {
+            claims: vec![claim("d", 0.75, ctx).deterministic()],
+            ..Outcome::default()
+        })
+    }
+
+    fn uneven(ctx: &Ctx) -> Result<Outcome, ReproError> {
+        let mut claims = vec![claim("a", 0.75, ctx)];
+        if ctx.seed_base == 0 {
+            claims.push(claim("b", 0.75, ctx));
+        }
+        Ok(Outcome {
+            claims,
+            ..Outcome::default()
+        })
+    }
+
+    fn experiment(run: fn(&Ctx) -> Result<Outcome, ReproError>) -> Experiment {
+        Experiment {
+            id: "test/replicate",
+            paper: Paper::Cm,
+            title: "replicate",
+            run,
+        }
+    }
+
+    fn replicating() -> Ctx {
+        Ctx {
+            replicate: true,
+            ..Ctx::default()
+        }
+    }
+
+    #[test]
+    fn a_claim_whose_verdict_differs_on_the_replicate_block_is_seed_dependent() {
+        let o = run(&experiment(edge), &replicating()).expect("runs");
+        assert_eq!(o.claims[0].verdict, Verdict::SeedDependent);
+        let r = o.claims[0].replicate.as_ref().expect("replicated");
+        assert_eq!(r.seeds, vec![1001, 1002, 1003, 1004, 1005]);
+        assert_eq!(r.verdict, Verdict::SeedDependent, "0.80 sits on the edge");
+        assert_eq!(o.claims[0].seeds, vec![1, 2, 3, 4, 5]);
+        assert_eq!(o.claims[1].verdict, Verdict::Reproduced);
+    }
+
+    #[test]
+    fn without_replication_the_run_is_judged_on_its_own_block() {
+        let o = run(&experiment(edge), &Ctx::default()).expect("runs");
+        assert_eq!(o.claims[0].verdict, Verdict::Reproduced);
+        assert!(o.claims[0].replicate.is_none());
+    }
+
+    #[test]
+    fn an_experiment_of_deterministic_claims_runs_once() {
+        let o = run(&experiment(deterministic), &replicating()).expect("runs");
+        assert_eq!(DETERMINISTIC_RUNS.load(Ordering::SeqCst), 1);
+        assert!(o.claims[0].replicate.is_none());
+    }
+
+    #[test]
+    fn claims_that_do_not_pair_up_are_an_error_naming_the_experiment() {
+        let err = run(&experiment(uneven), &replicating()).expect_err("does not pair");
+        let text = err.to_string();
+        assert!(text.contains("test/replicate"), "{text}");
+        assert!(
+            text.contains("gave 1 claims where the run's own gave 2"),
+            "{text}"
+        );
+    }
+}
