@@ -8,7 +8,8 @@
 //
 // TCP: NewReno, classic recovery (RFC 5681/6582), IW 10, MSS 1448, delayed ACKs (2 segments,
 // 200 ms), minimum RTO 200 ms, SACK off, timestamps on, limited transmit on (ns-3's default);
-// --recovery=prr, --sack=1, --limitedTransmit=0 and --redWait=0 switch one mechanism each.
+// --recovery=prr, --sack=1, --limitedTransmit=0, --redWait=0 and --delAckTimeoutMs=40 switch one
+// mechanism each (--minRtoMs sets the minimum RTO, for measurements by hand).
 //
 // Everything is counted by C++ callbacks; no Python is involved.
 
@@ -194,6 +195,8 @@ main(int argc, char* argv[])
     bool sack = false;
     bool limitedTransmit = true;
     bool redWait = true;
+    uint32_t delAckTimeoutMs = 200;
+    uint32_t minRtoMs = 200;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("topology", "dumbbell or parking", topology);
@@ -214,6 +217,8 @@ main(int argc, char* argv[])
     cmd.AddValue("sack", "SACK on", sack);
     cmd.AddValue("limitedTransmit", "limited transmit (RFC 3042)", limitedTransmit);
     cmd.AddValue("redWait", "RED waits between early drops (ns-3 default)", redWait);
+    cmd.AddValue("delAckTimeoutMs", "delayed-ACK timer, milliseconds", delAckTimeoutMs);
+    cmd.AddValue("minRtoMs", "minimum RTO, milliseconds", minRtoMs);
     cmd.Parse(argc, argv);
 
     if (topology != "dumbbell" && topology != "parking")
@@ -256,12 +261,12 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(g_segment));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
-    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(delAckTimeoutMs)));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(buf));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(buf));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
     Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(limitedTransmit));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(minRtoMs)));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(ecn ? "On" : "Off"));

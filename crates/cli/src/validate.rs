@@ -48,6 +48,13 @@ pub struct ValidateArgs {
     /// seeds: the same ns-3 settings) instead of running ns-3 again: to measure a changed concord.
     #[arg(long, value_name = "DIR")]
     pub reuse_ns3: Option<PathBuf>,
+    /// Where ns-3's outputs are kept, by ns-3 program and arguments, so a rerun reads them
+    /// back instead of simulating again [default: OUT/ns3-cache].
+    #[arg(long, value_name = "DIR", conflicts_with = "no_ns3_cache")]
+    pub ns3_cache: Option<PathBuf>,
+    /// Run every ns-3 case again (neither read nor fill the ns-3 cache).
+    #[arg(long)]
+    pub no_ns3_cache: bool,
     /// The test bed's delay line program [default: concord-testbed beside this program].
     #[arg(long, value_name = "PATH")]
     pub testbed_exe: Option<PathBuf>,
@@ -156,25 +163,68 @@ pub fn validate(a: &ValidateArgs) -> Result<(), Failure> {
                 .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?
         }
     };
+    let ns3_cache = match (&ns3, a.no_ns3_cache) {
+        (Some(exe), false) => {
+            let dir = a
+                .ns3_cache
+                .clone()
+                .unwrap_or_else(|| a.out.join("ns3-cache"));
+            Some(concord_validate::ns3_cache::Ns3Cache::open(&dir, exe).map_err(Failure::runtime)?)
+        }
+        _ => None,
+    };
     let options = Options {
         ns3,
+        ns3_cache,
         jobs,
         diagnose: !a.no_diagnose,
         linux,
         reuse,
     };
     let stderr = Mutex::new(());
-    let results = suite::run(&cases, &options, &|line| {
-        let _guard = stderr.lock();
-        eprintln!("  {line} ({:.0} s)", watch.secs());
-    });
+    let write = |results: &[suite::CaseResult]| {
+        report::write(&a.out, results).map_err(|e| {
+            Failure::runtime(format!(
+                "cannot write results to {}: {e}; choose a writable --out",
+                a.out.display()
+            ))
+        })
+    };
+    // The table is written as soon as every case is compared, before the diagnosis runs, so a
+    // long or interrupted diagnosis never loses it.
+    let early = Mutex::new(None);
+    let results = suite::run_with(
+        &cases,
+        &options,
+        &|line| {
+            let _guard = stderr.lock();
+            eprintln!("  {line} ({:.0} s)", watch.secs());
+        },
+        &|compared| {
+            let outcome = write(compared);
+            let (within, outside, errors, _) = report::tally(compared);
+            let _guard = stderr.lock();
+            match &outcome {
+                Ok(()) => eprintln!(
+                    "concord validate: compared in {:.0} s: {within} within, {outside} outside, {errors} errors; table written to {}{}",
+                    watch.secs(),
+                    a.out.display(),
+                    if options.diagnose && outside > 0 { "; diagnosing the cases outside" } else { "" }
+                ),
+                Err(e) => eprintln!("concord validate: {}", e.message),
+            }
+            if let Ok(mut g) = early.lock() {
+                *g = Some(outcome);
+            }
+        },
+    );
     let wall = watch.secs();
-    report::write(&a.out, &results).map_err(|e| {
-        Failure::runtime(format!(
-            "cannot write results to {}: {e}; choose a writable --out",
-            a.out.display()
-        ))
-    })?;
+    if let Ok(mut g) = early.lock() {
+        if let Some(Err(e)) = g.take() {
+            return Err(e);
+        }
+    }
+    write(&results)?;
     println!("{}", report::markdown(&results));
     let (within, outside, errors, _) = report::tally(&results);
     println!(

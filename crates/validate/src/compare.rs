@@ -301,7 +301,7 @@ mod tests {
         let prr = summarise(&[m("ns-3 prr", vec![1.6e6, 1.6e6], 0.47, 2)]).expect("v");
         assert_eq!(
             cause(&c, &concord, &ns3, &[prr.clone(), no_lt]),
-            "explained by limited transmit (RFC 3042): ns-3 has it, concord does not"
+            "explained by limited transmit (RFC 3042): ns-3 without it comes to concord"
         );
         assert_eq!(
             cause(&c, &concord, &ns3, &[prr]),

@@ -9,7 +9,9 @@ use std::fmt::Write as _;
 
 /// The scenario file of `case` with `seed`: the topology, NewReno flows with ns-3's settings
 /// (IW 10, delayed ACKs every 2 segments or 200 ms, minimum RTO 200 ms, 52 header bytes, a
-/// receive window of [`Case::buffer_bytes`]), every flow's window traced.
+/// receive window of [`Case::buffer_bytes`], limited transmit on as ns-3's
+/// `TcpSocketBase::LimitedTransmit` default), RED as ns-3's `RedQueueDisc` runs it (`Wait` on,
+/// no early drop while the queue holds at most one packet), every flow's window traced.
 pub fn scenario_text(case: &Case, seed: u64) -> String {
     let mut s = String::new();
     let delay_us = case.link_delay().as_micros();
@@ -41,6 +43,8 @@ pub fn scenario_text(case: &Case, seed: u64) -> String {
     s.push_str("[defaults.tcp]\ncc = \"newreno\"\ninitial_cwnd = 10\n");
     let _ = writeln!(s, "mss = \"{MSS_BYTES}B\"");
     let _ = writeln!(s, "rwnd = \"{}B\"", case.buffer_bytes());
+    // ns-3 3.44 TcpSocketBase: LimitedTransmit defaults to true (RFC 3042).
+    s.push_str("limited_transmit = true\n");
     s.push_str("min_rto = \"200ms\"\ndelayed_ack = true\nack_every = 2\n");
     if case.recovery != CaseRecovery::Classic {
         let _ = writeln!(s, "recovery = \"{}\"", case.recovery.name());
@@ -91,7 +95,7 @@ fn link_spec(case: &Case, delay_us: u64) -> String {
             max_th,
             ecn,
         } => format!(
-            "{{ kind = \"red\", limit = \"{}pkt\", min_th = {min_th}, max_th = {max_th}, w_q = 0.002, max_p = 0.1, gentle = true, ecn = {ecn}, mean_pktsize = \"1500B\" }}",
+            "{{ kind = \"red\", limit = \"{}pkt\", min_th = {min_th}, max_th = {max_th}, w_q = 0.002, max_p = 0.1, gentle = true, ecn = {ecn}, mean_pktsize = \"1500B\", wait = true, spare_short_queue = true }}",
             case.limit_packets
         ),
     };
@@ -224,7 +228,14 @@ mod tests {
         let t = scenario_text(&c, 7);
         assert!(t.contains("seed = 7\n"), "{t}");
         assert!(t.contains("bottleneck = { rate = \"10Mbps\", delay = \"23000us\", queue = { kind = \"red\", limit = \"100pkt\", min_th = 5, max_th = 15,"), "{t}");
-        assert!(t.contains("ecn = true, mean_pktsize = \"1500B\" }"), "{t}");
+        // ns-3's RedQueueDisc: Wait on, and nothing but the hard limit while qlen <= 1.
+        assert!(
+            t.contains(
+                "ecn = true, mean_pktsize = \"1500B\", wait = true, spare_short_queue = true }"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("\nlimited_transmit = true\n"), "{t}");
         assert!(t.contains("loss = 0.02, reverse = { loss = 0 }"), "{t}");
         assert!(
             t.contains("[defaults.tcp]\ncc = \"newreno\"\ninitial_cwnd = 10\n"),

@@ -5,7 +5,7 @@
 //! PyPI's `ns3==3.44.post0`), each measured the same way ([`measurement`]); [`compare`] checks
 //! the targets and names the mechanism behind a difference from measured ns-3 variants;
 //! [`linux`] runs the cases the namespace test bed can host with kernel TCP;
-//! [`suite`] runs it all on a pool of threads and [`report`] writes the table and figures.
+//! [`ns3_cache`] keeps ns-3's outputs for reruns; [`suite`] runs it all on a pool of threads and [`report`] writes the table and figures.
 
 pub mod compare;
 pub mod concord_run;
@@ -13,5 +13,6 @@ pub mod grid;
 pub mod linux;
 pub mod measurement;
 pub mod ns3;
+pub mod ns3_cache;
 pub mod report;
 pub mod suite;

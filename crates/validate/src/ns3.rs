@@ -3,6 +3,7 @@
 
 use crate::grid::{Case, CaseRecovery, Queue, Topology};
 use crate::measurement::{fold_cwnd, CwndStats, Measurement};
+use crate::ns3_cache::Ns3Cache;
 use serde::Deserialize;
 use std::path::Path;
 use std::process::Command;
@@ -14,24 +15,29 @@ pub enum Variant {
     /// NewReno, classic recovery (RFC 5681/6582), IW 10, SACK off, limited transmit on (ns-3's
     /// default), RED with ns-3's defaults.
     Reference,
-    /// Limited transmit (RFC 3042) off, as concord has none.
+    /// Limited transmit (RFC 3042) off (on in both simulators' reference setting).
     NoLimitedTransmit,
     /// Proportional rate reduction (RFC 6937, ns-3's default recovery) instead of classic.
     Prr,
     /// SACK (RFC 2018) on, with ns-3's RFC 6675 loss recovery.
     Sack,
-    /// RED without `Wait` (ns-3 waits between early drops by default; concord does not).
+    /// RED without `Wait` (on in both simulators' reference setting).
     RedNoWait,
+    /// A 40 ms delayed-ACK timer instead of 200 ms: with a 200 ms minimum RTO, ns-3's sender
+    /// times out while the receiver still holds the ACK of a lone segment (a spurious timeout,
+    /// RFC 5681 4.2 against RFC 6298 2.4); the shorter timer removes that race.
+    ShortDelayedAck,
 }
 
 impl Variant {
     /// Every variant, the reference first.
-    pub const ALL: [Variant; 5] = [
+    pub const ALL: [Variant; 6] = [
         Variant::Reference,
         Variant::NoLimitedTransmit,
         Variant::Prr,
         Variant::Sack,
         Variant::RedNoWait,
+        Variant::ShortDelayedAck,
     ];
 
     /// The name used in tables and file names.
@@ -42,6 +48,7 @@ impl Variant {
             Variant::Prr => "ns-3 prr",
             Variant::Sack => "ns-3 sack",
             Variant::RedNoWait => "ns-3 red-no-wait",
+            Variant::ShortDelayedAck => "ns-3 delack-40ms",
         }
     }
 
@@ -50,11 +57,16 @@ impl Variant {
         match self {
             Variant::Reference => "none",
             Variant::NoLimitedTransmit => {
-                "limited transmit (RFC 3042): ns-3 has it, concord does not"
+                "limited transmit (RFC 3042): ns-3 without it comes to concord"
             }
             Variant::Prr => "recovery: PRR (RFC 6937) moves ns-3",
             Variant::Sack => "SACK (RFC 2018/6675) moves ns-3",
-            Variant::RedNoWait => "RED's wait between early drops: ns-3 waits, concord does not",
+            Variant::RedNoWait => {
+                "RED's wait between early drops: ns-3 without it comes to concord"
+            }
+            Variant::ShortDelayedAck => {
+                "ns-3's spurious timeouts: its 200 ms delayed-ACK timer races its 200 ms minimum RTO (a 40 ms timer brings ns-3 to concord)"
+            }
         }
     }
 
@@ -75,6 +87,7 @@ impl Variant {
             Variant::Prr => &["--recovery=prr"],
             Variant::Sack => &["--sack=1"],
             Variant::RedNoWait => &["--redWait=0"],
+            Variant::ShortDelayedAck => &["--delAckTimeoutMs=40"],
         }
     }
 }
@@ -122,7 +135,28 @@ pub fn args(case: &Case, seed: u64, variant: Variant) -> Vec<String> {
 
 /// Runs the ns-3 program at `exe` for one case, seed and variant.
 pub fn run(exe: &Path, case: &Case, seed: u64, variant: Variant) -> Result<Measurement, String> {
+    run_cached(exe, None, case, seed, variant)
+}
+
+/// [`run`], reading the output from `cache` when it holds this program's output for these
+/// arguments, and storing it there otherwise.
+pub fn run_cached(
+    exe: &Path,
+    cache: Option<&Ns3Cache>,
+    case: &Case,
+    seed: u64,
+    variant: Variant,
+) -> Result<Measurement, String> {
     let a = args(case, seed, variant);
+    let parse = |text: &str| {
+        parse_output(text, variant, seed, case.flow_count() as usize)
+            .map_err(|e| format!("case {} seed {seed} ({}): {e}", case.id, variant.name()))
+    };
+    if let Some(text) = cache.and_then(|c| c.get(&a)) {
+        if let Ok(m) = parse(&text) {
+            return Ok(m);
+        }
+    }
     let out = Command::new(exe).args(&a).output().map_err(|e| {
         format!(
             "cannot run {}: {e}; fix: build it with bench/ns3/build-validate.sh (or pass --ns3 PATH)",
@@ -139,8 +173,17 @@ pub fn run(exe: &Path, case: &Case, seed: u64, variant: Variant) -> Result<Measu
         ));
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    parse_output(&text, variant, seed, case.flow_count() as usize)
-        .map_err(|e| format!("case {} seed {seed} ({}): {e}", case.id, variant.name()))
+    let m = parse(&text)?;
+    if let Some(c) = cache {
+        // Only the JSON line is kept; a failure to store costs a rerun later, nothing else.
+        let line = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let _ = c.put(&a, line);
+    }
+    Ok(m)
 }
 
 /// One flow's window accumulators as `validate.cc` prints them.
@@ -311,6 +354,13 @@ mod tests {
                 "--sack=1",
             ]
         );
+        assert_eq!(
+            args(&c, 4, Variant::ShortDelayedAck)
+                .last()
+                .map(String::as_str),
+            Some("--delAckTimeoutMs=40")
+        );
+        assert!(Variant::ShortDelayedAck.applies_to(&c));
         assert!(!Variant::RedNoWait.applies_to(&parse("[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\n", "g").expect("ok")[0]));
     }
 }

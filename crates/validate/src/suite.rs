@@ -32,6 +32,9 @@ pub struct Options {
     /// ns-3 runs already made (by case id, seed and source, as in an earlier `results.json`),
     /// used instead of running ns-3 again with the same settings.
     pub reuse: HashMap<(String, u64, String), Measurement>,
+    /// ns-3 outputs kept on disk by program and arguments: read instead of running ns-3 again,
+    /// and filled by every ns-3 run.
+    pub ns3_cache: Option<crate::ns3_cache::Ns3Cache>,
 }
 
 /// The ns-3 runs of an earlier `results.json` (every run whose source starts with `ns-3`), keyed
@@ -205,7 +208,10 @@ fn run_jobs(
                 let case = &cases[job.case];
                 let (who, r) = match (job.runner, &options.ns3) {
                     (Runner::Concord, _) => ("concord", concord_run::run(case, job.seed)),
-                    (Runner::Ns3(v), Some(exe)) => (v.name(), ns3::run(exe, case, job.seed, v)),
+                    (Runner::Ns3(v), Some(exe)) => (
+                        v.name(),
+                        ns3::run_cached(exe, options.ns3_cache.as_ref(), case, job.seed, v),
+                    ),
                     (Runner::Ns3(v), None) => (v.name(), Err("no ns-3 program".into())),
                 };
                 let mut guard = match results.lock() {
@@ -230,6 +236,17 @@ fn run_jobs(
 
 /// Runs `cases` and checks each against ns-3.
 pub fn run(cases: &[Case], options: &Options, done: &(dyn Fn(&str) + Sync)) -> Vec<CaseResult> {
+    run_with(cases, options, done, &|_| {})
+}
+
+/// [`run`], telling `compared` the results as soon as every case is compared with ns-3, before
+/// the diagnosis and the kernel runs (so a caller can write the table before the long part).
+pub fn run_with(
+    cases: &[Case],
+    options: &Options,
+    done: &(dyn Fn(&str) + Sync),
+    compared: &dyn Fn(&[CaseResult]),
+) -> Vec<CaseResult> {
     let mut jobs = Vec::new();
     for (k, c) in cases.iter().enumerate() {
         for &seed in &c.seeds {
@@ -253,6 +270,7 @@ pub fn run(cases: &[Case], options: &Options, done: &(dyn Fn(&str) + Sync)) -> V
         .enumerate()
         .map(|(k, c)| assemble(c, k, &outcomes))
         .collect();
+    compared(&results);
     if options.diagnose && options.ns3.is_some() {
         let mut more = Vec::new();
         for (k, (c, r)) in cases.iter().zip(&results).enumerate() {
@@ -437,6 +455,7 @@ mod tests {
             diagnose: false,
             linux: None,
             reuse,
+            ns3_cache: None,
         };
         let r = run(&cases, &opts, &|_| {});
         assert!(r[0].errors.is_empty(), "{:?}", r[0].errors);
@@ -457,6 +476,7 @@ mod tests {
             diagnose: true,
             linux: None,
             reuse: HashMap::new(),
+            ns3_cache: None,
         };
         let lines = Mutex::new(Vec::new());
         let r = run(&cases, &opts, &|l| {
@@ -482,6 +502,7 @@ mod tests {
             diagnose: false,
             linux: None,
             reuse: HashMap::new(),
+            ns3_cache: None,
         };
         let r = run(&cases, &opts, &|_| {});
         assert_eq!(r[0].verdict, Verdict::Error);
