@@ -6,6 +6,7 @@ mod output_dir;
 mod plot;
 mod progress;
 mod reproduce;
+mod reproduce_dask;
 mod run;
 mod sweep;
 mod table;

@@ -12,6 +12,7 @@ pub mod mccp;
 pub mod plot;
 pub mod report;
 pub mod runner;
+pub mod unit;
 
 pub use claim::{Check, Claim, Paper};
 pub use report::{write_report, Report};
