@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-# The baseline paper: three experiments (one task each on two workers), seconds in release.
-PAPERS = ["--paper", "baseline"]
+from conftest import PAPERS  # the local run's papers (conftest.local_report)
 
 
 def files(d: Path):
@@ -21,14 +20,6 @@ def reproduce(concord_bin, root, out, *extra, env=None):
     return subprocess.run([str(concord_bin), "reproduce", "--quick", *PAPERS, "--out", str(out),
                            *extra], cwd=root, capture_output=True, text=True,
                           env={**os.environ, "CONCORD_PYTHON": sys.executable, **(env or {})})
-
-
-@pytest.fixture(scope="module")
-def local_report(root, concord_bin, tmp_path_factory):
-    out = tmp_path_factory.mktemp("local") / "report"
-    r = reproduce(concord_bin, root, out, "--jobs", "2")
-    assert r.returncode == 0, r.stderr
-    return out
 
 
 def test_the_quick_baseline_on_a_local_cluster_gives_the_local_report_byte_for_byte(
