@@ -484,6 +484,90 @@ mod tests {
         (a - b).abs() <= tolerance * b.abs().max(1.0)
     }
 
+    /// Feeds ACKs of MSS bytes for `length`, spaced `mean * (1 - jitter)` and
+    /// `mean * (1 + jitter)` alternately (mean rate MSS / mean).
+    fn alternating(abe: &mut Abe, start: Instant, length: Duration, mean: Duration, jitter: f64) {
+        let short = Duration::from_nanos((mean.as_nanos() as f64 * (1.0 - jitter)).round() as u64);
+        let long = mean * 2 - short;
+        let mut t = start;
+        let mut i = 0u64;
+        while t < start + length {
+            t += if i.is_multiple_of(2) { short } else { long };
+            abe.on_ack(t, &input(MSS, 10 * MSS));
+            i += 1;
+        }
+    }
+
+    #[test]
+    fn any_steady_ack_jitter_holds_tau_k_at_its_largest_value() {
+        // Eq. (6) divides U_k by U_max, the largest of the last ten: the ratio does not depend
+        // on how large the instability is against the rate. ACKs of 1000 B alternately 5%
+        // early and late (190 us, 210 us: samples 5 263 157.9 and 4 761 904.8 B/s) change by
+        // the same amount every time; U_k = c (1 - 0.6^k) rises towards it, so U_k is the
+        // largest of the ten and tau_k = (1 + N) RTT = 1.1 s at every ACK. An alternation of
+        // 0.5% gives the same tau_k; a jitter-free stream gives U_k = 0 and tau_k = RTT.
+        let rtt = Duration::from_millis(100);
+        for jitter in [0.05, 0.005] {
+            let mut abe = Abe::new(AbeConfig::default());
+            alternating(
+                &mut abe,
+                Instant::ZERO,
+                Duration::from_millis(100),
+                Duration::from_micros(200),
+                jitter,
+            );
+            let t = abe.trace();
+            assert_eq!(t.u_k, t.u_max, "jitter {jitter}");
+            assert_eq!(t.tau_k, rtt * 11, "jitter {jitter}");
+        }
+        let mut abe = Abe::new(AbeConfig::default());
+        alternating(
+            &mut abe,
+            Instant::ZERO,
+            Duration::from_millis(100),
+            Duration::from_micros(200),
+            0.0,
+        );
+        assert_eq!((abe.trace().u_k, abe.trace().tau_k), (0.0, rtt));
+    }
+
+    #[test]
+    fn with_ack_jitter_the_estimate_follows_a_step_eleven_times_slower() {
+        // The delivery rate steps from 2.5e6 to 5e6 B/s (ACKs of 1000 B every 400 us, then
+        // every 200 us). Eq. (1) with a constant tau is a first-order low-pass filter: after
+        // the step, S^(t) = 5e6 - 2.5e6 exp(-t / tau). Jitter-free, tau_k = RTT = 100 ms
+        // (after the few ACKs at the step itself) and 500 ms later the estimate is within
+        // 1% of the new rate; with the ACKs alternately 5% early and late it is
+        // 5e6 - 2.5e6 exp(-0.5 / 1.1) = 3.41e6 B/s, a third of the way.
+        for (jitter, tau_s) in [(0.0, 0.1), (0.05, 1.1)] {
+            let mut abe = Abe::new(AbeConfig::default());
+            let before = Duration::from_secs(6);
+            alternating(
+                &mut abe,
+                Instant::ZERO,
+                before,
+                Duration::from_micros(400),
+                jitter,
+            );
+            let settled = abe.estimate().expect("samples");
+            assert!(close(settled, 2.5e6, 0.01), "{settled} before the step");
+            let start = abe.trace().at;
+            alternating(
+                &mut abe,
+                start,
+                Duration::from_millis(500),
+                Duration::from_micros(200),
+                jitter,
+            );
+            let expected = 5e6 - 2.5e6 * (-0.5f64 / tau_s).exp();
+            let got = abe.estimate().expect("samples");
+            assert!(
+                close(got, expected, 0.02),
+                "jitter {jitter}: {got}, expected {expected}"
+            );
+        }
+    }
+
     #[test]
     fn alpha_k_is_two_tau_minus_dt_over_two_tau_plus_dt() {
         // (200 - 20) / (200 + 20) = 9/11.
