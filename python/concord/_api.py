@@ -28,6 +28,8 @@ def parse(text: str) -> Scenario:
 
 
 _STRING_DTYPE = None
+_STRINGS = None  # how a list of str (None for gaps) becomes a column of that dtype
+_COLUMNS: Dict[tuple, Any] = {}  # column Index objects by names, copied (cheaply) per frame
 
 
 def _string_dtype():
@@ -40,6 +42,37 @@ def _string_dtype():
     return _STRING_DTYPE
 
 
+def _strings():
+    """A function from a list of str (None for gaps) to a column of the string dtype. When the
+    dtype is Arrow-backed (pandas 3 with pyarrow), the Arrow array is built at once and wrapped,
+    which skips pandas' per-value checks (a third of a small table's construction)."""
+    global _STRINGS
+    if _STRINGS is None:
+        import pandas as pd
+
+        dtype = _string_dtype()
+
+        def generic(values):
+            return pd.array(values, dtype=dtype)
+
+        _STRINGS = generic
+        if getattr(dtype, "storage", None) == "pyarrow":
+            try:
+                import pyarrow as pa
+
+                cls = dtype.construct_array_type()
+
+                def arrow(values):
+                    return cls(pa.array(values, type=pa.large_string()), dtype=dtype)
+
+                probe = ["x", None]
+                if arrow(probe).equals(generic(probe)) and arrow(probe).dtype == dtype:
+                    _STRINGS = arrow
+            except Exception:  # any pandas/pyarrow that does not take it: the generic path
+                pass
+    return _STRINGS
+
+
 def _frame(columns):
     """A pandas DataFrame of the extension's typed columns (`RawRun.columns`): numeric columns
     are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are those
@@ -47,20 +80,26 @@ def _frame(columns):
     import numpy as np
     import pandas as pd
 
+    strings = _strings()
     names, arrays = [], []
     for name, kind, values in columns:
         names.append(name)
         if kind in ("i8", "f8"):
             arrays.append(np.frombuffer(values, dtype="<" + kind))
         else:
-            arrays.append(pd.array(values, dtype=_string_dtype()))
+            arrays.append(strings(values))
     rows = len(arrays[0]) if arrays else 0
+    key = tuple(names)
+    index = _COLUMNS.get(key)
+    if index is None:
+        index = _COLUMNS[key] = pd.Index(names)
+    index = index.copy()  # a new Index on the same values: `df.columns.name = ...` stays local
     # The columns are whole and distinct: skip the checks of the public constructor, which
     # cost as much as the one-second run itself. Any pandas without it gets the public one.
     from_arrays = getattr(pd.DataFrame, "_from_arrays", None)
     if from_arrays is not None:
         try:
-            return from_arrays(arrays, columns=pd.Index(names), index=pd.RangeIndex(rows),
+            return from_arrays(arrays, columns=index, index=pd.RangeIndex(rows),
                                verify_integrity=False)
         except TypeError:
             pass

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Optional
 
@@ -41,3 +42,18 @@ def concord_bin() -> Path:
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+# The papers of the local reproduction the tests compare with: the baseline paper, three
+# experiments (one Dask task each on two workers), seconds in release.
+PAPERS = ["--paper", "baseline"]
+
+
+@pytest.fixture(scope="session")
+def local_report(root, concord_bin, tmp_path_factory) -> Path:
+    """`concord reproduce --quick --paper baseline` on local threads: the report directory."""
+    out = tmp_path_factory.mktemp("local") / "report"
+    r = subprocess.run([str(concord_bin), "reproduce", "--quick", *PAPERS, "--out", str(out),
+                        "--jobs", "2"], cwd=root, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out

@@ -9,6 +9,7 @@ import time
 import pytest
 
 import concord
+import concord._api  # the table internals, patched below
 
 RED = "scenarios/basic/dumbbell-4-red.toml"
 
@@ -34,7 +35,7 @@ def test_run_prints_the_flows_table_with_the_numbers_of_concord_run(root, concor
     assert r.meta["git_revision"]
 
 
-@pytest.mark.parametrize("constructor", ["fast", "public"])
+@pytest.mark.parametrize("constructor", ["fast", "public", "generic-strings"])
 def test_every_table_equals_pandas_reading_the_csv_of_concord_run(root, constructor, monkeypatch):
     """The DataFrames are built from typed columns, not CSV text: the same values and dtypes
     as pandas.read_csv of the files `concord run` writes, for every table of a CM run (with its
@@ -47,6 +48,14 @@ def test_every_table_equals_pandas_reading_the_csv_of_concord_run(root, construc
     if constructor == "public":
         # A pandas without the private fast constructor builds the same frames.
         monkeypatch.delattr(pd.DataFrame, "_from_arrays")
+    if constructor == "fast" and getattr(concord._api._string_dtype(), "storage", "") == "pyarrow":
+        assert concord._api._strings().__name__ == "arrow", "the Arrow string path is not taken"
+    if constructor == "generic-strings":
+        # String columns through pandas' own constructor (a pandas whose strings are not
+        # Arrow-backed): the same frames as the Arrow fast path.
+        string_dtype = concord._api._string_dtype()
+        monkeypatch.setattr(concord._api, "_STRINGS",
+                            lambda values: pd.array(values, dtype=string_dtype))
     sc = concord.load(root / "scenarios/cm/probes.toml")
     sc.set("record.warmup", "1s")
     sc.set("duration", "5s")

@@ -4,8 +4,10 @@ mod bench;
 mod clock;
 mod output_dir;
 mod plot;
+mod png;
 mod progress;
 mod reproduce;
+mod reproduce_dask;
 mod run;
 mod sweep;
 mod table;
@@ -82,13 +84,17 @@ enum Command {
     /// per flow per run: the run, the swept keys, the seed, the flow's figures and the run's),
     /// DIR/runs.json (each run's metadata) and, with --csv, DIR/results.csv.
     Sweep(sweep::SweepArgs),
-    /// Draw the standard time plots of a `concord run` output directory as SVG.
+    /// Draw the standard time plots of a `concord run` output directory as SVG or PNG.
     ///
     /// Writes DIR/plots/goodput.svg (per flow), cwnd.svg (flows in `record.cwnd`), queue.svg
-    /// (sampled queues) and delay-cdf.svg (each flow's one-way delay CDF).
+    /// (sampled queues) and delay-cdf.svg (each flow's one-way delay CDF); with --format png,
+    /// the same names in .png.
     Plot {
         /// A directory written by `concord run`.
         dir: PathBuf,
+        /// svg, or png (rendered from the SVG at twice its size with the system's fonts).
+        #[arg(long, value_enum, default_value_t = plot::Format::Svg)]
+        format: plot::Format,
     },
     /// Measure the simulator's speed on the standard dumbbell benchmark.
     ///
@@ -176,7 +182,7 @@ fn main() -> ExitCode {
             max_memory,
         } => run::run(&scenario, seed, &sets, out, json, max_memory),
         Command::Sweep(args) => sweep::sweep(&args),
-        Command::Plot { dir } => plot::plot(&dir).map(|files| {
+        Command::Plot { dir, format } => plot::plot(&dir, format).map(|files| {
             for f in files {
                 println!("{}", f.display());
             }

@@ -1,6 +1,6 @@
-//! `concord plot DIR`: the standard time plots of a `concord run` output directory, as SVG in
-//! DIR/plots/: goodput per flow, cwnd per traced flow, queue length per sampled queue, and the
-//! CDF of each flow's one-way delay.
+//! `concord plot DIR`: the standard time plots of a `concord run` output directory, as SVG (or
+//! PNG, rendered from the SVG by [`crate::png`]) in DIR/plots/: goodput per flow, cwnd per traced
+//! flow, queue length per sampled queue, and the CDF of each flow's one-way delay.
 
 use crate::Failure;
 use concord_py::tidy::parse_csv;
@@ -100,8 +100,18 @@ fn plot_of(
     plot
 }
 
-/// `concord plot DIR`: writes DIR/plots/*.svg; returns the files written.
-pub fn plot(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+/// The file format of the plots.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// SVG, as the report's figures.
+    #[default]
+    Svg,
+    /// PNG at twice the SVG's size, rendered with the system's fonts.
+    Png,
+}
+
+/// `concord plot DIR`: writes DIR/plots/*.svg (or *.png); returns the files written.
+pub fn plot(dir: &Path, format: Format) -> Result<Vec<PathBuf>, Failure> {
     if !dir.join("summary.json").is_file() {
         return Err(Failure::input(format!(
             "{} has no summary.json; give a directory written by `concord run`",
@@ -163,10 +173,26 @@ pub fn plot(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
     let out = dir.join("plots");
     std::fs::create_dir_all(&out)
         .map_err(|e| Failure::runtime(format!("cannot create {}: {e}", out.display())))?;
+    let fonts = (format == Format::Png).then(crate::png::Fonts::system);
+    if fonts.as_ref().is_some_and(crate::png::Fonts::is_empty) {
+        eprintln!(
+            "concord plot: no system font found, so the PNGs have no text; install one \
+             (apt-get install fonts-dejavu-core) or use --format svg"
+        );
+    }
     let mut written = Vec::new();
     for (stem, p) in plots {
-        let path = out.join(format!("{stem}.svg"));
-        std::fs::write(&path, p.to_svg())
+        let svg = p.to_svg();
+        let (path, bytes) = match &fonts {
+            None => (out.join(format!("{stem}.svg")), svg.into_bytes()),
+            Some(fonts) => {
+                let png = crate::png::svg_to_png(&svg, fonts).map_err(|e| {
+                    Failure::runtime(format!("cannot render {stem}.png: {e}; use --format svg"))
+                })?;
+                (out.join(format!("{stem}.png")), png)
+            }
+        };
+        std::fs::write(&path, bytes)
             .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
         written.push(path);
     }

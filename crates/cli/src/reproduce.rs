@@ -46,6 +46,13 @@ pub struct ReproduceArgs {
     /// Write every claim's verdict to this expectations file.
     #[arg(long, value_name = "EXPECTED.json")]
     pub write_expected: Option<PathBuf>,
+    /// Run the experiments on the Dask cluster whose scheduler is at this address (e.g.
+    /// tcp://host:8786), one task per experiment, through the Python package
+    /// (`pip install './python[dask]'`; $CONCORD_PYTHON names the interpreter, python3 by
+    /// default); --jobs is then the threads per experiment on its worker [default: 1]. The
+    /// report is the local run's, byte for byte.
+    #[arg(long, value_name = "ADDRESS")]
+    pub dask: Option<String>,
 }
 
 /// Reads an expectations file, or says what is wrong with it (exit code 2).
@@ -159,8 +166,12 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
         // second, disjoint seed block too, and is seed-dependent when the two disagree.
         replicate: true,
     };
+    let on = match &a.dask {
+        Some(address) => format!("the Dask cluster at {address}"),
+        None => format!("{jobs} threads"),
+    };
     eprintln!(
-        "concord reproduce: {} experiments on {jobs} threads{}, seed base {}",
+        "concord reproduce: {} experiments on {on}{}, seed base {}",
         experiments.len(),
         if a.quick { " (quick)" } else { "" },
         a.seed_base
@@ -176,7 +187,7 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
             .map(|e| (e.id.to_string(), expected.get(e.id).copied()))
             .collect(),
     );
-    let results = run_watched(&experiments, &ctx, jobs, &mut |i, event| match event {
+    let mut observe = |i: usize, event: Event<'_>| match event {
         Event::Started => board.started(i),
         Event::Advanced { done, run_fraction } => {
             board.advanced(i, done.runs, done.simulated_s, run_fraction)
@@ -192,7 +203,17 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
             };
             board.finished(i, work.runs, status)
         }
-    });
+    };
+    let results = match &a.dask {
+        Some(address) => crate::reproduce_dask::run_on_dask(
+            &experiments,
+            &ctx,
+            a.jobs.unwrap_or(1).max(1),
+            address,
+            &mut observe,
+        )?,
+        None => run_watched(&experiments, &ctx, jobs, &mut observe),
+    };
     let (outcomes, work): (Vec<_>, Vec<Work>) = results.into_iter().unzip();
     let mut report = Report::new(a.quick, &experiments, &outcomes);
     report.seed_base = a.seed_base;

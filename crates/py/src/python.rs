@@ -13,7 +13,7 @@ use concord_sim::scenario::{OverrideValue, ScenarioSource};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 use std::path::PathBuf;
 
 create_exception!(
@@ -373,6 +373,17 @@ impl PySweep {
     }
 }
 
+/// Runs one experiment of the reproduction (a unit encoded by `concord reproduce --dask`)
+/// with the GIL released; returns its outcome as bytes for the command to decode.
+#[pyfunction]
+fn run_repro_unit<'py>(py: Python<'py>, unit: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let unit = unit.to_vec();
+    let outcome = py
+        .detach(move || concord_repro::unit::run_unit(&unit))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(PyBytes::new(py, &outcome))
+}
+
 #[pymodule]
 fn _concord(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyScenario>()?;
@@ -381,6 +392,7 @@ fn _concord(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_repro_unit, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("RunError", m.py().get_type::<RunError>())?;
     m.add("__version__", crate::VERSION)?;

@@ -13,6 +13,7 @@ pub mod plot;
 pub mod replicate;
 pub mod report;
 pub mod runner;
+pub mod unit;
 
 pub use claim::{Check, Claim, Paper};
 pub use report::{write_report, Report};
