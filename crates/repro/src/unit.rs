@@ -20,6 +20,8 @@ pub struct Unit {
     pub quick: bool,
     /// Added to every seed ([`Ctx::seed_base`]).
     pub seed_base: u64,
+    /// Judge every stochastic claim on the replicate seed block too ([`Ctx::replicate`]).
+    pub replicate: bool,
     /// Threads the experiment may use for its own points (at least 1); the outcome does not
     /// depend on it.
     pub jobs: usize,
@@ -34,6 +36,7 @@ impl Unit {
                 experiment: e.id.to_string(),
                 quick: ctx.quick,
                 seed_base: ctx.seed_base,
+                replicate: ctx.replicate,
                 jobs: jobs.max(1),
             })
             .collect()
@@ -113,6 +116,7 @@ pub fn run_unit(bytes: &[u8]) -> Result<Vec<u8>, UnitError> {
     let ctx = Ctx {
         quick: unit.quick,
         seed_base: unit.seed_base,
+        replicate: unit.replicate,
     };
     let (result, work) = run_watched(&[experiment], &ctx, unit.jobs.max(1), &mut |_, _| {})
         .pop()
@@ -218,6 +222,7 @@ mod tests {
             experiment: "baseline/padhye".into(),
             quick: true,
             seed_base: 1000,
+            replicate: true,
             jobs: 3,
         };
         assert_eq!(Unit::decode(&u.encode()), Ok(u));
@@ -236,6 +241,7 @@ mod tests {
             experiment: "nopaper/none".into(),
             quick: true,
             seed_base: 0,
+            replicate: false,
             jobs: 1,
         };
         assert_eq!(
