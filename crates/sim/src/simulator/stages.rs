@@ -1,28 +1,113 @@
-//! The hosts' stages and the ports' hooks, composed from the scenario: the event loop runs
-//! a packet through them in order and names no scheme. Each stage keeps its own handlers
-//! (`eca.rs`, `cp.rs`, `cm.rs`, `gcca.rs`); this file is the one place that matches on them.
+//! The hosts' stage chains and the ports' hooks. Each node keeps its own chain of stages,
+//! composed from the scenario; a packet an agent sends walks its host's chain from the
+//! application side to the wire, a packet that reaches its host walks it back from the wire
+//! to the agent, and the event loop names no scheme.
+//!
+//! The contract is [`HostStage`]; each stage is one file under `stages/` that implements it
+//! (`host_cm.rs`, `aggregation_point.rs`, `wtp_shaper.rs`, `host_bucket.rs`). This file is the
+//! one place that lists them: the [`Stage`] enum, [`ORDER`] and the `each_stage!` macro.
+//!
+//! The scenario has no key for the order of the stages: every host runs the stages it needs in
+//! the fixed order [`ORDER`], from the application side to the wire: the Congestion Manager
+//! (it counts what the application sends), CP's aggregation point, ECA's WTP shaper, GCCA's
+//! host leaky bucket (the last to hold a packet before the first link).
 
 use super::cp::CpTimer;
 use super::Simulator;
 use crate::cm::CmTimer;
 use crate::eca::EcaTimer;
-use crate::flow::Agent;
 use crate::gcca::GccaTimer;
-use crate::packet::{NodeId, Packet, Transport};
+use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::trace::capture::CaptureError;
 
-/// One stage a host runs on the packets it sends and receives, in the order of the chain.
+mod aggregation_point;
+mod host_bucket;
+mod host_cm;
+mod wtp_shaper;
+
+/// What a host stage does at each point of a packet's way through its node. Every method but
+/// [`HostStage::nodes`] has a default that lets the packet by untouched, so a stage writes
+/// only the points it acts at.
+pub(super) trait HostStage {
+    /// The nodes that run this stage in the run `sim` was built for.
+    fn nodes(sim: &Simulator) -> Vec<NodeId>;
+
+    /// Flow `f` opens at its source, before its agent starts.
+    fn on_open(_sim: &mut Simulator, _f: FlowId) -> Result<(), CaptureError> {
+        Ok(())
+    }
+
+    /// `pkt` leaves an agent at `node` and reaches this stage on its way to the wire:
+    /// `Some` passes it to the next stage, `None` holds it (the stage sends it on later with
+    /// [`Simulator::send_after`]) or drops it.
+    fn on_send(
+        _sim: &mut Simulator,
+        _node: NodeId,
+        pkt: Packet,
+    ) -> Result<Option<Packet>, CaptureError> {
+        Ok(Some(pkt))
+    }
+
+    /// Flow `f`'s agent at `node` has had its turn: it sent what it could for now.
+    fn after_turn(_sim: &mut Simulator, _node: NodeId, _f: FlowId) -> Result<(), CaptureError> {
+        Ok(())
+    }
+
+    /// `node` is about to forward `pkt` (its own or a neighbour's): `Some` passes it on
+    /// (perhaps rewritten), `None` takes it.
+    fn on_through(_sim: &mut Simulator, _node: NodeId, pkt: Packet) -> Option<Packet> {
+        Some(pkt)
+    }
+
+    /// `pkt` reached its destination `pkt.dst` and this stage on its way to the agent: true if
+    /// the stage took it.
+    fn on_receive(_sim: &mut Simulator, _pkt: &Packet) -> Result<bool, CaptureError> {
+        Ok(false)
+    }
+
+    /// A queue dropped `pkt`, which this node (`pkt.src`) sent.
+    fn on_dropped(_sim: &mut Simulator, _pkt: &Packet) {}
+}
+
+/// One stage of a node's chain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Stage {
-    /// ECA's host part: applies a returning RLOAD to the flow's shaper, reflects the load a
-    /// data packet carries (ECA steps 6 and 9), takes the out-of-band load reports.
-    Eca,
-    /// CP's aggregation points: stamp or rewrite a C-UDP packet's header on its way, free the
-    /// header of a dropped packet.
-    Cp,
-    /// The host's Congestion Manager and probe responder: opens a flow, takes probes,
-    /// responses and `cmudp` ACKs, counts dropped probes and responses.
+    /// The host's Congestion Manager and probe responder (`stages/host_cm.rs`).
     Cm,
+    /// CP's aggregation point, at an AP node or a C-UDP source (`stages/aggregation_point.rs`).
+    Cp,
+    /// ECA's host part: the WTP shaper at a source, the load reflector at a receiver
+    /// (`stages/wtp_shaper.rs`).
+    Eca,
+    /// GCCA's host leaky bucket for the UDP flows a GCCA host sends (`stages/host_bucket.rs`).
+    GccaBucket,
+}
+
+/// The order of the stages in every chain, from the application side to the wire.
+pub(super) const ORDER: [Stage; 4] = [Stage::Cm, Stage::Cp, Stage::Eca, Stage::GccaBucket];
+
+/// Runs `$body` with `$S` the type that implements [`HostStage`] for `$stage`.
+macro_rules! each_stage {
+    ($stage:expr, $S:ident => $body:expr) => {
+        match $stage {
+            Stage::Cm => {
+                type $S = host_cm::HostCm;
+                $body
+            }
+            Stage::Cp => {
+                type $S = aggregation_point::AggregationPoint;
+                $body
+            }
+            Stage::Eca => {
+                type $S = wtp_shaper::WtpShaper;
+                $body
+            }
+            Stage::GccaBucket => {
+                type $S = host_bucket::HostBucket;
+                $body
+            }
+        }
+    };
 }
 
 /// A timer of a host stage or a port.
@@ -38,22 +123,21 @@ pub(crate) enum StageTimer {
     Cm(NodeId),
 }
 
-/// The chain of stages the scenario's schemes need, in order (ECA, CP, CM). A scheme the run
-/// does not use has no stage, so a plain run passes packets straight to the agents.
-pub(super) fn compose(sim: &Simulator) -> Vec<Stage> {
-    let mut chain = Vec::new();
-    if sim.eca.active() {
-        chain.push(Stage::Eca);
+/// Each node's chain: the stages of [`ORDER`] that run at the node. A stage the run does not
+/// use is in no chain, so a plain run passes packets straight between agents and links.
+pub(super) fn compose(sim: &Simulator) -> Vec<Vec<Stage>> {
+    let mut chains = vec![Vec::new(); sim.nodes.len()];
+    for stage in ORDER {
+        let mut nodes = each_stage!(stage, S => S::nodes(sim));
+        nodes.sort_unstable();
+        nodes.dedup();
+        for n in nodes {
+            if let Some(chain) = chains.get_mut(n as usize) {
+                chain.push(stage);
+            }
+        }
     }
-    let cudp = sim.flows.iter().any(|f| matches!(f.agent, Agent::CUdp(_)));
-    if cudp || !sim.cp.apps.is_empty() || !sim.cp.aps.is_empty() {
-        chain.push(Stage::Cp);
-    }
-    let cm_apps = sim.flows.iter().any(|f| matches!(f.agent, Agent::CmApp(_)));
-    if cm_apps || sim.cm.active() || sim.cm.responders.iter().any(Option::is_some) {
-        chain.push(Stage::Cm);
-    }
-    chain
+    chains
 }
 
 impl Simulator {
@@ -67,53 +151,98 @@ impl Simulator {
         }
     }
 
+    /// Stage `i` of `node`'s chain, if the chain is that long.
+    #[inline]
+    pub(super) fn stage_at(&self, node: NodeId, i: usize) -> Option<Stage> {
+        self.chains.get(node as usize)?.get(i).copied()
+    }
+
+    /// The index in `node`'s chain just after `stage` (the chain's length if `node` does not
+    /// run it).
+    pub(super) fn after_stage(&self, node: NodeId, stage: Stage) -> usize {
+        let chain = self
+            .chains
+            .get(node as usize)
+            .map_or(&[][..], Vec::as_slice);
+        chain
+            .iter()
+            .position(|&s| s == stage)
+            .map_or(chain.len(), |i| i + 1)
+    }
+
+    /// `pkt` reaches `stage` of `node`'s chain on its way to the wire.
+    #[inline]
+    pub(super) fn stage_send(
+        &mut self,
+        stage: Stage,
+        node: NodeId,
+        pkt: Packet,
+    ) -> Result<Option<Packet>, CaptureError> {
+        each_stage!(stage, S => S::on_send(self, node, pkt))
+    }
+
     /// Flow `f` starts: the stages of its source open it before its agent starts.
-    pub(super) fn stages_open(&mut self, f: crate::packet::FlowId) -> Result<(), CaptureError> {
-        for i in 0..self.stages.len() {
-            if self.stages[i] == Stage::Cm {
-                self.cm_open(f)?;
-            }
+    pub(super) fn stages_open(&mut self, f: FlowId) -> Result<(), CaptureError> {
+        let Some(src) = self.flows.get(f as usize).map(|fl| fl.src) else {
+            return Ok(());
+        };
+        let mut i = 0;
+        while let Some(stage) = self.stage_at(src, i) {
+            each_stage!(stage, S => S::on_open(self, f))?;
+            i += 1;
         }
         Ok(())
     }
 
-    /// A packet reached its destination host: each stage in turn may take it (`None`) or
-    /// pass it on toward the agent.
+    /// Flow `f`'s agent at `node` has had its turn: each stage of `node` in turn hears it.
+    pub(super) fn stages_after_turn(
+        &mut self,
+        node: NodeId,
+        f: FlowId,
+    ) -> Result<(), CaptureError> {
+        let mut i = 0;
+        while let Some(stage) = self.stage_at(node, i) {
+            each_stage!(stage, S => S::after_turn(self, node, f))?;
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// A packet reached its destination host: each stage of the host, from the wire up, may
+    /// take it (`None`) or pass it on toward the agent.
     pub(super) fn stages_receive(&mut self, pkt: Packet) -> Result<Option<Packet>, CaptureError> {
-        for i in 0..self.stages.len() {
-            let taken = match self.stages[i] {
-                Stage::Eca => self.eca_on_arrival_at_host(&pkt)?,
-                // A packet with a CP header goes to its AP or its C-UDP sink (the agent).
-                Stage::Cp => false,
-                Stage::Cm => self.cm_deliver(&pkt)?,
+        let node = pkt.dst;
+        let mut i = self.chains.get(node as usize).map_or(0, Vec::len);
+        while i > 0 {
+            i -= 1;
+            let Some(stage) = self.stage_at(node, i) else {
+                break;
             };
-            if taken {
+            if each_stage!(stage, S => S::on_receive(self, &pkt))? {
                 return Ok(None);
             }
         }
         Ok(Some(pkt))
     }
 
-    /// A packet at `node` on its way to be forwarded: each stage in turn may rewrite it or
-    /// take it (`None`).
+    /// A packet at `node` on its way to be forwarded: each stage of `node` in turn may rewrite
+    /// it or take it (`None`).
     pub(super) fn stages_through(&mut self, node: NodeId, pkt: Packet) -> Option<Packet> {
         let mut pkt = pkt;
-        for i in 0..self.stages.len() {
-            if self.stages[i] == Stage::Cp {
-                pkt = self.cp_through(node, pkt)?;
-            }
+        let mut i = 0;
+        while let Some(stage) = self.stage_at(node, i) {
+            pkt = each_stage!(stage, S => S::on_through(self, node, pkt))?;
+            i += 1;
         }
         Some(pkt)
     }
 
-    /// A queue dropped `pkt`: the stages that track packets in flight forget it.
+    /// A queue dropped `pkt`: the stages of the node that sent it forget it.
     pub(super) fn stages_dropped(&mut self, pkt: &Packet) {
-        for i in 0..self.stages.len() {
-            match self.stages[i] {
-                Stage::Eca => {}
-                Stage::Cp => self.cp_dropped(pkt.cp),
-                Stage::Cm => self.cm_dropped(pkt),
-            }
+        let mut i = 0;
+        while let Some(stage) = self.stage_at(pkt.src, i) {
+            each_stage!(stage, S => S::on_dropped(self, pkt));
+            i += 1;
         }
     }
 
