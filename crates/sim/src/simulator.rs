@@ -183,7 +183,7 @@ pub struct Simulator {
     /// The hosts' Congestion Managers and probe responders (see [`crate::cm`]).
     cm: crate::cm::CmState,
     /// The CM macroflows at every queue sample (`macroflows.csv`).
-    pub macroflows: crate::trace::macroflow::MacroflowTrace,
+    macroflows: crate::trace::macroflow::MacroflowTrace,
     /// Each node's chain of stages, from the application side to the wire.
     chains: Vec<Vec<stages::Stage>>,
 }
@@ -467,6 +467,11 @@ impl Simulator {
     /// The hosts' Congestion Managers and probe responders.
     pub fn cm(&self) -> &crate::cm::CmState {
         &self.cm
+    }
+
+    /// The CM macroflows at every queue sample (`macroflows.csv`).
+    pub fn macroflows(&self) -> &crate::trace::macroflow::MacroflowTrace {
+        &self.macroflows
     }
 
     /// Settles flow `f`'s audio server's time on its encodings at the end of the run (nothing

@@ -268,3 +268,104 @@ impl Simulator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Simulator, Stage};
+    use crate::scenario::parse_str;
+    use concord_cc::time::Instant;
+
+    fn build(text: &str) -> Simulator {
+        let sc = parse_str(text, None).unwrap_or_else(|e| panic!("scenario: {e}"));
+        Simulator::new(&sc).unwrap_or_else(|e| panic!("simulator: {e}"))
+    }
+
+    /// The chain of the node named `name`.
+    fn chain(sim: &Simulator, name: &str) -> Vec<Stage> {
+        let n = sim.nodes.iter().position(|n| n.name == name);
+        let n = n.unwrap_or_else(|| panic!("no node `{name}`"));
+        sim.chains[n].clone()
+    }
+
+    const DROPTAIL: &str = include_str!("../../../../scenarios/basic/dumbbell-4-droptail.toml");
+    const CM_BULK: &str = include_str!("../../../../scenarios/cm/bulk.toml");
+    const GCCA: &str = include_str!("../../../../scenarios/gcca/unresponsive-gcca.toml");
+    const ECA: &str = include_str!("../../../../scenarios/eca/parking-lot-eca.toml");
+
+    #[test]
+    fn a_run_without_schemes_gives_every_node_an_empty_chain() {
+        let sim = build(DROPTAIL);
+        assert_eq!(sim.chains.len(), sim.nodes.len());
+        assert!(sim.chains.iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn a_cmudp_source_runs_its_cm_and_its_receiver_a_responder_and_no_other_node_a_stage() {
+        let sim = build(CM_BULK);
+        assert_eq!(chain(&sim, "s1"), [Stage::Cm]);
+        assert_eq!(chain(&sim, "d1"), [Stage::Cm]);
+        for other in ["s2", "d2", "r1", "r2"] {
+            assert_eq!(chain(&sim, other), [], "{other}");
+        }
+    }
+
+    #[test]
+    fn only_the_gcca_host_that_sends_udp_runs_a_host_bucket() {
+        let sim = build(GCCA);
+        assert_eq!(chain(&sim, "u"), [Stage::GccaBucket]);
+        for other in ["t", "r1", "r2", "b"] {
+            assert_eq!(chain(&sim, other), [], "{other}");
+        }
+    }
+
+    #[test]
+    fn eca_runs_at_every_flow_endpoint_and_at_no_router() {
+        let sim = build(ECA);
+        for (n, node) in sim.nodes.iter().enumerate() {
+            let endpoint = sim
+                .flows
+                .iter()
+                .any(|f| f.src as usize == n || f.dst as usize == n);
+            let want: &[Stage] = if endpoint { &[Stage::Eca] } else { &[] };
+            assert_eq!(sim.chains[n], want, "{}", node.name);
+        }
+    }
+
+    /// The GCCA scenario's UDP flow, managed by ECA as well: host `u` runs the WTP shaper,
+    /// then the host bucket.
+    fn gcca_and_eca() -> Simulator {
+        let udp = "kind = \"cbr\"\nfrom = \"u\"\nto = \"b\"\n";
+        assert_eq!(
+            GCCA.matches(udp).count(),
+            1,
+            "the UDP flow of the GCCA scenario"
+        );
+        let text = GCCA.replace(udp, &format!("{udp}eca = {{ weight = 1, queue = 434 }}\n"));
+        build(&text)
+    }
+
+    #[test]
+    fn a_host_runs_its_stages_in_order_from_the_application_to_the_wire() {
+        let sim = gcca_and_eca();
+        assert_eq!(chain(&sim, "u"), [Stage::Eca, Stage::GccaBucket]);
+        assert_eq!(chain(&sim, "b"), [Stage::Eca]);
+        assert_eq!(chain(&sim, "r1"), []);
+    }
+
+    #[test]
+    fn a_stage_that_lets_a_packet_go_hands_it_to_the_next_stage_of_its_host() {
+        let mut sim = gcca_and_eca();
+        let u = sim.nodes.iter().position(|n| n.name == "u").unwrap_or(0) as u32;
+        assert_eq!(sim.after_stage(u, Stage::Eca), 1);
+        assert_eq!(sim.after_stage(u, Stage::GccaBucket), 2);
+        // A stage the node does not run: past the end of its chain.
+        assert_eq!(sim.after_stage(u, Stage::Cm), 2);
+        sim.run_until(Instant::from_millis(3000))
+            .unwrap_or_else(|e| panic!("run: {e}"));
+        // The UDP flow starts at 1 s.
+        let udp = sim.flows.iter().position(|f| f.name == "udp").unwrap_or(0);
+        let bucket = sim.gcca.shapers[udp].as_ref().map_or(0, |s| s.sent);
+        // Every packet the WTP shaper let go went through the host bucket on its way out.
+        assert!(bucket > 0, "the host bucket sent {bucket} packets");
+    }
+}
