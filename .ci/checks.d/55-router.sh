@@ -1,6 +1,7 @@
 # concord-router on the namespace test bed (crates/router/tests/gcca_fig4.rs, gcca_udp.rs): GCCA's
 # Fig. 4 with kernel TCP moving 16 MiB through two concord routers at the paper's rates (about a
-# minute), and TCP beside UDP at 150% of the bottleneck with GCCA and with plain RED (30 s each).
+# minute), TCP beside UDP at 150% of the bottleneck with GCCA and with plain RED (30 s each), and
+# ECA's three kernel TCP flows weighted 1:2:3 through two ECA routers and over DropTail (30 s each).
 # Runs are long and timing-sensitive on a shared 2-core machine, so a run that falls short of its
 # bar gets one more, as the CM test bed's do.
 router_check() {
@@ -11,3 +12,5 @@ router_check() {
 router_check gcca_fig4 gcca_moves_16_mib_through_two_routers_without_a_drop_and_gccp_is_on_the_wire
 router_check gcca_udp with_gcca_tcp_keeps_at_least_40_percent_beside_udp_at_150_percent
 router_check gcca_udp with_plain_red_tcp_keeps_under_10_percent_beside_udp_at_150_percent
+router_check eca_share with_eca_flows_weighted_1_2_3_share_in_proportion_and_the_bottleneck_queue_stays_short
+router_check eca_share over_droptail_the_same_flows_queue_over_50_ms_at_the_bottleneck

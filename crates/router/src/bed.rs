@@ -6,6 +6,7 @@
 //! mtu = 8192               # every link's MTU, bytes
 //! ecn = false              # hosts negotiate ECN (net.ipv4.tcp_ecn = 1)
 //! tcp_cc = "reno"          # the hosts' net.ipv4.tcp_congestion_control
+//! router_realtime = 20     # the routers run under SCHED_FIFO at this priority (default: not)
 //!
 //! [[node]]
 //! name = "a"
@@ -89,6 +90,15 @@ pub struct Node {
     /// For a host attached to a router: the router runs its UDP ports' leaky buckets at this
     /// rate (see [`crate::config::NeighbourConfig::udp_proxy`]).
     pub udp_rate: Option<String>,
+    /// For a host attached to a router: the router runs ECA's WTP shaper for each of the host's
+    /// flows with this weight (bit/s per unit load; see
+    /// [`crate::config::NeighbourConfig::wtp`]).
+    pub wtp_weight: Option<String>,
+    /// For a host attached to a router: the router records the LOAD delivered to the host and
+    /// reflects it as RLOAD on the host's packets back (see
+    /// [`crate::config::NeighbourConfig::eca_reflect`]).
+    #[serde(default)]
+    pub eca_reflect: bool,
 }
 
 /// One direction's output queue on a router, as a `[[port]]` of the router's configuration.
@@ -153,6 +163,9 @@ pub struct Topology {
     pub ecn: bool,
     /// The hosts' TCP congestion control (`net.ipv4.tcp_congestion_control`), e.g. "reno".
     pub tcp_cc: Option<String>,
+    /// The routers run under `SCHED_FIFO` at this priority (`concord-router run --realtime`),
+    /// so that other work on the machine cannot deschedule them; `None`: the default policy.
+    pub router_realtime: Option<u8>,
     /// The nodes.
     pub node: Vec<Node>,
     /// The links.
@@ -218,6 +231,9 @@ impl Topology {
             if l.between[0] == l.between[1] {
                 return Err(format!("link {:?} joins a node to itself", l.between));
             }
+        }
+        if t.router_realtime.is_some_and(|p| !(1..=99).contains(&p)) {
+            return Err("router_realtime: give a SCHED_FIFO priority of 1 to 99".into());
         }
         if t.link.len() > 250 || !(576..=65_000).contains(&t.mtu) {
             return Err("at most 250 links, and an MTU of 576 to 65000".into());
@@ -375,6 +391,12 @@ impl Topology {
             );
             if let (Kind::Host, Some(r)) = (peer.kind, &peer.udp_rate) {
                 let _ = writeln!(s, "udp_rate = {r:?}");
+            }
+            if let (Kind::Host, Some(w)) = (peer.kind, &peer.wtp_weight) {
+                let _ = writeln!(s, "wtp_weight = {w:?}");
+            }
+            if peer.kind == Kind::Host && peer.eca_reflect {
+                let _ = writeln!(s, "eca_reflect = true");
             }
         }
         // A route to every link's subnet not attached here, via the first hop of a shortest path
@@ -623,6 +645,11 @@ impl Bed {
                         .arg(&status)
                         .arg("--watch")
                         .arg(format!("/run/netns/{ns}"))
+                        .args(
+                            t.router_realtime
+                                .map(|p| vec!["--realtime".to_string(), p.to_string()])
+                                .unwrap_or_default(),
+                        )
                         .stdin(Stdio::null())
                         .stdout(Stdio::null())
                         .stderr(std::fs::File::create(
@@ -644,9 +671,17 @@ impl Bed {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        // The bed is removed when this error drops it, logs and all: say what the routers said.
+        let mut said = String::new();
+        for (name, _) in &self.routers {
+            let log =
+                std::fs::read_to_string(self.dir.join(format!("{name}.log"))).unwrap_or_default();
+            if !log.trim().is_empty() {
+                let _ = write!(said, "; {name}: {}", log.trim());
+            }
+        }
         Err(BedError::Topology(format!(
-            "a router did not start; see the logs in {}",
-            self.dir.display()
+            "a router did not start within 2.5 s{said}"
         )))
     }
 
@@ -753,6 +788,91 @@ pub fn sweep_stale() -> Vec<String> {
     swept
 }
 
+/// The owner process and namespaces of the bed recorded under `prefix`, if one is.
+fn recorded(prefix: &str) -> Option<(Option<u32>, Vec<String>)> {
+    let text = std::fs::read_to_string(Path::new(RECORD_DIR).join(prefix)).ok()?;
+    let owner = text
+        .lines()
+        .find_map(|l| l.strip_prefix("owner "))
+        .and_then(|p| p.trim().parse::<u32>().ok());
+    let namespaces = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("ns "))
+        .map(str::to_string)
+        .collect();
+    Some((owner, namespaces))
+}
+
+/// Takes down the bed recorded under `prefix` (made by `concord-router bed up`, or a test's
+/// bed whose process died): asks its owner process to stop with SIGTERM and waits up to 5 s for
+/// it to tidy up, then removes whatever namespaces of the record are left (its routers stop
+/// when their namespace goes). Returns the namespaces removed here.
+pub fn down_recorded(prefix: &str) -> Result<Vec<String>, BedError> {
+    let Some((owner, namespaces)) = recorded(prefix) else {
+        return Err(BedError::Topology(format!(
+            "no test bed is recorded under prefix {prefix:?} (the records are in {RECORD_DIR})"
+        )));
+    };
+    if let Some(pid) = owner.filter(|&p| p != std::process::id()) {
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = run(&["kill", "-TERM", &pid.to_string()]);
+            for _ in 0..50 {
+                if recorded(prefix).is_none() {
+                    return Ok(Vec::new());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+    }
+    let mut removed = Vec::new();
+    for ns in namespaces.iter().rev() {
+        if Path::new("/run/netns").join(ns).exists() {
+            run(&["ip", "netns", "del", ns])?;
+            removed.push(ns.clone());
+        }
+    }
+    let _ = std::fs::remove_file(Path::new(RECORD_DIR).join(prefix));
+    // The configurations, logs and status files `Bed::up` wrote.
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("{prefix}-bed")));
+    Ok(removed)
+}
+
+impl Bed {
+    /// A description for the person at the terminal: each node's namespace and addresses, and
+    /// where the routers' status files are.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        for (i, n) in self.topology.node.iter().enumerate() {
+            let addrs: Vec<String> = self
+                .topology
+                .interfaces(i, self.net)
+                .iter()
+                .map(|f| format!("{} {}", f.name, f.addr))
+                .collect();
+            let kind = match n.kind {
+                Kind::Host => "host",
+                Kind::Router => "router",
+            };
+            let _ = write!(
+                s,
+                "{kind:<6} {:<6} ip netns exec {:<16} ({})",
+                n.name,
+                self.ns(&n.name),
+                addrs.join(", ")
+            );
+            if n.kind == Kind::Router {
+                let _ = write!(
+                    s,
+                    "  status: concord-router status {}",
+                    self.status_path(&n.name).display()
+                );
+            }
+            s.push('\n');
+        }
+        s
+    }
+}
+
 impl Drop for Bed {
     fn drop(&mut self) {
         self.down();
@@ -852,5 +972,34 @@ mod tests {
                 .expect_err("bad name")
                 .contains("letters or digits")
         );
+    }
+
+    #[test]
+    fn eca_hosts_and_the_real_time_priority_reach_the_router_configs() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/testbed/eca-123-eca.toml");
+        let t = Topology::load(&path).expect("valid");
+        assert_eq!(t.router_realtime, Some(20));
+        let r1 = t.index("r1").expect("r1");
+        let c1 = RouterConfig::parse(&t.router_config(r1, 9, 1)).expect("r1 config parses");
+        let weights: Vec<u64> = c1
+            .neighbours
+            .iter()
+            .filter_map(|n| n.wtp.map(|w| w.weight.bps()))
+            .collect();
+        assert_eq!(weights, [1_000_000, 2_000_000, 3_000_000]);
+        assert!(c1
+            .ports
+            .iter()
+            .find(|p| p.name == "r2")
+            .is_some_and(|p| p.eca.is_some()));
+        let r2 = t.index("r2").expect("r2");
+        let c2 = RouterConfig::parse(&t.router_config(r2, 9, 1)).expect("r2 config parses");
+        let reflecting: Vec<bool> = c2.neighbours.iter().map(|n| n.eca_reflect).collect();
+        assert_eq!(reflecting, [false, true]);
+        let bad = std::fs::read_to_string(&path)
+            .expect("read")
+            .replace("router_realtime = 20", "router_realtime = 0");
+        assert!(Topology::parse(&bad).is_err());
     }
 }

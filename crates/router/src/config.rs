@@ -26,6 +26,9 @@
 //! ce_proxy = false              # a host: CONGESTION for it also marks CE (see NeighbourConfig)
 //! udp_rate = "15Mbps"           # a host: run its UDP ports' leaky buckets here (UdpProxy)
 //! udp_queue = 64                # packets held per UDP port
+//! wtp_weight = "1Mbps"          # a host: run its flows' ECA WTP shapers here (WtpProxy)
+//! wtp_queue = 100               # packets held per flow by its shaper
+//! eca_reflect = false           # a host: record LOAD delivered to it, reflect it as RLOAD
 //!
 //! [[route]]
 //! dst = "10.9.3.0/24"
@@ -134,6 +137,10 @@ struct FileNeighbour {
     ce_proxy: bool,
     udp_rate: Option<String>,
     udp_queue: Option<usize>,
+    wtp_weight: Option<String>,
+    wtp_queue: Option<usize>,
+    #[serde(default)]
+    eca_reflect: bool,
 }
 
 fn default_role() -> String {
@@ -214,6 +221,26 @@ pub struct NeighbourConfig {
     /// steps of 1% every 20 ms), holding up to `udp_queue` packets per port as the host's
     /// socket would.
     pub udp_proxy: Option<UdpProxy>,
+    /// For a host whose kernel TCP knows nothing of ECA: the router at its edge runs the host's
+    /// WTP shaper for each of its flows (Barham, section III.A.3: a token bucket at w / RLOAD in
+    /// front of the first link), fed with the RLOAD reflected on the packets coming back to the
+    /// host (see `eca_reflect`).
+    pub wtp: Option<WtpProxy>,
+    /// For a receiving host that knows nothing of ECA: the router at its edge records the LOAD
+    /// of each flow's packets as they leave for the host (their TOS byte is then cleared) and
+    /// writes the latest as RLOAD into the TOS byte of the flow's packets coming back from the
+    /// host (section III.A.1, piggy-backed on the TCP ACKs as in section IV.A.3, step 8).
+    pub eca_reflect: bool,
+}
+
+/// The edge router's stand-in for a host's per-flow WTP shapers (Barham, section III.A.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WtpProxy {
+    /// w_i, every flow's weight, in bit/s per unit of load: its rate when RLOAD is 1.
+    pub weight: Rate,
+    /// Packets held per flow while its bucket is empty; more are dropped and counted, as a full
+    /// host queue refuses them.
+    pub queue: usize,
 }
 
 /// The edge router's stand-in for a host's per-UDP-port leaky buckets.
@@ -552,7 +579,41 @@ impl RouterConfig {
                         Some(UdpProxy::for_rate(rate, n.udp_queue.unwrap_or(64).max(1)))
                     }
                 },
+                wtp: match &n.wtp_weight {
+                    None => None,
+                    Some(t) => {
+                        let weight: Rate =
+                            t.parse()
+                                .map_err(|e: concord_cc::units::ParseQuantityError| {
+                                    ConfigError::Value {
+                                        what: "wtp_weight".into(),
+                                        value: t.clone(),
+                                        fix: e.to_string(),
+                                    }
+                                })?;
+                        if weight.bps() == 0 {
+                            return Err(ConfigError::Value {
+                                what: "wtp_weight".into(),
+                                value: t.clone(),
+                                fix: "give a positive weight, e.g. \"1Mbps\"".into(),
+                            });
+                        }
+                        Some(WtpProxy {
+                            weight,
+                            queue: n.wtp_queue.unwrap_or(100).max(1),
+                        })
+                    }
+                },
+                eca_reflect: n.eca_reflect,
             });
+            if role == Role::Router && (n.wtp_weight.is_some() || n.eca_reflect) {
+                return Err(ConfigError::Value {
+                    what: "wtp_weight/eca_reflect".into(),
+                    value: n.ip.clone(),
+                    fix: "only a host neighbour's edge router stands in for its ECA end system"
+                        .into(),
+                });
+            }
         }
         let mut routes = Vec::new();
         for r in &file.route {

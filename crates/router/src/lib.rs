@@ -6,6 +6,9 @@
 //! - [`router`]: the packet processing, sans-IO: frames in, frames out, counters.
 //! - [`port`]: one output port: a queue discipline (DropTail, RED, RED/ECN, CoDel, GCCA's
 //!   GCCP-capable RED), the token clock at the port's rate, GCCA's leaky bucket.
+//! - [`delay`]: a port's queueing-delay histogram.
+//! - [`eca_edge`]: ECA's end-system half run at a host's edge router: WTP shapers, LOAD
+//!   reflection.
 //! - [`ipv4`]: the header checks and rewrites a router does.
 //! - [`vnet`]: the virtio-net header of the packet sockets, and checksum completion.
 //! - [`run`]: the driver: packet sockets, `ppoll`, the clock, the status file.
@@ -13,6 +16,8 @@
 
 pub mod bed;
 pub mod config;
+pub mod delay;
+pub mod eca_edge;
 pub mod ipv4;
 pub mod port;
 pub mod router;

@@ -15,6 +15,7 @@
 //! queue at once and wait in htb's, where RED and the GCCP detector cannot see them.
 
 use crate::config::{Discipline, PortConfig};
+use crate::delay::DelayHistogram;
 use concord_cc::aqm::{Aqm, CodelQueue, DropTail, QueueLen, QueuedPacket, Verdict};
 use concord_cc::eca::load_codec::{decode_tos, encode_tos};
 use concord_cc::eca::load_estimator::LoadEstimator;
@@ -36,6 +37,8 @@ pub struct Packet {
     pub ip_offset: usize,
     /// A flow key, for CoDel's interface.
     pub flow: u32,
+    /// When the port admitted it (set by [`OutputPort::enqueue`]), for its queueing delay.
+    pub arrived: Instant,
 }
 
 impl Packet {
@@ -129,6 +132,7 @@ pub struct OutputPort {
     free_at: Instant,
     counters: PortCounters,
     eca: Option<LoadEstimator>,
+    delay: DelayHistogram,
 }
 
 /// Why a port cannot be made.
@@ -191,6 +195,7 @@ impl OutputPort {
             bucket,
             free_at: Instant::ZERO,
             counters: PortCounters::default(),
+            delay: DelayHistogram::default(),
             eca: config
                 .eca
                 .clone()
@@ -258,6 +263,7 @@ impl OutputPort {
                 }
             }
         }
+        packet.arrived = now;
         let len = self.len();
         let size = packet.size();
         let mut signals = Vec::new();
@@ -372,6 +378,7 @@ impl OutputPort {
             }
         };
         let size = packet.size();
+        self.delay.record(now.saturating_since(packet.arrived));
         if let Some(b) = &mut self.bucket {
             b.on_send(now, size);
         }
@@ -414,6 +421,11 @@ impl OutputPort {
             concord_cc::gcca::Code::Normal => self.counters.gccp_normal += 1,
         }
         true
+    }
+
+    /// The queueing delays of the packets sent so far.
+    pub fn delay(&self) -> &DelayHistogram {
+        &self.delay
     }
 
     /// True if the port runs ECA's load estimator.
@@ -460,6 +472,7 @@ mod tests {
             frame,
             ip_offset: 14,
             flow: 0,
+            arrived: Instant::ZERO,
         }
     }
 
@@ -548,6 +561,7 @@ mod tests {
             frame: ect,
             ip_offset: 14,
             flow: 0,
+            arrived: Instant::ZERO,
         };
         p.enqueue(Instant::ZERO, pk.clone(), 0, &mut rng);
         let v = p.enqueue(Instant::ZERO, pk.clone(), 0, &mut rng);
@@ -579,5 +593,22 @@ mod tests {
         assert_eq!(p.counters().gccp_congestion, 1);
         assert!(p.on_gccp(Instant::ZERO, concord_cc::gcca::Code::Normal));
         assert_eq!(p.rate(Instant::ZERO), Rate::from_mbps(10));
+    }
+
+    #[test]
+    fn the_queueing_delay_runs_from_enqueue_to_the_start_of_transmission() {
+        let mut p = port(
+            Discipline::DropTail(QueueLimit::Packets(10)),
+            Rate::from_mbps(10),
+        );
+        let mut rng = Rng::new(1);
+        let mut sig = Vec::new();
+        p.enqueue(Instant::from_millis(1), packet(1250), 0, &mut rng);
+        p.enqueue(Instant::from_millis(1), packet(1250), 0, &mut rng);
+        // The first waits 4 ms for a late thread; the second goes 1 ms after it (1250 bytes at
+        // 10 Mbit/s), after 5 ms in the queue.
+        assert!(p.poll_transmit(Instant::from_millis(5), &mut sig).is_some());
+        assert!(p.poll_transmit(Instant::from_millis(6), &mut sig).is_some());
+        assert_eq!(p.delay().bins(), vec![(4_000, 1), (5_000, 1)]);
     }
 }

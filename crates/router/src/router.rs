@@ -16,9 +16,11 @@
 
 use crate::config::UdpProxy;
 use crate::config::{NeighbourConfig, Role, Route, RouterConfig};
+use crate::eca_edge::{Admit, FlowKey, ReflectEdge, WtpEdge};
 use crate::ipv4;
 use crate::port::{OutputPort, Packet, PortCounters, PortError};
 use concord_cc::aqm::QueuedPacket;
+use concord_cc::eca::load_codec::{decode_tos, encode_tos};
 use concord_cc::gcca::message::{decode_frame, encode_frame};
 use concord_cc::gcca::{
     ConnId, GccpCapability, GccpHost, LeakyBucket, Neighbour, NeighbourTable, NodeRole, Outgoing,
@@ -75,6 +77,21 @@ pub struct Counters {
     /// Packets from a host (or an unknown MAC) into an ECA port whose TOS byte, the LOAD field,
     /// was not 0: the value was ignored.
     pub eca_host_load_ignored: u64,
+    /// RLOADs taken from packets to a `wtp` host and applied to its flow's shaper.
+    pub eca_rload_applied: u64,
+    /// RLOADs for a `wtp` host's flow that has no shaper (ignored).
+    pub eca_rload_unknown_flow: u64,
+    /// LOADs recorded from packets delivered to an `eca_reflect` host.
+    pub eca_load_recorded: u64,
+    /// Packets from an `eca_reflect` host that left carrying an RLOAD.
+    pub eca_rload_stamped: u64,
+    /// Packets from an `eca_reflect` host that could not carry their RLOAD because they leave
+    /// by an ECA port (whose LOAD would overwrite it).
+    pub eca_rload_blocked: u64,
+    /// Packets of a `wtp` host refused by their flow's full shaper queue (host-side drops).
+    pub wtp_drops: u64,
+    /// Packets of a `wtp` host sent on unshaped (more flows than shapers are kept for).
+    pub wtp_unshaped: u64,
 }
 
 /// The router.
@@ -91,6 +108,10 @@ pub struct Router {
     signals: Vec<Signal>,
     /// The UDP leaky buckets run here for host neighbours (`udp_proxy`), by neighbour.
     edges: BTreeMap<u32, EdgeHost>,
+    /// ECA's WTP shapers run here for host neighbours (`wtp`), by neighbour.
+    wtp: BTreeMap<u32, WtpEdge<Held>>,
+    /// ECA's load reflectors run here for host neighbours (`eca_reflect`), by neighbour.
+    reflect: BTreeMap<u32, ReflectEdge>,
 }
 
 /// A packet held by a host's UDP leaky bucket at its edge router.
@@ -170,6 +191,19 @@ impl Router {
                         )
                     })
                 })
+                .collect(),
+            wtp: config
+                .neighbours
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| n.wtp.map(|w| (i as u32, WtpEdge::new(w))))
+                .collect(),
+            reflect: config
+                .neighbours
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.eca_reflect)
+                .map(|(i, _)| (i as u32, ReflectEdge::new(Instant::ZERO)))
                 .collect(),
         })
     }
@@ -284,17 +318,118 @@ impl Router {
             ipv4::fill_header_checksum(&mut out_frame, ETH_LEN);
             self.counters.eca_host_load_ignored += 1;
         }
+        let key = FlowKey {
+            src: flow.src_addr,
+            src_port: flow.src_port,
+            dst: flow.dst_addr,
+            dst_port: flow.dst_port,
+            protocol: view.protocol,
+        };
+        // ECA's end systems, stood in for at the edge: RLOAD for a WTP host's flow, RLOAD
+        // reflected by a receiving host's packets.
+        if let Some(w) = self.wtp.get_mut(&(route.via as u32)) {
+            let code = out_frame[ETH_LEN + 1];
+            if code != 0 {
+                if w.on_rload(now, &key.reverse(), decode_tos(code)) {
+                    self.counters.eca_rload_applied += 1;
+                } else {
+                    self.counters.eca_rload_unknown_flow += 1;
+                }
+                out_frame[ETH_LEN + 1] = 0;
+                ipv4::fill_header_checksum(&mut out_frame, ETH_LEN);
+            }
+        }
+        if let Some(r) = self.reflect.get(&upstream) {
+            if let Some(rload) = r.rload(now, &key) {
+                if self.ports[out].runs_eca() {
+                    self.counters.eca_rload_blocked += 1;
+                } else {
+                    out_frame[ETH_LEN + 1] = encode_tos(rload);
+                    ipv4::fill_header_checksum(&mut out_frame, ETH_LEN);
+                    self.counters.eca_rload_stamped += 1;
+                }
+            }
+        }
         let packet = Packet {
             frame: out_frame,
             ip_offset: ETH_LEN,
             flow: u32::from(flow.src_port) ^ u32::from(view.src).rotate_left(16),
+            arrived: now,
         };
         self.counters.forwarded += 1;
+        if let Some(w) = self.wtp.get_mut(&upstream) {
+            let size = packet.size();
+            let held = Held {
+                out,
+                packet,
+                upstream,
+                flow,
+            };
+            match w.admit(now, key, size, held) {
+                Admit::Held => self.wtp_release(now),
+                Admit::Full(_) => self.counters.wtp_drops += 1,
+                Admit::Unshaped(h) => {
+                    self.counters.wtp_unshaped += 1;
+                    self.enqueue(now, h.out, h.packet, h.upstream, h.flow);
+                }
+            }
+            return;
+        }
         if view.protocol == 17 && self.edges.contains_key(&upstream) {
             self.edge_admit(now, out, packet, upstream, flow);
             return;
         }
         self.enqueue(now, out, packet, upstream, flow);
+    }
+
+    /// Offers the packets the WTP shapers let go at `now` to their output ports.
+    fn wtp_release(&mut self, now: Instant) {
+        let mut ready = Vec::new();
+        for w in self.wtp.values_mut() {
+            while let Some(h) = w.poll_transmit(now) {
+                ready.push(h);
+            }
+        }
+        for h in ready {
+            self.enqueue(now, h.out, h.packet, h.upstream, h.flow);
+        }
+    }
+
+    /// A packet leaves port `port` at `now`: if it goes to an `eca_reflect` host, its LOAD is
+    /// recorded for the flow and its TOS byte cleared (the host's kernel has no use for it).
+    fn reflect_on_delivery(&mut self, now: Instant, port: usize, frame: &mut [u8]) {
+        if self.reflect.is_empty() || frame.len() < ETH_LEN + 20 {
+            return;
+        }
+        let Some(to) = self
+            .neighbours
+            .iter()
+            .position(|n| n.port == port && n.eca_reflect && n.mac[..] == frame[0..6])
+        else {
+            return;
+        };
+        let Ok(view) = ipv4::check(&frame[ETH_LEN..]) else {
+            return;
+        };
+        let code = frame[ETH_LEN + 1];
+        if code == 0 {
+            return;
+        }
+        let flow = ipv4::flow(&frame[ETH_LEN..], &view);
+        let key = FlowKey {
+            src: flow.src_addr,
+            src_port: flow.src_port,
+            dst: flow.dst_addr,
+            dst_port: flow.dst_port,
+            protocol: view.protocol,
+        };
+        if let Some(r) = self.reflect.get_mut(&(to as u32)) {
+            if r.on_load(now, key, decode_tos(code)) {
+                self.counters.eca_load_recorded += 1;
+            }
+        }
+        frame[ETH_LEN + 1] = 0;
+        ipv4::fill_header_checksum(frame, ETH_LEN);
     }
 
     /// A UDP packet from a host whose leaky buckets run here: through its port's bucket, or
@@ -408,6 +543,7 @@ impl Router {
             return Some(c);
         }
         self.edge_release(now);
+        self.wtp_release(now);
         if let Some(c) = self.control.pop_front() {
             return Some(c);
         }
@@ -418,7 +554,8 @@ impl Router {
                 self.signal(now, s, None);
             }
             self.signals = signals;
-            if let Some(p) = packet {
+            if let Some(mut p) = packet {
+                self.reflect_on_delivery(now, i, &mut p.frame);
                 return Some((i, p.frame));
             }
             if let Some(c) = self.control.pop_front() {
@@ -443,14 +580,15 @@ impl Router {
                 Some(b.next_rate_change(now).map_or(at, |c| c.min(at)))
             })
         });
-        ports.chain(held).min()
+        let shaped = self.wtp.values().filter_map(WtpEdge::poll_timeout);
+        ports.chain(held).chain(shaped).min()
     }
 
     /// The status as text: one `key value` line per counter, then one block per port.
     pub fn status(&self, now: Instant) -> String {
         let c = self.counters;
         let mut s = String::new();
-        let fields: [(&str, u64); 18] = [
+        let fields: [(&str, u64); 25] = [
             ("received", c.received),
             ("forwarded", c.forwarded),
             ("runt", c.runt),
@@ -469,6 +607,13 @@ impl Router {
             ("ce_proxy_marks", c.ce_proxy_marks),
             ("edge_drops", c.edge_drops),
             ("eca_host_load_ignored", c.eca_host_load_ignored),
+            ("eca_rload_applied", c.eca_rload_applied),
+            ("eca_rload_unknown_flow", c.eca_rload_unknown_flow),
+            ("eca_load_recorded", c.eca_load_recorded),
+            ("eca_rload_stamped", c.eca_rload_stamped),
+            ("eca_rload_blocked", c.eca_rload_blocked),
+            ("wtp_drops", c.wtp_drops),
+            ("wtp_unshaped", c.wtp_unshaped),
         ];
         for (k, v) in fields {
             s += &format!("{k} {v}\n");
@@ -493,6 +638,18 @@ impl Router {
             if let Some(l) = p.eca_load() {
                 // L in thousandths, so that the status stays integer.
                 s += &format!(" eca_load_milli {}", (l * 1000.0).round() as u64);
+            }
+            let delay = p.delay();
+            s += &format!(" delay_samples {}", delay.total());
+            if let Some(q) = crate::delay::quantile_us(&delay.bins(), 0.9) {
+                s += &format!(" delay_p90_us {q}");
+            }
+            for (edge, count) in delay.bins() {
+                if edge == u64::MAX {
+                    s += &format!(" delay_bin_inf {count}");
+                } else {
+                    s += &format!(" delay_bin_{edge} {count}");
+                }
             }
             if let Some(d) = p.detector_stats() {
                 s += &format!(
@@ -926,5 +1083,150 @@ mod tests {
         r.on_frame(Instant::ZERO, 0, &with_tos([2, 0, 0, 0, 1, 2], 7));
         assert_eq!(sent_tos(&mut r, Instant::from_secs(1)), [128, 200, 128]);
         assert_eq!(r.counters().eca_host_load_ignored, 1);
+    }
+
+    /// Host A (port a, 10 Mbit/s) and router B (port b, 100 Mbit/s, no ECA), host A with the
+    /// neighbour keys `host_keys`.
+    fn edge_config(host_keys: &str) -> RouterConfig {
+        let text = format!(
+            r#"
+            [[port]]
+            name = "a"
+            rate = "10Mbps"
+            mac = "02:00:00:00:01:fe"
+            [[port]]
+            name = "b"
+            rate = "100Mbps"
+            limit = "1000pkt"
+            mac = "02:00:00:00:02:fe"
+            [[neighbour]]
+            port = "a"
+            ip = "10.9.1.1"
+            mac = "02:00:00:00:01:01"
+            {host_keys}
+            [[neighbour]]
+            port = "b"
+            ip = "10.9.2.2"
+            mac = "02:00:00:00:02:02"
+            role = "router"
+            [[route]]
+            dst = "10.9.3.0/24"
+            via = "10.9.2.2"
+            [[route]]
+            dst = "10.9.1.1/32"
+            via = "10.9.1.1"
+        "#
+        );
+        RouterConfig::parse(&text).expect("valid")
+    }
+
+    /// The reverse of `from_a(1000)`'s flow (10.9.3.1:6000 -> 10.9.1.1:5004) from router B,
+    /// carrying `tos`.
+    fn to_a(tos: u8) -> Vec<u8> {
+        let mut f = from_a(1000);
+        f[0..6].copy_from_slice(&B_MAC);
+        f[6..12].copy_from_slice(&ROUTER_B);
+        let (src, dst) = (f[26..30].to_vec(), f[30..34].to_vec());
+        f[26..30].copy_from_slice(&dst);
+        f[30..34].copy_from_slice(&src);
+        let (sp, dp) = (f[34..36].to_vec(), f[36..38].to_vec());
+        f[34..36].copy_from_slice(&dp);
+        f[36..38].copy_from_slice(&sp);
+        f[15] = tos;
+        ipv4::fill_header_checksum(&mut f, 14);
+        f
+    }
+
+    #[test]
+    fn a_wtp_hosts_flow_takes_its_rload_off_the_reply_and_is_paced_at_weight_over_load() {
+        use concord_cc::eca::load_codec::encode_tos;
+        use concord_cc::time::Duration;
+        let mut r = Router::new(&edge_config(
+            "wtp_weight = \"400kbps\"\n            wtp_queue = 300",
+        ))
+        .expect("valid");
+        // Before any RLOAD the flow is unshaped.
+        r.on_frame(Instant::ZERO, 0, &from_a(1000));
+        assert_eq!(r.poll_transmit(Instant::ZERO).map(|(p, _)| p), Some(1));
+        // The reply carries RLOAD 0.5 in its TOS byte: applied, and cleared before host A.
+        r.on_frame(Instant::ZERO, 1, &to_a(encode_tos(0.5)));
+        let (port, reply) = r.poll_transmit(Instant::ZERO).expect("the reply goes on");
+        assert_eq!(port, 0);
+        assert_eq!(reply[15], 0);
+        assert!(ipv4::header_checksum_ok(&reply, 14));
+        assert_eq!(r.counters().eca_rload_applied, 1);
+        // A reply of a flow without a shaper is counted and its TOS cleared all the same.
+        let mut other = to_a(encode_tos(0.5));
+        other[37] ^= 1;
+        ipv4::fill_header_checksum(&mut other, 14);
+        r.on_frame(Instant::ZERO, 1, &other);
+        // (Port a is busy with the first reply for 0.83 ms.)
+        let t = Instant::from_millis(1);
+        assert_eq!(r.poll_transmit(t).map(|(_, f)| f[15]), Some(0));
+        assert_eq!(r.counters().eca_rload_unknown_flow, 1);
+        // r = 400 kbit/s / 0.5 = 800 kbit/s. At 1 s the 16 KiB bucket is full again: 15 frames
+        // of 1042 bytes go at once, and (754 + 100,000) bytes of tokens over the next second
+        // let 96 more go by 2 s.
+        let t1 = Instant::from_secs(1);
+        for _ in 0..200 {
+            r.on_frame(t1, 0, &from_a(1000));
+        }
+        let mut sent = 0;
+        for us in (0..=1_000_000).step_by(100) {
+            while r.poll_transmit(t1 + Duration::from_micros(us)).is_some() {
+                sent += 1;
+            }
+        }
+        assert_eq!(sent, 15 + 96);
+        assert_eq!(r.counters().wtp_drops, 0);
+        assert_eq!(r.ports()[1].counters().drops_full, 0);
+    }
+
+    #[test]
+    fn a_receiving_hosts_load_is_recorded_at_delivery_and_reflected_on_its_replies() {
+        use concord_cc::eca::load_codec::encode_tos;
+        let mut r = Router::new(&edge_config("eca_reflect = true")).expect("valid");
+        let code = encode_tos(0.7);
+        r.on_frame(Instant::ZERO, 1, &to_a(code));
+        let (port, delivered) = r.poll_transmit(Instant::ZERO).expect("delivered");
+        assert_eq!(port, 0);
+        assert_eq!(delivered[15], 0, "host A's kernel gets a clean TOS byte");
+        assert!(ipv4::header_checksum_ok(&delivered, 14));
+        assert_eq!(r.counters().eca_load_recorded, 1);
+        // Host A's reply on the same flow carries the LOAD back as RLOAD; another flow's not.
+        r.on_frame(Instant::ZERO, 0, &from_a(1000));
+        let mut other = from_a(1000);
+        other[35] ^= 1;
+        ipv4::fill_header_checksum(&mut other, 14);
+        r.on_frame(Instant::ZERO, 0, &other);
+        let tos = sent_tos(&mut r, Instant::ZERO);
+        assert_eq!(tos, [code, 0]);
+        assert_eq!(r.counters().eca_rload_stamped, 1);
+        // A second later the record is stale (1 s) and nothing is reflected.
+        r.on_frame(Instant::from_millis(1_001), 0, &from_a(1000));
+        assert_eq!(sent_tos(&mut r, Instant::from_millis(1_001)), [0]);
+    }
+
+    #[test]
+    fn wtp_and_reflection_are_for_host_neighbours_only() {
+        let bad = r#"
+            [[port]]
+            name = "b"
+            rate = "100Mbps"
+            mac = "02:00:00:00:02:fe"
+            [[neighbour]]
+            port = "b"
+            ip = "10.9.2.2"
+            mac = "02:00:00:00:02:02"
+            role = "router"
+            wtp_weight = "1Mbps"
+        "#;
+        let e = RouterConfig::parse(bad).expect_err("a router has no WTP shaper here");
+        assert!(e.to_string().contains("only a host neighbour"), "{e}");
+        let zero = bad
+            .replace("role = \"router\"", "")
+            .replace("1Mbps", "0bps");
+        let e = RouterConfig::parse(&zero).expect_err("a weight of zero");
+        assert!(e.to_string().contains("positive weight"), "{e}");
     }
 }

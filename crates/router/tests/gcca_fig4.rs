@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// How far the transfer's throughput on the test bed may be from the simulator twin's, as a
+/// fraction (fixed before the comparison was first run).
+const TWIN_TOLERANCE: f64 = 0.15;
+
 /// The transfer of section 4 (16 MiB, about what Tables 1 and 2 imply: 54 s at 2.37 Mbit/s).
 const TRANSFER: usize = 16 << 20;
 
@@ -203,6 +207,27 @@ fn run(file: &str, seed: u64, with_capture: bool) -> Run {
     }
 }
 
+/// The transfer's throughput in the simulator twin `scenario` (from the repository's root) at
+/// `seed`, bit/s: 16 MiB over its completion time.
+fn twin_throughput(scenario: &str, seed: u64) -> f64 {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(scenario);
+    let mut sc =
+        concord_sim::scenario::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    sc.seed = seed;
+    let mut sim =
+        concord_sim::Simulator::new(&sc).unwrap_or_else(|e| panic!("does not build: {e}"));
+    sim.run().unwrap_or_else(|e| panic!("does not run: {e}"));
+    let flows = concord_sim::results::RunResults::from_simulator(&sim).flows;
+    let secs = flows
+        .iter()
+        .find(|f| f.name == "transfer")
+        .and_then(|f| f.completion_s)
+        .expect("the twin's transfer completes");
+    TRANSFER as f64 * 8.0 / secs
+}
+
 #[test]
 #[ignore = "root, about a minute: .ci/checks.d/55-router.sh"]
 fn gcca_moves_16_mib_through_two_routers_without_a_drop_and_gccp_is_on_the_wire() {
@@ -213,6 +238,20 @@ fn gcca_moves_16_mib_through_two_routers_without_a_drop_and_gccp_is_on_the_wire(
     assert!(frames > 0, "no GCCP frame on the Router 1 - Router 2 link");
     // Every frame tshark saw there is one Router 2 sent to Router 1.
     assert_eq!(frames, r.gccp_sent.1, "tshark's count against Router 2's");
+    // The simulator twin, same seed: the transfer's throughput within 15%.
+    let twin = twin_throughput("scenarios/gcca/testbed-1-gcca.toml", 1);
+    let gap = r.mbps() * 1e6 / twin - 1.0;
+    eprintln!(
+        "GCCA group 1: {:.3} Mbit/s on the test bed, {:.3} in the simulator twin ({:+.1}%)",
+        r.mbps(),
+        twin / 1e6,
+        gap * 100.0
+    );
+    assert!(
+        gap.abs() <= TWIN_TOLERANCE,
+        "{:+.1}% from the simulator twin (bar: within 15%)",
+        gap * 100.0
+    );
 }
 
 /// Tables 1 and 2 for parameter group `CONCORD_GCCA_GROUP` (1, 2 or 3; default 1): group 1 is
