@@ -321,13 +321,13 @@ impl RunResults {
         if !sim.estimator_samples().is_empty() {
             tables.push(("estimator", estimator_csv(sim)));
         }
-        if !sim.macroflows.is_empty() {
+        if !sim.macroflows().is_empty() {
             let name = |n: u32| {
                 sim.nodes()
                     .get(n as usize)
                     .map_or_else(String::new, |node| field(&node.name))
             };
-            tables.push(("macroflows", sim.macroflows.csv(name)));
+            tables.push(("macroflows", sim.macroflows().csv(name)));
         }
         tables
     }

@@ -183,9 +183,9 @@ pub struct Simulator {
     /// The hosts' Congestion Managers and probe responders (see [`crate::cm`]).
     cm: crate::cm::CmState,
     /// The CM macroflows at every queue sample (`macroflows.csv`).
-    pub macroflows: crate::trace::macroflow::MacroflowTrace,
-    /// The hosts' stages, in the order a packet passes them.
-    stages: Vec<stages::Stage>,
+    macroflows: crate::trace::macroflow::MacroflowTrace,
+    /// Each node's chain of stages, from the application side to the wire.
+    chains: Vec<Vec<stages::Stage>>,
 }
 
 impl Simulator {
@@ -378,13 +378,13 @@ impl Simulator {
             eca: EcaState::default(),
             cm: Default::default(),
             macroflows: Default::default(),
-            stages: Vec::new(),
+            chains: Vec::new(),
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);
         sim.setup_eca(sc);
         sim.setup_cm(sc);
-        sim.stages = stages::compose(&sim);
+        sim.chains = stages::compose(&sim);
         for i in 0..sim.flows.len() {
             let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
             sim.events.push(start, Event::FlowStart(i as FlowId));
@@ -467,6 +467,11 @@ impl Simulator {
     /// The hosts' Congestion Managers and probe responders.
     pub fn cm(&self) -> &crate::cm::CmState {
         &self.cm
+    }
+
+    /// The CM macroflows at every queue sample (`macroflows.csv`).
+    pub fn macroflows(&self) -> &crate::trace::macroflow::MacroflowTrace {
+        &self.macroflows
     }
 
     /// Settles flow `f`'s audio server's time on its encodings at the end of the run (nothing
@@ -583,6 +588,38 @@ impl Simulator {
         }
         self.on_queue_drops(c);
         self.after_port(c)
+    }
+
+    /// An agent at `node` sends `pkt`: it walks `node`'s chain of stages from the application
+    /// side to the wire, then leaves toward its destination.
+    fn send(&mut self, node: NodeId, pkt: Packet) -> Result<(), CaptureError> {
+        self.send_from(node, 0, pkt)
+    }
+
+    /// A stage of `node` that held `pkt` lets it go: it walks the stages after `stage`, then
+    /// leaves toward its destination.
+    fn send_after(
+        &mut self,
+        node: NodeId,
+        stage: stages::Stage,
+        pkt: Packet,
+    ) -> Result<(), CaptureError> {
+        let next = self.after_stage(node, stage);
+        self.send_from(node, next, pkt)
+    }
+
+    /// `pkt` walks `node`'s chain from stage `first` on; a stage may hold or drop it.
+    fn send_from(&mut self, node: NodeId, first: usize, pkt: Packet) -> Result<(), CaptureError> {
+        let mut pkt = pkt;
+        let mut i = first;
+        while let Some(stage) = self.stage_at(node, i) {
+            match self.stage_send(stage, node, pkt)? {
+                Some(p) => pkt = p,
+                None => return Ok(()),
+            }
+            i += 1;
+        }
+        self.forward(node, pkt)
     }
 
     /// Sends a packet from `node` toward its destination.
@@ -820,18 +857,15 @@ impl Simulator {
                     .push(at, Event::Agent(AgentTimer::TcpSender(f as FlowId)));
             }
         }
-        for p in &batch {
-            self.cm_sent(f as FlowId, p.size);
-        }
         let mut result = Ok(());
         for p in batch.drain(..) {
             if result.is_ok() {
-                result = self.eca_send(f as FlowId, src, p);
+                result = self.send(src, p);
             }
         }
         self.scratch = batch;
         result?;
-        self.cm_after_pump(f as FlowId)
+        self.stages_after_turn(src, f as FlowId)
     }
 
     /// Sends the ACK the receiver of flow `f` wants sent and re-arms its timer.
@@ -863,9 +897,8 @@ impl Simulator {
                     .push(at, Event::Agent(AgentTimer::TcpReceiver(f as FlowId)));
             }
         }
-        if let Some(mut p) = ack {
-            self.eca_reflect(f as FlowId, &mut p);
-            self.forward(dst, p)?;
+        if let Some(p) = ack {
+            self.send(dst, p)?;
         }
         Ok(())
     }
@@ -938,7 +971,7 @@ impl Simulator {
             );
             let gap = u.rate.transmit_time(size as u64);
             let next = (now + gap).min(u.phase_end);
-            self.eca_send(f, src, pkt)?;
+            self.send(src, pkt)?;
             next
         } else {
             u.phase_end

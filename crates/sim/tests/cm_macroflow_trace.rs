@@ -32,7 +32,7 @@ fn a_cm_run_traces_its_macroflow_at_every_sample() {
     let sc = load(&probes_scenario("30s"));
     let mut sim = Simulator::new(&sc).expect("builds");
     sim.run().expect("runs");
-    let trace = &sim.macroflows.samples;
+    let trace = &sim.macroflows().samples;
     // One macroflow (s1 to d1) at every 100 ms sample once its flow opened.
     assert!(trace.len() > 250, "{} samples", trace.len());
     assert!(trace
@@ -93,7 +93,7 @@ fn a_run_without_cm_has_no_macroflows_table_and_the_same_results() {
     );
     let mut sim = Simulator::new(&tcp).expect("builds");
     sim.run().expect("runs");
-    assert!(sim.macroflows.is_empty());
+    assert!(sim.macroflows().is_empty());
     let tables = RunResults::from_simulator(&sim).tables(&sim);
     assert!(tables.iter().all(|(n, _)| *n != "macroflows"));
 }

@@ -1,11 +1,15 @@
 //! The simulator's core (the event loop and the generic packet paths) names no scheme: the
 //! schemes plug in as agents and host stages, matched in `simulator/agents.rs` and
-//! `simulator/stages.rs` only.
+//! `simulator/stages.rs` only, and an agent's packet leaves through its host's chain of stages
+//! (`send`), not through a scheme's hook.
 
 /// The core functions of `simulator.rs`, each of which must name no scheme.
-const CORE: [&str; 7] = [
+const CORE: [&str; 10] = [
     "dispatch",
     "run_until",
+    "send",
+    "send_after",
+    "send_from",
     "forward",
     "forward_from",
     "deliver",

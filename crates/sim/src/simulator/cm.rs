@@ -388,9 +388,9 @@ impl Simulator {
                     *r = r.saturating_sub(u64::from(size));
                 }
                 let done = remaining.is_some_and(|r| r == 0);
+                // The host's stages report the packet to its CM (`notify`) on its way out.
                 let pkt = self.cm_app_packet(f, src, dst, size);
-                self.cm_notify(f, u64::from(size));
-                self.eca_send(f, src, pkt)?;
+                self.send(src, pkt)?;
                 if done {
                     // The last byte left: the flow closes (`cm_close`).
                     return self.cm_finished(f);
@@ -581,9 +581,9 @@ impl Simulator {
             audio.armed = Some(next);
             self.events.push(next, Event::Agent(AgentTimer::Audio(f)));
         }
+        // The host's stages report the packet to its CM (`notify`) on its way out.
         let pkt = self.cm_app_packet(f, src, dst, size);
-        self.cm_notify(f, u64::from(size));
-        self.eca_send(f, src, pkt)?;
+        self.send(src, pkt)?;
         self.cm_drain(src)
     }
 

@@ -1,18 +1,15 @@
-//! The simulator's ECA hooks (Barham, section IV.A.3, steps 1 to 9): stamping LOAD at ECA
-//! queues, reflecting it at receivers, applying RLOAD at sources and pacing managed flows
-//! through their WTP shapers. The state lives in [`crate::eca`]; see its docs for the model.
+//! The simulator's ECA set-up and timers (Barham, section IV.A.3, steps 1 to 9): building the
+//! sources' WTP shapers and priority admission, waking a shaper, sending the out-of-band load
+//! reports. The host stage (shaping, reflecting, applying RLOAD) is `stages/wtp_shaper.rs`;
+//! the state lives in [`crate::eca`]; see its docs for the model.
 
 use super::stages::StageTimer;
 use super::{Event, Simulator};
 use crate::eca::{EcaState, EcaTimer, HostEca};
-use crate::flow::Agent;
 use crate::packet::{FlowId, NodeId, Packet, Transport};
 use crate::scenario::{EcaFlowSpec, Scenario};
 use crate::trace::capture::CaptureError;
-use concord_cc::eca::{
-    PriorityAdmission, Reflection, Reflector, ReflectorConfig, WtpConfig, WtpShaper,
-};
-use concord_cc::time::Duration;
+use concord_cc::eca::{PriorityAdmission, Reflector, ReflectorConfig, WtpConfig, WtpShaper};
 use concord_cc::units::Rate;
 
 impl Simulator {
@@ -77,120 +74,8 @@ impl Simulator {
             .map_or(Rate::ZERO, |c| c.rate)
     }
 
-    /// Receiver and source hook, before delivery: records the LOAD of a packet arriving at its
-    /// flow's receiver (step 6), applies the RLOAD of a packet arriving at its flow's source
-    /// (step 9). Returns true if the packet was an out-of-band load report, which goes no
-    /// further.
-    pub(super) fn eca_on_arrival_at_host(&mut self, pkt: &Packet) -> Result<bool, CaptureError> {
-        let now = self.now;
-        let f = pkt.flow as usize;
-        let Some(flow) = self.flows.get(f) else {
-            return Ok(false);
-        };
-        let is_udp = matches!(flow.agent, Agent::Udp(_));
-        if pkt.dst == flow.src {
-            let rload = pkt.eca.rload();
-            if rload > 0.0 {
-                if let Some(Some(HostEca::Managed { shaper, .. })) = self.eca.hosts.get_mut(f) {
-                    if shaper.on_rload(now, rload).is_ok() {
-                        self.eca.rloads_applied += 1;
-                    }
-                }
-                // The rate may have gone up: packets held back may go now.
-                self.release_shaped(f)?;
-            }
-            return Ok(is_udp && matches!(pkt.transport, Transport::Udp { .. }));
-        }
-        let load = pkt.eca.load();
-        if load > 0.0 && pkt.is_data() {
-            let reflection = if is_udp {
-                Reflection::OutOfBand
-            } else {
-                Reflection::Piggyback
-            };
-            if let Some(r) = self.eca.reflector.as_mut() {
-                // A load the reflector refuses (not a positive number) is not recorded.
-                let _ = r.on_load(now, pkt.flow, load, reflection);
-            }
-            if reflection == Reflection::OutOfBand {
-                self.arm_reports();
-            }
-        }
-        Ok(false)
-    }
-
-    /// Receiver hook: the RLOAD an ACK of flow `f` leaving the receiver carries (step 8).
-    pub(super) fn eca_reflect(&self, f: FlowId, pkt: &mut Packet) {
-        if let Some(rload) = self
-            .eca
-            .reflector
-            .as_ref()
-            .and_then(|r| r.rload(self.now, &f))
-        {
-            pkt.eca.set_rload(rload);
-        }
-    }
-
-    /// Host hook: a packet of flow `f` leaves its application at `src`. A managed flow's packet
-    /// waits in its shaper (steps 2 and 3); a refused priority flow's packet is held back;
-    /// anything else goes on as before.
-    pub(super) fn eca_send(
-        &mut self,
-        f: FlowId,
-        src: NodeId,
-        pkt: Packet,
-    ) -> Result<(), CaptureError> {
-        match self.eca.hosts.get_mut(f as usize) {
-            Some(Some(HostEca::Managed { shaper, drops, .. })) => {
-                if shaper.enqueue(u64::from(pkt.size), pkt).is_err() {
-                    *drops += 1;
-                }
-                self.release_shaped(f as usize)
-            }
-            Some(Some(HostEca::Refused { drops })) => {
-                *drops += 1;
-                Ok(())
-            }
-            _ => self.send_datagram(f, src, pkt),
-        }
-    }
-
-    /// Lets out what flow `f`'s shaper allows now and schedules its next wake-up.
-    fn release_shaped(&mut self, f: usize) -> Result<(), CaptureError> {
-        let now = self.now;
-        let Some(src) = self.flows.get(f).map(|fl| fl.src) else {
-            return Ok(());
-        };
-        loop {
-            let Some(Some(HostEca::Managed { shaper, armed, .. })) = self.eca.hosts.get_mut(f)
-            else {
-                return Ok(());
-            };
-            match shaper.poll_transmit(now) {
-                Some(mut p) => {
-                    // One-way delay counts from the moment the packet leaves the host.
-                    p.created = now;
-                    self.forward(src, p)?;
-                }
-                None => {
-                    if let Some(at) = shaper.poll_timeout() {
-                        let at = at.max(now + Duration::from_nanos(1));
-                        if armed.is_none_or(|a| at < a || a <= now) {
-                            *armed = Some(at);
-                            self.events.push(
-                                at,
-                                Event::Stage(StageTimer::Eca(EcaTimer::Shaper(f as FlowId))),
-                            );
-                        }
-                    }
-                    return Ok(());
-                }
-            }
-        }
-    }
-
     /// Schedules the next out-of-band report tick if none is pending.
-    fn arm_reports(&mut self) {
+    pub(super) fn arm_reports(&mut self) {
         let Some(at) = self.eca.reflector.as_ref().and_then(|r| r.poll_timeout()) else {
             return;
         };

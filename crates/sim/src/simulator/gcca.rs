@@ -1,6 +1,7 @@
 //! The simulator's GCCA hooks (Liu, Cheung & Baras, sections 3.1 to 3.3): setting up the nodes,
-//! sending the signals a GCCA port raised, applying a message where it arrives, and pacing the
-//! GCCA leaky buckets. The state lives in [`crate::gcca`]; see its docs for the model.
+//! sending the signals a GCCA port raised, applying a message where it arrives, and waking the
+//! GCCA leaky buckets. The host bucket stage is `stages/host_bucket.rs`; the state lives in
+//! [`crate::gcca`]; see its docs for the model.
 
 use super::stages::StageTimer;
 use super::{Event, Simulator};
@@ -322,72 +323,6 @@ impl Simulator {
                 s.wake = None;
                 self.release_datagrams(f as usize)
             }
-        }
-    }
-
-    /// A UDP source of flow `f` at host `src` emits `pkt`: through the host's leaky bucket if
-    /// the host runs GCCA, else straight out.
-    pub(super) fn send_datagram(
-        &mut self,
-        f: FlowId,
-        src: NodeId,
-        pkt: Packet,
-    ) -> Result<(), CaptureError> {
-        let Some(Some(s)) = self.gcca.shapers.get_mut(f as usize) else {
-            return self.forward(src, pkt);
-        };
-        if s.queue.len() >= s.limit as usize {
-            s.drops += 1;
-            return Ok(());
-        }
-        s.queue.push_back(pkt);
-        s.max_queue = s.max_queue.max(s.queue.len() as u32);
-        self.release_datagrams(f as usize)
-    }
-
-    /// Lets out the datagrams of flow `f` its host bucket allows now, and schedules a wake-up
-    /// for the next one.
-    fn release_datagrams(&mut self, f: usize) -> Result<(), CaptureError> {
-        let now = self.now;
-        let Some(src) = self.flows.get(f).map(|fl| fl.src) else {
-            return Ok(());
-        };
-        loop {
-            let Some(Some(s)) = self.gcca.shapers.get_mut(f) else {
-                return Ok(());
-            };
-            let Some(size) = s.queue.front().map(|p| p.size as u64) else {
-                return Ok(());
-            };
-            let port = s.port;
-            let Some(NodeGcca::Host(host)) = self.gcca.nodes.get_mut(src as usize) else {
-                return Ok(());
-            };
-            let Some(bucket) = host.udp_bucket_mut(port) else {
-                return Ok(());
-            };
-            if !bucket.can_send(now, size) {
-                let mut at = bucket.next_departure(now, size);
-                if let Some(r) = bucket.next_rate_change(now) {
-                    at = at.min(r);
-                }
-                let at = at.max(now);
-                s.wake = Some(at);
-                if s.armed != Some(at) {
-                    s.armed = Some(at);
-                    self.events.push(
-                        at,
-                        Event::Stage(StageTimer::Gcca(GccaTimer::Host(f as u32))),
-                    );
-                }
-                return Ok(());
-            }
-            bucket.on_send(now, size);
-            let Some(pkt) = s.queue.pop_front() else {
-                return Ok(());
-            };
-            s.sent += 1;
-            self.forward(src, pkt)?;
         }
     }
 }
