@@ -703,9 +703,9 @@ mod tests {
         assert_eq!(out.replicated(&a).verdict, Verdict::SeedDependent);
     }
 
-    #[test]
-    fn a_deterministic_claim_is_not_replicated() {
-        let c = Claim::new(
+    /// A deterministic concord check (no quote) whose one value 0.071 lies within 10% of 0.072.
+    fn table_1_check() -> Claim {
+        Claim::new(
             Paper::Mccp,
             "Table 1",
             "u",
@@ -719,7 +719,12 @@ mod tests {
             "s.toml",
             true,
         )
-        .deterministic();
+        .deterministic()
+    }
+
+    #[test]
+    fn a_deterministic_claim_is_not_replicated() {
+        let c = table_1_check();
         let other = c.clone();
         let r = c.replicated(&other);
         assert_eq!(r.verdict, Verdict::Reproduced);
@@ -728,21 +733,7 @@ mod tests {
 
     #[test]
     fn a_deterministic_claim_is_judged_on_its_one_value() {
-        let c = Claim::new(
-            Paper::Mccp,
-            "Table 1",
-            "u",
-            "7.2%",
-            0.071,
-            Check::Relative {
-                target: 0.072,
-                rel: 0.1,
-            },
-            1,
-            "s.toml",
-            true,
-        )
-        .deterministic();
+        let c = table_1_check();
         assert_eq!(c.verdict, Verdict::Reproduced);
         assert_eq!(c.ci95, [0.071, 0.071]);
         assert_eq!(c.kind, Kind::Check, "no quote: a concord check");
