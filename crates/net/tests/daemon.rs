@@ -325,6 +325,27 @@ fn concord_cm_status_prints_the_counters() {
     assert!(text.contains("flows            0"), "{text}");
 }
 
+/// The running daemon has glibc's per-thread malloc caches off (it started itself again with
+/// `GLIBC_TUNABLES` set) and keeps a size the user gave. (Other tunables are kept too, which the
+/// unit tests check: `/proc/PID/environ` cannot show it, since glibc cuts the variable's value
+/// in place at the first `:` as it parses it.)
+#[test]
+fn the_daemon_runs_without_per_thread_malloc_caches() {
+    let environ = |d: &Daemon| {
+        let raw = std::fs::read(format!("/proc/{}/environ", d.child.id())).expect("environ");
+        raw.split(|b| *b == 0)
+            .filter_map(|v| v.strip_prefix(b"GLIBC_TUNABLES="))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .collect::<Vec<_>>()
+    };
+    let d = Daemon::start(&[]);
+    assert_eq!(environ(&d), ["glibc.malloc.tcache_count=0"]);
+    // It listens (Daemon::start waited for that) after starting again.
+    drop(d);
+    let d = Daemon::start_with_env(&[], &[("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3")]);
+    assert_eq!(environ(&d), ["glibc.malloc.tcache_count=3"]);
+}
+
 #[test]
 fn the_socket_is_private_to_its_user() {
     let d = Daemon::start(&[]);
