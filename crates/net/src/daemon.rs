@@ -652,14 +652,14 @@ fn answer(
     out: &mut Vec<u8>,
 ) -> Result<(), ServerMessage> {
     loop {
-        let body = match frames.next_frame() {
+        let body = match frames.next_body() {
             Ok(Some(b)) => b,
             Ok(None) => return Ok(()),
             Err(e) => return Err(malformed(hub, client, &e)),
         };
-        let msg = ClientMessage::decode(&body).map_err(|e| malformed(hub, client, &e))?;
+        let msg = ClientMessage::decode(body).map_err(|e| malformed(hub, client, &e))?;
         let reply = hub.handle(client, msg.request);
-        out.extend_from_slice(&ServerMessage::Reply { id: msg.id, reply }.encode());
+        ServerMessage::Reply { id: msg.id, reply }.encode_into(out);
     }
 }
 
@@ -680,10 +680,10 @@ async fn write_events(
     events: &mut tokio::sync::mpsc::Receiver<Event>,
     out: &mut Vec<u8>,
 ) -> io::Result<()> {
-    out.extend_from_slice(&ServerMessage::Event(first).encode());
+    ServerMessage::Event(first).encode_into(out);
     for _ in 1..EVENT_BATCH {
         match events.try_recv() {
-            Ok(e) => out.extend_from_slice(&ServerMessage::Event(e).encode()),
+            Ok(e) => ServerMessage::Event(e).encode_into(out),
             Err(_) => break,
         }
     }
