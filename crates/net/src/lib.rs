@@ -15,8 +15,8 @@
 //! - [`testbed`]: sender hosts, a router and a receiver in network namespaces, an htb + bfifo
 //!   bottleneck and [`delay_line`], a user-space delay line on a TUN device.
 //! - [`sys`]: the two Linux calls the rest needs (TUN, setns).
-//! - [`thread_caches`]: glibc's per-thread malloc caches turned off in `concordd`, so memory
-//!   freed after a burst of connections is handed back.
+//! - [`thread_caches`]: glibc's malloc tuned in `concordd` (no per-thread caches, fixed trim
+//!   thresholds), so memory freed after a burst of connections is handed back.
 
 pub mod capture;
 pub mod client;

@@ -113,7 +113,7 @@ fn main() -> ExitCode {
     if let Err(e) = concord_net::thread_caches::bound_thread_caches() {
         tracing::warn!(
             error = %e,
-            "cannot restart with glibc's per-thread caches off: memory freed after a burst of \
+            "cannot restart with glibc's malloc tuned: memory freed after a burst of \
              connections may not all be handed back"
         );
     }
