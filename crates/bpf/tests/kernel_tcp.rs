@@ -211,6 +211,12 @@ impl AgentProc {
         if let Some(trace) = std::env::var_os("CONCORD_TCP_TRACE") {
             cmd.arg("--trace").arg(trace);
         }
+        // CONCORD_TCP_ARGS="--flag ...": more arguments for the agent, for runs that vary its
+        // settings (e.g. --mccp-adaptive-sampling); such runs are deviations, not the tests' figures.
+        if let Ok(args) = std::env::var("CONCORD_TCP_ARGS") {
+            eprintln!("agent arguments (CONCORD_TCP_ARGS): {args}");
+            cmd.args(args.split_whitespace());
+        }
         let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
