@@ -115,7 +115,9 @@ mod tests {
         // A longer name that merely begins the same is another tunable.
         assert_eq!(
             tunables_tuned(Some(OsStr::new("glibc.malloc.tcache_count_x=1"))),
-            Some(OsString::from(format!("glibc.malloc.tcache_count_x=1:{ALL}")))
+            Some(OsString::from(format!(
+                "glibc.malloc.tcache_count_x=1:{ALL}"
+            )))
         );
     }
 }

@@ -336,14 +336,20 @@ fn the_daemon_runs_with_glibc_malloc_tuned() {
     };
     let d = Daemon::start(&[]);
     let env = environ(&d);
-    assert!(env.contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=0"), "{env}");
+    assert!(
+        env.contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=0"),
+        "{env}"
+    );
     assert!(env.contains("glibc.malloc.trim_threshold=131072"), "{env}");
     assert!(env.contains("glibc.malloc.mmap_threshold=131072"), "{env}");
     // It listens (Daemon::start waited for that) after starting again.
     drop(d);
     let d = Daemon::start_with_env(&[], &[("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3")]);
     let env = environ(&d);
-    assert!(env.contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=3"), "{env}");
+    assert!(
+        env.contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=3"),
+        "{env}"
+    );
     assert!(!env.contains("tcache_count=0"), "{env}");
 }
 
