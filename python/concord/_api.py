@@ -29,7 +29,7 @@ def parse(text: str) -> Scenario:
 
 _STRING_DTYPE = None
 _STRINGS = None  # how a list of str (None for gaps) becomes a column of that dtype
-_COLUMNS: Dict[tuple, Any] = {}  # column Index objects by names, copied (cheaply) per frame
+_LAYOUTS: Dict[tuple, "_Layout"] = {}  # a table's column layout, by its names and kinds
 
 
 def _string_dtype():
@@ -43,17 +43,20 @@ def _string_dtype():
 
 
 def _strings():
-    """A function from a list of str (None for gaps) to a column of the string dtype. When the
-    dtype is Arrow-backed (pandas 3 with pyarrow), the Arrow array is built at once and wrapped,
-    which skips pandas' per-value checks (a third of a small table's construction)."""
+    """A function from a table's string columns (lists of str, None for gaps) to pandas
+    columns of the string dtype. When the dtype is Arrow-backed (pandas 3 with pyarrow), all
+    the table's strings become one Arrow array, cut into the columns (slices that share its
+    buffers) and wrapped, which skips pandas' per-value checks and its per-column conversions;
+    the wrap is pandas' own constructor from an Arrow result when it has one, else the public
+    one. Any other pandas: pandas' own constructor, column by column."""
     global _STRINGS
     if _STRINGS is None:
         import pandas as pd
 
         dtype = _string_dtype()
 
-        def generic(values):
-            return pd.array(values, dtype=dtype)
+        def generic(columns):
+            return [pd.array(values, dtype=dtype) for values in columns]
 
         _STRINGS = generic
         if getattr(dtype, "storage", None) == "pyarrow":
@@ -61,41 +64,115 @@ def _strings():
                 import pyarrow as pa
 
                 cls = dtype.construct_array_type()
+                large_string = pa.large_string()
+                chunked = pa.chunked_array
 
-                def arrow(values):
-                    return cls(pa.array(values, type=pa.large_string()), dtype=dtype)
+                def public(array):
+                    return cls(array, dtype=dtype)
 
-                probe = ["x", None]
-                if arrow(probe).equals(generic(probe)) and arrow(probe).dtype == dtype:
-                    _STRINGS = arrow
+                from_result = getattr(pd.array(["x"], dtype=dtype), "_from_pyarrow_array", None)
+                for wrap in ((from_result, public) if from_result is not None else (public,)):
+
+                    def arrow(columns, wrap=wrap):
+                        whole = pa.array([v for values in columns for v in values],
+                                         type=large_string)
+                        out, start = [], 0
+                        for values in columns:
+                            out.append(wrap(chunked([whole.slice(start, len(values))])))
+                            start += len(values)
+                        return out
+
+                    probe = [["x", None], [], ["y", "zz"]]
+                    if all(made.equals(want) and made.dtype == dtype and type(made) is cls
+                           for made, want in zip(arrow(probe), generic(probe))):
+                        _STRINGS = arrow
+                        break
             except Exception:  # any pandas/pyarrow that does not take it: the generic path
                 pass
     return _STRINGS
 
 
+class _Layout:
+    """What every table of one column layout (names and kinds) shares: the column Index, and
+    where the integer, double and string columns go (pandas' block placements)."""
+
+    def __init__(self, names, kinds):
+        import numpy as np
+        import pandas as pd
+
+        self.names = names
+        self.columns = pd.Index(names)
+        self.ints = [i for i, k in enumerate(kinds) if k == "i8"]
+        self.floats = [i for i, k in enumerate(kinds) if k == "f8"]
+        self.strs = [i for i, k in enumerate(kinds) if k == "str"]
+        self.int_at = np.array(self.ints, dtype=np.intp)
+        self.float_at = np.array(self.floats, dtype=np.intp)
+        self.str_at = [np.array([i], dtype=np.intp) for i in self.strs]
+
+
+_MAKE: Any = ()  # _from_blocks()'s answer, once known
+
+
+def _from_blocks():
+    """pandas' constructor from ready blocks (`pandas.api.internals`, pandas 3), when the string
+    columns are one-dimensional extension arrays it takes as blocks; else None."""
+    global _MAKE
+    if _MAKE == ():
+        import pandas as pd
+
+        _MAKE = None
+        if isinstance(_string_dtype(), pd.api.extensions.ExtensionDtype):
+            try:
+                from pandas.api.internals import create_dataframe_from_blocks as _MAKE
+            except ImportError:
+                pass
+    return _MAKE
+
+
 def _frame(columns):
     """A pandas DataFrame of the extension's typed columns (`RawRun.columns`): numeric columns
     are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are those
-    `pandas.read_csv` gives the same table (int64, float64 with NaN for gaps, str)."""
+    `pandas.read_csv` gives the same table (int64, float64 with NaN for gaps, str).
+
+    The integer columns become one 2-D int64 block and the doubles one float64 block (their
+    bytes joined, then read by numpy at once), each string column a block of its own, handed to
+    pandas' constructor from blocks: the frame pandas would consolidate the columns into,
+    without the public constructor's per-column checks and copies, which cost as much as the
+    one-second run itself. A pandas without it gets the same frame by another constructor."""
     import numpy as np
     import pandas as pd
 
+    key = tuple((name, kind) for name, kind, _ in columns)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        layout = _LAYOUTS[key] = _Layout([n for n, _ in key], [k for _, k in key])
     strings = _strings()
-    names, arrays = [], []
-    for name, kind, values in columns:
-        names.append(name)
-        if kind in ("i8", "f8"):
-            arrays.append(np.frombuffer(values, dtype="<" + kind))
-        else:
-            arrays.append(strings(values))
-    rows = len(arrays[0]) if arrays else 0
-    key = tuple(names)
-    index = _COLUMNS.get(key)
-    if index is None:
-        index = _COLUMNS[key] = pd.Index(names)
-    index = index.copy()  # a new Index on the same values: `df.columns.name = ...` stays local
-    # The columns are whole and distinct: skip the checks of the public constructor, which
-    # cost as much as the one-second run itself. Any pandas without it gets the public one.
+    if not columns:
+        rows = 0
+    elif columns[0][1] == "str":
+        rows = len(columns[0][2])
+    else:
+        rows = len(columns[0][2]) // 8  # 8 bytes a value
+    index = layout.columns.view()  # a new Index on the same values: `df.columns.name` stays local
+    make = _from_blocks()
+    if make is not None:
+        blocks = []
+        for at, placement, dtype in ((layout.ints, layout.int_at, "<i8"),
+                                     (layout.floats, layout.float_at, "<f8")):
+            if at:
+                data = bytearray().join([columns[i][2] for i in at])  # one writable copy
+                blocks.append((np.frombuffer(data, dtype=dtype).reshape(len(at), rows),
+                               placement.copy()))
+        texts = strings([columns[i][2] for i in layout.strs])
+        for placement, text in zip(layout.str_at, texts):
+            # Each frame its own placements: none shares what pandas may change.
+            blocks.append((text, placement.copy()))
+        return make(blocks, index=pd.RangeIndex(rows), columns=index)
+    texts = iter(strings([columns[i][2] for i in layout.strs]))
+    arrays = [next(texts) if kind == "str" else np.frombuffer(values, dtype="<" + kind)
+              for _, kind, values in columns]
+    # The columns are whole and distinct: skip the checks of the public constructor when
+    # pandas has its private one.
     from_arrays = getattr(pd.DataFrame, "_from_arrays", None)
     if from_arrays is not None:
         try:
@@ -103,7 +180,7 @@ def _frame(columns):
                                verify_integrity=False)
         except TypeError:
             pass
-    return pd.DataFrame(dict(zip(names, arrays)), copy=False)
+    return pd.DataFrame(dict(zip(layout.names, arrays)), copy=False)
 
 
 class Result:
@@ -212,13 +289,12 @@ def run(scenario: Union[Scenario, PathLike], *, seed: Optional[int] = None,
     `capture_dir` receives the pcap traces the scenario records."""
     if not isinstance(scenario, Scenario):
         scenario = load(scenario)
-    if seed is not None or overrides:
+    if overrides:
         scenario = scenario.copy()
         for key, value in overrides.items():
             scenario.set(key, value)
-        if seed is not None:
-            scenario.set("seed", seed)
+    # The seed is set by the extension on its own copy: a loop over seeds pays no copy here.
     raw = _concord.run(scenario,
                        os.fspath(capture_dir) if capture_dir is not None else None,
-                       ["python"] + sys.argv)
+                       ["python"] + sys.argv, seed)
     return Result(raw)
