@@ -43,20 +43,21 @@ def _string_dtype():
 
 
 def _strings():
-    """A function from a table's string columns (lists of str, None for gaps) to pandas
-    columns of the string dtype. When the dtype is Arrow-backed (pandas 3 with pyarrow), all
-    the table's strings become one Arrow array, cut into the columns (slices that share its
-    buffers) and wrapped, which skips pandas' per-value checks and its per-column conversions;
-    the wrap is pandas' own constructor from an Arrow result when it has one, else the public
-    one. Any other pandas: pandas' own constructor, column by column."""
+    """A function from a table's string columns, as one list of values column after column (str,
+    None for gaps) with `rows` values a column, to pandas columns of the string dtype. When the
+    dtype is Arrow-backed (pandas 3 with pyarrow), the values become one Arrow array, cut into
+    the columns (slices that share its buffers) and wrapped, which skips pandas' per-value
+    checks and its per-column conversions; the wrap is pandas' own constructor from an Arrow
+    result when it has one, else the public one. Any other pandas: pandas' own constructor,
+    column by column."""
     global _STRINGS
     if _STRINGS is None:
         import pandas as pd
 
         dtype = _string_dtype()
 
-        def generic(columns):
-            return [pd.array(values, dtype=dtype) for values in columns]
+        def generic(values, rows, count):
+            return [pd.array(values[i * rows:(i + 1) * rows], dtype=dtype) for i in range(count)]
 
         _STRINGS = generic
         if getattr(dtype, "storage", None) == "pyarrow":
@@ -73,18 +74,14 @@ def _strings():
                 from_result = getattr(pd.array(["x"], dtype=dtype), "_from_pyarrow_array", None)
                 for wrap in ((from_result, public) if from_result is not None else (public,)):
 
-                    def arrow(columns, wrap=wrap):
-                        whole = pa.array([v for values in columns for v in values],
-                                         type=large_string)
-                        out, start = [], 0
-                        for values in columns:
-                            out.append(wrap(chunked([whole.slice(start, len(values))])))
-                            start += len(values)
-                        return out
+                    def arrow(values, rows, count, wrap=wrap):
+                        whole = pa.array(values, type=large_string)
+                        return [wrap(chunked([whole.slice(i * rows, rows)]))
+                                for i in range(count)]
 
-                    probe = [["x", None], [], ["y", "zz"]]
+                    probe = (["x", None, "y", "zz", None, ""], 2, 3)
                     if all(made.equals(want) and made.dtype == dtype and type(made) is cls
-                           for made, want in zip(arrow(probe), generic(probe))):
+                           for made, want in zip(arrow(*probe), generic(*probe))):
                         _STRINGS = arrow
                         break
             except Exception:  # any pandas/pyarrow that does not take it: the generic path
@@ -93,21 +90,23 @@ def _strings():
 
 
 class _Layout:
-    """What every table of one column layout (names and kinds) shares: the column Index, and
-    where the integer, double and string columns go (pandas' block placements)."""
+    """What every table of one column layout (`RawRun.blocks`' names and kinds) shares: the
+    column Index, and where the integer, double and string columns go (pandas' block
+    placements)."""
 
-    def __init__(self, names, kinds):
+    def __init__(self, layout: str):
         import numpy as np
         import pandas as pd
 
-        self.names = names
-        self.columns = pd.Index(names)
-        self.ints = [i for i, k in enumerate(kinds) if k == "i8"]
-        self.floats = [i for i, k in enumerate(kinds) if k == "f8"]
-        self.strs = [i for i, k in enumerate(kinds) if k == "str"]
-        self.int_at = np.array(self.ints, dtype=np.intp)
-        self.float_at = np.array(self.floats, dtype=np.intp)
-        self.str_at = [np.array([i], dtype=np.intp) for i in self.strs]
+        columns = [c.rsplit("=", 1) for c in layout.split("\x1f")] if layout else []
+        self.names = [name for name, _ in columns]
+        self.kinds = [kind for _, kind in columns]
+        self.columns = pd.Index(self.names)
+        self.int_at = np.array([i for i, k in enumerate(self.kinds) if k == "i8"], dtype=np.intp)
+        self.float_at = np.array([i for i, k in enumerate(self.kinds) if k == "f8"],
+                                 dtype=np.intp)
+        self.str_at = [np.array([i], dtype=np.intp) for i, k in enumerate(self.kinds)
+                       if k == "str"]
 
 
 _MAKE: Any = ()  # _from_blocks()'s answer, once known
@@ -129,48 +128,36 @@ def _from_blocks():
     return _MAKE
 
 
-def _frame(columns):
-    """A pandas DataFrame of the extension's typed columns (`RawRun.columns`): numeric columns
-    are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are those
-    `pandas.read_csv` gives the same table (int64, float64 with NaN for gaps, str).
+def _frame(blocks):
+    """A pandas DataFrame of a table as the extension groups it (`RawRun.blocks`): numeric
+    columns are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are
+    those `pandas.read_csv` gives the same table (int64, float64 with NaN for gaps, str).
 
-    The integer columns become one 2-D int64 block and the doubles one float64 block (their
-    bytes joined, then read by numpy at once), each string column a block of its own, handed to
-    pandas' constructor from blocks: the frame pandas would consolidate the columns into,
-    without the public constructor's per-column checks and copies, which cost as much as the
-    one-second run itself. A pandas without it gets the same frame by another constructor."""
+    The integer columns are one 2-D int64 block and the doubles one float64 block, each string
+    column a block of its own, handed to pandas' constructor from blocks: the frame pandas
+    would consolidate the columns into, without the public constructor's per-column checks and
+    copies, which cost as much as the one-second run itself. A pandas without it gets the same
+    frame by another constructor."""
     import numpy as np
     import pandas as pd
 
-    key = tuple((name, kind) for name, kind, _ in columns)
-    layout = _LAYOUTS.get(key)
+    layout_key, rows, ints, floats, texts = blocks
+    layout = _LAYOUTS.get(layout_key)
     if layout is None:
-        layout = _LAYOUTS[key] = _Layout([n for n, _ in key], [k for _, k in key])
-    strings = _strings()
-    if not columns:
-        rows = 0
-    elif columns[0][1] == "str":
-        rows = len(columns[0][2])
-    else:
-        rows = len(columns[0][2]) // 8  # 8 bytes a value
+        layout = _LAYOUTS[layout_key] = _Layout(layout_key)
+    # numpy reads the bytearrays in place (writable, owned by this frame alone).
+    int_block = np.frombuffer(ints, dtype="<i8").reshape(len(layout.int_at), rows)
+    float_block = np.frombuffer(floats, dtype="<f8").reshape(len(layout.float_at), rows)
+    texts = _strings()(texts, rows, len(layout.str_at))
     index = layout.columns.view()  # a new Index on the same values: `df.columns.name` stays local
     make = _from_blocks()
     if make is not None:
-        blocks = []
-        for at, placement, dtype in ((layout.ints, layout.int_at, "<i8"),
-                                     (layout.floats, layout.float_at, "<f8")):
-            if at:
-                data = bytearray().join([columns[i][2] for i in at])  # one writable copy
-                blocks.append((np.frombuffer(data, dtype=dtype).reshape(len(at), rows),
-                               placement.copy()))
-        texts = strings([columns[i][2] for i in layout.strs])
-        for placement, text in zip(layout.str_at, texts):
-            # Each frame its own placements: none shares what pandas may change.
-            blocks.append((text, placement.copy()))
-        return make(blocks, index=pd.RangeIndex(rows), columns=index)
-    texts = iter(strings([columns[i][2] for i in layout.strs]))
-    arrays = [next(texts) if kind == "str" else np.frombuffer(values, dtype="<" + kind)
-              for _, kind, values in columns]
+        # Each frame its own placements: none shares what pandas may change.
+        parts = [(int_block, layout.int_at.copy()), (float_block, layout.float_at.copy())]
+        parts += [(text, at.copy()) for text, at in zip(texts, layout.str_at)]
+        return make([p for p in parts if len(p[1])], index=pd.RangeIndex(rows), columns=index)
+    by_kind = {"i8": iter(int_block), "f8": iter(float_block), "str": iter(texts)}
+    arrays = [next(by_kind[kind]) for kind in layout.kinds]
     # The columns are whole and distinct: skip the checks of the public constructor when
     # pandas has its private one.
     from_arrays = getattr(pd.DataFrame, "_from_arrays", None)
@@ -209,10 +196,10 @@ class Result:
 
     def table(self, name: str):
         """Table `name` as a pandas DataFrame, built from typed columns (no CSV parsing)."""
-        columns = self._raw.columns(name)
-        if columns is None:
+        blocks = self._raw.blocks(name)
+        if blocks is None:
             self.csv(name)  # raises the KeyError that names the tables there are
-        return _frame(columns)
+        return _frame(blocks)
 
     def to_arrow(self, name: str):
         """Table `name` as a pyarrow Table."""
