@@ -28,8 +28,8 @@ def parse(text: str) -> Scenario:
 
 
 _STRING_DTYPE = None
-_STRINGS = None  # how a list of str (None for gaps) becomes a column of that dtype
-_LAYOUTS: Dict[tuple, "_Layout"] = {}  # a table's column layout, by its names and kinds
+_STRINGS = None  # how a table's strings (None for gaps) become columns of that dtype
+_LAYOUTS: Dict[str, "_Layout"] = {}  # tables' column layouts, by `RawRun.blocks`' layout text
 
 
 def _string_dtype():
