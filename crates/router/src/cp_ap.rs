@@ -104,8 +104,9 @@ pub struct ApCore {
     queues: Vec<VecDeque<Vec<u8>>>,
     /// The flow the round robin serves next.
     next_flow: usize,
-    /// The nominal send time of the next aggregate datagram; `None` before the first.
-    next_send: Option<Instant>,
+    /// The nominal send time and size (bytes) of the last aggregate datagram; `None` before
+    /// the first.
+    last_sent: Option<(Instant, u64)>,
     /// Counters.
     counters: ApCounters,
     /// Bytes delivered per flow (application payload), for the sink-side count.
@@ -156,7 +157,7 @@ impl ApCore {
             ap,
             queues: vec![VecDeque::new(); n],
             next_flow: 0,
-            next_send: None,
+            last_sent: None,
             counters: ApCounters::default(),
             delivered_bytes: vec![0; n],
         })
@@ -191,10 +192,20 @@ impl ApCore {
         }
     }
 
+    /// When the next aggregate datagram may leave: one gap at the available bandwidth *now*
+    /// after the nominal send time of the last, so that a new estimate takes effect for the
+    /// datagram already waiting (as TFRC's own pacing, RFC 5348 section 4.6, and as the
+    /// simulator's C-UDP endpoints re-arm on a new estimate).
+    pub fn next_send_time(&self) -> Instant {
+        self.last_sent
+            .map_or(Instant::ZERO, |(t, size)| t + self.gap(size))
+    }
+
     /// The next aggregate datagram for the other AP, if one is due at `now`: the next flow in
     /// round robin with a queued datagram, stamped by the AP. Call until `None`.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if self.next_send.is_some_and(|t| now < t) {
+        let scheduled = self.next_send_time();
+        if now < scheduled {
             return None;
         }
         let n = self.queues.len();
@@ -210,9 +221,12 @@ impl ApCore {
         }
         // One packet of credit, no more, for a caller woken late (as TFRC's own pacing,
         // RFC 5348 section 4.6).
-        let gap = self.gap(size);
-        let nominal = self.next_send.map_or(now, |t| t.max(now - gap));
-        self.next_send = Some(nominal + gap);
+        let nominal = if self.last_sent.is_some() {
+            scheduled.max(now - self.gap(size))
+        } else {
+            now
+        };
+        self.last_sent = Some((nominal, size));
         let mut out = Vec::with_capacity(h.encoded_len() + payload.len());
         if h.encode(&mut out).is_err() {
             return None;
@@ -269,7 +283,7 @@ impl ApCore {
     /// one, or the AP's timers.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let send = if self.queues.iter().any(|q| !q.is_empty()) {
-            Some(self.next_send.unwrap_or(Instant::ZERO))
+            Some(self.next_send_time())
         } else {
             None
         };
@@ -287,7 +301,12 @@ impl ApCore {
         let mut s = format!(
             "app_in {}\napp_dropped {}\ncp_sent {}\ncontrol_sent {}\ndelivered {}\n\
              control_received {}\nbad_in {}\n",
-            c.app_in, c.app_dropped, c.cp_sent, c.control_sent, c.delivered, c.control_received,
+            c.app_in,
+            c.app_dropped,
+            c.cp_sent,
+            c.control_sent,
+            c.delivered,
+            c.control_received,
             c.bad_in
         );
         if let Some(st) = self.ap.status(self.setup.app) {

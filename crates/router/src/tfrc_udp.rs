@@ -44,7 +44,9 @@ pub fn encode_data(h: &DataHeader, len: usize) -> Vec<u8> {
     out.push(TYPE_DATA);
     out.extend_from_slice(&h.seq.to_be_bytes());
     out.extend_from_slice(&(h.timestamp.as_nanos() / 1000).to_be_bytes());
-    let rtt = h.rtt.map_or(0, |r| u32::try_from(r.as_micros()).unwrap_or(u32::MAX));
+    let rtt = h
+        .rtt
+        .map_or(0, |r| u32::try_from(r.as_micros()).unwrap_or(u32::MAX));
     out.extend_from_slice(&rtt.to_be_bytes());
     out.resize(len.max(DATA_LEN), 0);
     out
@@ -71,7 +73,11 @@ pub fn encode_feedback(f: &Feedback) -> Vec<u8> {
     let delay = u32::try_from(f.t_delay.as_micros()).unwrap_or(u32::MAX);
     out.extend_from_slice(&delay.to_be_bytes());
     out.extend_from_slice(&f.x_recv.bps().to_be_bytes());
-    let p = if f.p.is_nan() { 0.0 } else { f.p.clamp(0.0, 1.0) };
+    let p = if f.p.is_nan() {
+        0.0
+    } else {
+        f.p.clamp(0.0, 1.0)
+    };
     out.extend_from_slice(&((p * P_ONE).round() as u32).to_be_bytes());
     out
 }
