@@ -23,6 +23,7 @@ use concord_router::cp_ap::{run_ap, ApFlow, ApSetup};
 use concord_router::{loadgen, tfrc_udp};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 
 /// The run's length and the warm-up left out of the counts, seconds.
@@ -54,9 +55,74 @@ struct Run {
     cp: Vec<f64>,
     tfrc: Vec<f64>,
     report: String,
+    /// With a capture: CP datagrams tshark counted arriving at host d, and the datagrams the
+    /// remote AP took from its socket (delivered and refused), and the UDP datagrams host d's
+    /// sockets dropped for a full receive buffer (`RcvbufErrors`).
+    cp_on_the_wire: Option<(u64, u64, u64)>,
 }
 
-fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str) -> Run {
+/// Starts tshark on host d's interface, writing the first 96 bytes of each UDP datagram to the
+/// remote AP (`to`; the control messages the other way go to the same port of the local AP).
+fn capture(bed: &Bed, pcap: &Path, to: SocketAddr) -> Child {
+    let filter = format!("udp dst port {} and dst host {}", to.port(), to.ip());
+    let child = bed
+        .exec(
+            "d",
+            &[
+                "tshark", "-q", "-i", "eth0", "-s", "96", "-f", &filter, "-w",
+            ],
+        )
+        .arg(pcap)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start tshark (apt-get install tshark)");
+    // tshark needs a moment before it captures.
+    for _ in 0..50 {
+        if pcap.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child
+}
+
+/// `Udp: RcvbufErrors` of a namespace's /proc/net/snmp.
+fn udp_rcvbuf_errors(snmp: &str) -> u64 {
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp: "));
+    let (Some(names), Some(values)) = (udp.next(), udp.next()) else {
+        return 0;
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == "RcvbufErrors")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// UDP datagrams to `port` in a pcap whose payload starts with CP version 1, as tshark reads
+/// them (the CP header nested in the UDP payload, the slides' implementation).
+fn count_cp(pcap: &Path, port: u16) -> u64 {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args([
+            "-Y",
+            &format!("udp.dstport == {port} && udp.payload[0:1] == 01"),
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ])
+        .output()
+        .expect("tshark -r");
+    String::from_utf8_lossy(&out.stdout).lines().count() as u64
+}
+
+fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool) -> Run {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/testbed/cp-aggregate.toml");
     let prefix = format!("cr4{tag}{}", std::process::id() % 1000);
@@ -70,7 +136,6 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str) -> Run {
     .expect("the test bed comes up (run as root)");
     let s = bed.topology.host_addr("s", bed.net).expect("s");
     let d = bed.topology.host_addr("d", bed.net).expect("d");
-    let clock = Clock::new();
     let end = Instant::from_secs(DURATION_S);
     let window = (Instant::from_secs(WARMUP_S), end);
     let lo = |p: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, p));
@@ -91,10 +156,16 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str) -> Run {
         seed: 1,
     };
     let stop = move |now: Instant| now >= end;
+    let pcap = bed.dir.join("cp.pcap");
+    let mut tshark = with_capture.then(|| capture(&bed, &pcap, SocketAddr::from((d, ap_port))));
+    let clock = Clock::new();
     // Host d: the remote AP, the CP flows' sinks and the TFRC receivers.
     let (remote, local_setup) = (setup(false), setup(true));
+    // The remote AP stops 0.5 s after the rest, so that what is in flight at the end (the
+    // RED queue holds at most 160 ms) reaches it.
+    let drained = end + concord_cc::time::Duration::from_millis(500);
     let remote_ap = in_ns(bed.ns("d"), move || {
-        run_ap(remote, || clock.now(), stop).expect("remote AP")
+        run_ap(remote, || clock.now(), move |now| now >= drained).expect("remote AP")
     });
     let sinks = in_ns(bed.ns("d"), move || {
         let binds: Vec<_> = (0..CP_FLOWS as u16).map(|i| lo(7000 + i)).collect();
@@ -149,7 +220,22 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str) -> Run {
         .collect();
     let offered: u64 = sources.into_iter().map(|t| t.join().expect("source")).sum();
     let (_, local_status) = local_ap.join().expect("local AP");
-    let (_, remote_status) = remote_ap.join().expect("remote AP");
+    let (remote_counters, remote_status) = remote_ap.join().expect("remote AP");
+    let cp_on_the_wire = tshark.as_mut().map(|t| {
+        let _ = Command::new("kill")
+            .args(["-INT", &t.id().to_string()])
+            .status();
+        let _ = t.wait();
+        let snmp = bed
+            .exec("d", &["cat", "/proc/net/snmp"])
+            .output()
+            .expect("snmp");
+        (
+            count_cp(&pcap, ap_port),
+            remote_counters.delivered + remote_counters.bad_in,
+            udp_rcvbuf_errors(&String::from_utf8_lossy(&snmp.stdout)),
+        )
+    });
     let mut report = format!(
         "TFRC packets sent {sent:?}; CBR datagrams offered {offered}\nlocal AP:\n{local_status}remote AP:\n{remote_status}router r1:"
     );
@@ -160,7 +246,12 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str) -> Run {
     ] {
         report += &format!(" {k} {}", bed.counter("r1", k));
     }
-    Run { cp, tfrc, report }
+    Run {
+        cp,
+        tfrc,
+        report,
+        cp_on_the_wire,
+    }
 }
 
 /// Each flow's goodput in the simulator twin, by flow name, bit/s.
@@ -235,13 +326,24 @@ fn check(r: &Run, m: f64, twin: &str) {
 #[test]
 #[ignore = "root, 40 s: .ci/checks.d/55-router.sh"]
 fn one_flowshare_of_4_flows_against_one_tfrc_flow_is_fair_and_matches_its_twin() {
-    let r = run(Flowshares::Single, 1, "s");
+    let r = run(Flowshares::Single, 1, "s", true);
+    let (wire, taken, rcvbuf) = r.cp_on_the_wire.expect("a capture");
+    eprintln!(
+        "CP datagrams on the wire to the remote AP: {wire} (tshark); the AP took {taken}; \
+         host d's UDP sockets dropped {rcvbuf} for a full receive buffer"
+    );
+    // Every datagram the AP took was on the wire; what the wire carried and the AP did not
+    // take, a full socket buffer dropped (the count covers all of host d's UDP sockets).
+    assert!(
+        wire >= taken && wire - taken <= rcvbuf,
+        "tshark counted {wire} CP datagrams, the remote AP took {taken}, {rcvbuf} dropped"
+    );
     check(&r, 1.0, "scenarios/cp/testbed-single.toml");
 }
 
 #[test]
 #[ignore = "root, 40 s: .ci/checks.d/55-router.sh"]
 fn bfld_m_4_against_4_tfrc_flows_takes_4_flowshares_and_matches_its_twin() {
-    let r = run(Flowshares::Bfld { m: 4 }, 4, "b");
+    let r = run(Flowshares::Bfld { m: 4 }, 4, "b", false);
     check(&r, 4.0, "scenarios/cp/testbed-bfld4.toml");
 }
