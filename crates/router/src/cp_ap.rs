@@ -486,6 +486,26 @@ mod tests {
     }
 
     #[test]
+    fn a_new_estimate_takes_effect_for_the_datagram_already_waiting() {
+        let (mut a, mut b) = (core(true), core(false));
+        for _ in 0..2 {
+            a.on_app_datagram(0, &[0; 972]);
+        }
+        let d = a.poll_transmit(us(0)).unwrap_or_default();
+        // At 1 packet per second the second datagram would wait until 1 s.
+        assert_eq!(a.next_send_time(), us(1_000_000));
+        b.on_peer_datagram(us(10_000), &d);
+        let c = b.poll_control(us(35_000)).unwrap_or_default();
+        a.on_peer_datagram(us(40_000), &c);
+        // The first feedback gives R = 40 ms - 0 - 25 ms = 15 ms and TFRC's initial rate
+        // W_init / R = 4000 B / 15 ms (RFC 5348 section 4.2): the waiting datagram is due one
+        // gap at that rate after the first, 3.75 ms (rounded up to the nanosecond), so at once.
+        assert_eq!(a.available_bandwidth(), Rate::from_bps_f64(4000.0 * 8.0 / 0.015));
+        assert_eq!(a.next_send_time(), Instant::from_nanos(3_750_001));
+        assert!(a.poll_transmit(us(40_000)).is_some());
+    }
+
+    #[test]
     fn garbage_and_other_applications_from_the_peer_are_counted_and_ignored() {
         let mut b = core(false);
         assert_eq!(b.on_peer_datagram(us(1), &[]), None);
