@@ -330,11 +330,13 @@ impl ApCore {
 }
 
 /// Runs an aggregation point on UDP sockets until `stop(now)` says so; returns its counters and
-/// its final status. `clock` gives `now`.
+/// its final status. `clock` gives `now`; with `status`, the status is written to that file
+/// every 200 ms (as `concord-router run --status`).
 pub fn run_ap(
     setup: ApSetup,
     clock: impl Fn() -> Instant,
     mut stop: impl FnMut(Instant) -> bool,
+    status: Option<&std::path::Path>,
 ) -> Result<(ApCounters, String), ApSetupError> {
     let peer_sock = UdpSocket::bind(setup.bind)?;
     peer_sock.set_nonblocking(true)?;
@@ -354,10 +356,15 @@ pub fn run_ap(
     fds.extend(app_socks.iter().map(|(_, s)| s.as_raw_fd()));
     let mut ready = Vec::new();
     let mut buf = vec![0u8; MAX_DATAGRAM];
+    let mut status_due = Instant::ZERO;
     loop {
         let now = clock();
         if stop(now) {
             break;
+        }
+        if let Some(path) = status.filter(|_| now >= status_due) {
+            crate::run::write_status(path, &core.status())?;
+            status_due = now + Duration::from_millis(200);
         }
         // At most 5 ms asleep, so that `stop` is asked often.
         let wait = core
@@ -389,6 +396,9 @@ pub fn run_ap(
         while let Some(d) = core.poll_control(now) {
             let _ = peer_sock.send_to(&d, peer);
         }
+    }
+    if let Some(path) = status {
+        crate::run::write_status(path, &core.status())?;
     }
     Ok((core.counters(), core.status()))
 }
@@ -500,7 +510,10 @@ mod tests {
         // The first feedback gives R = 40 ms - 0 - 25 ms = 15 ms and TFRC's initial rate
         // W_init / R = 4000 B / 15 ms (RFC 5348 section 4.2): the waiting datagram is due one
         // gap at that rate after the first, 3.75 ms (rounded up to the nanosecond), so at once.
-        assert_eq!(a.available_bandwidth(), Rate::from_bps_f64(4000.0 * 8.0 / 0.015));
+        assert_eq!(
+            a.available_bandwidth(),
+            Rate::from_bps_f64(4000.0 * 8.0 / 0.015)
+        );
         assert_eq!(a.next_send_time(), Instant::from_nanos(3_750_001));
         assert!(a.poll_transmit(us(40_000)).is_some());
     }
