@@ -6,8 +6,8 @@
 //! single-flowshare one; the BFLD one is run by hand (`-- --ignored bfld`), because it fell short
 //! of its bars in 2 of 3 runs (docs/router.md has the figures).
 //!
-//! The bars, from the task that asked for the test bed and fixed before any run, with the band
-//! concord reads from the slides' Fig. 5, 6 and 10 (`crates/repro/src/cp.rs`, FAIR):
+//! The bars, fixed before any run, with the band concord reads from the slides' Fig. 5, 6 and 10
+//! (`crates/repro/src/cp.rs`, FAIR):
 //! - one flowshare against one TFRC flow: the normalised throughput ratio (one TFRC flow's
 //!   goodput over one flowshare of the aggregate's) within 0.8-1.25;
 //! - BFLD with m = 4 against 4 TFRC flows: the aggregate's goodput over one TFRC flow's within
