@@ -24,6 +24,9 @@ use std::ffi::{OsStr, OsString};
 /// The environment variable glibc reads its tunables from (`name=value` pairs joined by `:`).
 pub const TUNABLES_ENV: &str = "GLIBC_TUNABLES";
 
+/// Set in the environment of the restarted daemon, so that it restarts at most once.
+pub const RESTARTED_ENV: &str = "CONCORDD_MALLOC_TUNED";
+
 /// The tunables set, with their values: no per-thread cache; the `mmap` and trim thresholds
 /// fixed at their defaults (128 KiB), which turns their dynamic rise off.
 pub const TUNED: [(&str, &str); 3] = [
@@ -64,6 +67,11 @@ pub fn bound_thread_caches() -> std::io::Result<()> {
     if !cfg!(all(target_os = "linux", target_env = "gnu")) {
         return Ok(());
     }
+    // Once only: where the loader drops GLIBC_TUNABLES (a set-user-ID start), the restarted
+    // daemon would not see them and would start itself again for ever.
+    if std::env::var_os(RESTARTED_ENV).is_some() {
+        return Ok(());
+    }
     let Some(tunables) = tunables_tuned(std::env::var_os(TUNABLES_ENV).as_deref()) else {
         return Ok(());
     };
@@ -73,7 +81,11 @@ pub fn bound_thread_caches() -> std::io::Result<()> {
     if let Some(arg0) = args.next() {
         again.arg0(arg0);
     }
-    Err(again.args(args).env(TUNABLES_ENV, tunables).exec())
+    Err(again
+        .args(args)
+        .env(TUNABLES_ENV, tunables)
+        .env(RESTARTED_ENV, "1")
+        .exec())
 }
 
 #[cfg(test)]

@@ -351,6 +351,13 @@ fn the_daemon_runs_with_glibc_malloc_tuned() {
         "{env}"
     );
     assert!(!env.contains("tcache_count=0"), "{env}");
+    assert!(env.contains("CONCORDD_MALLOC_TUNED=1"), "{env}");
+    // A daemon marked as started again does not start itself again (where the loader drops
+    // GLIBC_TUNABLES it would otherwise restart for ever).
+    drop(d);
+    let d = Daemon::start_with_env(&[], &[("CONCORDD_MALLOC_TUNED", "1")]);
+    let env = environ(&d);
+    assert!(!env.contains("GLIBC_TUNABLES"), "{env}");
 }
 
 #[test]
