@@ -36,16 +36,47 @@ impl<E> PartialEq for Entry<E> {
 
 impl<E> Eq for Entry<E> {}
 
+impl<E> Entry<E> {
+    /// `(time, sequence)` as one number, in the same order: time in the high 64 bits.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.at) << 64) | u128::from(self.seq)
+    }
+}
+
+/// The heap compares with `<=` alone; each comparison is one of 128-bit keys (a compare and a
+/// subtract with borrow) rather than a tuple's compare-and-branch chain through `Ordering`.
 impl<E> PartialOrd for Entry<E> {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
+    }
+
+    #[inline]
+    fn lt(&self, other: &Self) -> bool {
+        other.key() < self.key()
+    }
+
+    #[inline]
+    fn le(&self, other: &Self) -> bool {
+        other.key() <= self.key()
+    }
+
+    #[inline]
+    fn gt(&self, other: &Self) -> bool {
+        other.key() > self.key()
+    }
+
+    #[inline]
+    fn ge(&self, other: &Self) -> bool {
+        other.key() >= self.key()
     }
 }
 
 impl<E> Ord for Entry<E> {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        other.key().cmp(&self.key())
     }
 }
 
@@ -154,6 +185,15 @@ impl<E: Copy, L> EventQueue<E, L> {
         let e = self.heap.pop()?;
         self.processed += 1;
         Some((Instant::from_nanos(e.at), e.event))
+    }
+
+    /// Removes and returns the earliest event with its time if it is not later than `until`.
+    #[inline]
+    pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, E)> {
+        if self.heap.peek()?.at > until.as_nanos() {
+            return None;
+        }
+        self.pop()
     }
 
     /// Events waiting (a lane counts its items).
