@@ -844,7 +844,7 @@ impl Simulator {
         if let Some(at) = want {
             if crate::timer::arm_earlier(&mut t.sender_timer, at) {
                 self.events
-                    .push(at, Event::Agent(AgentTimer::TcpSender(f as FlowId)));
+                    .push_far(at, Event::Agent(AgentTimer::TcpSender(f as FlowId)));
             }
         }
         let mut result = Ok(());
@@ -884,7 +884,7 @@ impl Simulator {
         if let Some(at) = t.receiver.poll_timeout() {
             if crate::timer::arm_earlier(&mut t.receiver_timer, at) {
                 self.events
-                    .push(at, Event::Agent(AgentTimer::TcpReceiver(f as FlowId)));
+                    .push_far(at, Event::Agent(AgentTimer::TcpReceiver(f as FlowId)));
             }
         }
         if let Some(p) = ack {
