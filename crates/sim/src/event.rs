@@ -178,7 +178,10 @@ impl<E: Copy, L> EventQueue<E, L> {
     /// Moves the far buckets that start at or before the heap's earliest event into the heap.
     #[inline]
     fn settle_far(&mut self) {
-        while self.far_next <= self.heap.peek().map_or(u64::MAX, |e| e.at) {
+        // A bucket starts at a multiple of BUCKET_NS, never at u64::MAX (none).
+        while self.far_next != u64::MAX
+            && self.far_next <= self.heap.peek().map_or(u64::MAX, |e| e.at)
+        {
             self.drain_next_bucket();
         }
     }
@@ -339,6 +342,8 @@ mod tests {
         let order: String = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, "zabcd");
         assert!(q.is_empty());
+        assert_eq!(q.pop(), None);
+        assert_eq!(q.pop_until(Instant::from_nanos(u64::MAX)), None);
     }
 
     #[test]
