@@ -4,6 +4,6 @@
 # concord erroring, unreadable output) fails CI. The concord binary is the one the test suite
 # built (test profile, optimised), so nothing is compiled again.
 validate_started=$(date +%s)
-[ -x target/debug/concord ] || cargo build -q -p concord --profile test
+[ -x target/debug/concord ] || cargo build -q --workspace --profile test --bin concord
 target/debug/concord validate --quick --ns3 bench/ns3/build/validate --out target/validate-quick
 echo "concord validate --quick done in $(( $(date +%s) - validate_started )) s"

@@ -197,6 +197,7 @@ main(int argc, char* argv[])
     bool redWait = true;
     uint32_t delAckTimeoutMs = 200;
     uint32_t minRtoMs = 200;
+    bool timestamps = true;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("topology", "dumbbell or parking", topology);
@@ -219,6 +220,7 @@ main(int argc, char* argv[])
     cmd.AddValue("redWait", "RED waits between early drops (ns-3 default)", redWait);
     cmd.AddValue("delAckTimeoutMs", "delayed-ACK timer, milliseconds", delAckTimeoutMs);
     cmd.AddValue("minRtoMs", "minimum RTO, milliseconds", minRtoMs);
+    cmd.AddValue("timestamps", "RFC 7323 timestamps (RTT samples from every ACK; ns-3 default on)", timestamps);
     cmd.Parse(argc, argv);
 
     if (topology != "dumbbell" && topology != "parking")
@@ -267,7 +269,7 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
     Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(limitedTransmit));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(minRtoMs)));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(timestamps));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(ecn ? "On" : "Off"));
 

@@ -28,8 +28,8 @@ def parse(text: str) -> Scenario:
 
 
 _STRING_DTYPE = None
-_STRINGS = None  # how a list of str (None for gaps) becomes a column of that dtype
-_COLUMNS: Dict[tuple, Any] = {}  # column Index objects by names, copied (cheaply) per frame
+_STRINGS = None  # how a table's strings (None for gaps) become columns of that dtype
+_LAYOUTS: Dict[str, "_Layout"] = {}  # tables' column layouts, by `RawRun.blocks`' layout text
 
 
 def _string_dtype():
@@ -43,17 +43,21 @@ def _string_dtype():
 
 
 def _strings():
-    """A function from a list of str (None for gaps) to a column of the string dtype. When the
-    dtype is Arrow-backed (pandas 3 with pyarrow), the Arrow array is built at once and wrapped,
-    which skips pandas' per-value checks (a third of a small table's construction)."""
+    """A function from a table's string columns, as one list of values column after column (str,
+    None for gaps) with `rows` values a column, to pandas columns of the string dtype. When the
+    dtype is Arrow-backed (pandas 3 with pyarrow), the values become one Arrow array, cut into
+    the columns (slices that share its buffers) and wrapped, which skips pandas' per-value
+    checks and its per-column conversions; the wrap is pandas' own constructor from an Arrow
+    result when it has one, else the public one. Any other pandas: pandas' own constructor,
+    column by column."""
     global _STRINGS
     if _STRINGS is None:
         import pandas as pd
 
         dtype = _string_dtype()
 
-        def generic(values):
-            return pd.array(values, dtype=dtype)
+        def generic(values, rows, count):
+            return [pd.array(values[i * rows:(i + 1) * rows], dtype=dtype) for i in range(count)]
 
         _STRINGS = generic
         if getattr(dtype, "storage", None) == "pyarrow":
@@ -61,41 +65,101 @@ def _strings():
                 import pyarrow as pa
 
                 cls = dtype.construct_array_type()
+                large_string = pa.large_string()
+                chunked = pa.chunked_array
 
-                def arrow(values):
-                    return cls(pa.array(values, type=pa.large_string()), dtype=dtype)
+                def public(array):
+                    return cls(array, dtype=dtype)
 
-                probe = ["x", None]
-                if arrow(probe).equals(generic(probe)) and arrow(probe).dtype == dtype:
-                    _STRINGS = arrow
+                from_result = getattr(pd.array(["x"], dtype=dtype), "_from_pyarrow_array", None)
+                for wrap in ((from_result, public) if from_result is not None else (public,)):
+
+                    def arrow(values, rows, count, wrap=wrap):
+                        whole = pa.array(values, type=large_string)
+                        return [wrap(chunked([whole.slice(i * rows, rows)]))
+                                for i in range(count)]
+
+                    probe = (["x", None, "y", "zz", None, ""], 2, 3)
+                    if all(made.equals(want) and made.dtype == dtype and type(made) is cls
+                           for made, want in zip(arrow(*probe), generic(*probe))):
+                        _STRINGS = arrow
+                        break
             except Exception:  # any pandas/pyarrow that does not take it: the generic path
                 pass
     return _STRINGS
 
 
-def _frame(columns):
-    """A pandas DataFrame of the extension's typed columns (`RawRun.columns`): numeric columns
-    are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are those
-    `pandas.read_csv` gives the same table (int64, float64 with NaN for gaps, str)."""
+class _Layout:
+    """What every table of one column layout (`RawRun.blocks`' names and kinds) shares: the
+    column Index, and where the integer, double and string columns go (pandas' block
+    placements)."""
+
+    def __init__(self, layout: str):
+        import numpy as np
+        import pandas as pd
+
+        columns = [c.rsplit("=", 1) for c in layout.split("\x1f")] if layout else []
+        self.names = [name for name, _ in columns]
+        self.kinds = [kind for _, kind in columns]
+        self.columns = pd.Index(self.names)
+        self.int_at = np.array([i for i, k in enumerate(self.kinds) if k == "i8"], dtype=np.intp)
+        self.float_at = np.array([i for i, k in enumerate(self.kinds) if k == "f8"],
+                                 dtype=np.intp)
+        self.str_at = [np.array([i], dtype=np.intp) for i, k in enumerate(self.kinds)
+                       if k == "str"]
+
+
+_MAKE: Any = ()  # _from_blocks()'s answer, once known
+
+
+def _from_blocks():
+    """pandas' constructor from ready blocks (`pandas.api.internals`, pandas 3), when the string
+    columns are one-dimensional extension arrays it takes as blocks; else None."""
+    global _MAKE
+    if _MAKE == ():
+        import pandas as pd
+
+        _MAKE = None
+        if isinstance(_string_dtype(), pd.api.extensions.ExtensionDtype):
+            try:
+                from pandas.api.internals import create_dataframe_from_blocks as _MAKE
+            except ImportError:
+                pass
+    return _MAKE
+
+
+def _frame(blocks):
+    """A pandas DataFrame of a table as the extension groups it (`RawRun.blocks`): numeric
+    columns are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are
+    those `pandas.read_csv` gives the same table (int64, float64 with NaN for gaps, str).
+
+    The integer columns are one 2-D int64 block and the doubles one float64 block, each string
+    column a block of its own, handed to pandas' constructor from blocks: the frame pandas
+    would consolidate the columns into, without the public constructor's per-column checks and
+    copies, which cost as much as the one-second run itself. A pandas without it gets the same
+    frame by another constructor."""
     import numpy as np
     import pandas as pd
 
-    strings = _strings()
-    names, arrays = [], []
-    for name, kind, values in columns:
-        names.append(name)
-        if kind in ("i8", "f8"):
-            arrays.append(np.frombuffer(values, dtype="<" + kind))
-        else:
-            arrays.append(strings(values))
-    rows = len(arrays[0]) if arrays else 0
-    key = tuple(names)
-    index = _COLUMNS.get(key)
-    if index is None:
-        index = _COLUMNS[key] = pd.Index(names)
-    index = index.copy()  # a new Index on the same values: `df.columns.name = ...` stays local
-    # The columns are whole and distinct: skip the checks of the public constructor, which
-    # cost as much as the one-second run itself. Any pandas without it gets the public one.
+    layout_key, rows, ints, floats, texts = blocks
+    layout = _LAYOUTS.get(layout_key)
+    if layout is None:
+        layout = _LAYOUTS[layout_key] = _Layout(layout_key)
+    # numpy reads the bytearrays in place (writable, owned by this frame alone).
+    int_block = np.frombuffer(ints, dtype="<i8").reshape(len(layout.int_at), rows)
+    float_block = np.frombuffer(floats, dtype="<f8").reshape(len(layout.float_at), rows)
+    texts = _strings()(texts, rows, len(layout.str_at))
+    index = layout.columns.view()  # a new Index on the same values: `df.columns.name` stays local
+    make = _from_blocks()
+    if make is not None:
+        # Each frame its own placements: none shares what pandas may change.
+        parts = [(int_block, layout.int_at.copy()), (float_block, layout.float_at.copy())]
+        parts += [(text, at.copy()) for text, at in zip(texts, layout.str_at)]
+        return make([p for p in parts if len(p[1])], index=pd.RangeIndex(rows), columns=index)
+    by_kind = {"i8": iter(int_block), "f8": iter(float_block), "str": iter(texts)}
+    arrays = [next(by_kind[kind]) for kind in layout.kinds]
+    # The columns are whole and distinct: skip the checks of the public constructor when
+    # pandas has its private one.
     from_arrays = getattr(pd.DataFrame, "_from_arrays", None)
     if from_arrays is not None:
         try:
@@ -103,7 +167,7 @@ def _frame(columns):
                                verify_integrity=False)
         except TypeError:
             pass
-    return pd.DataFrame(dict(zip(names, arrays)), copy=False)
+    return pd.DataFrame(dict(zip(layout.names, arrays)), copy=False)
 
 
 class Result:
@@ -132,10 +196,10 @@ class Result:
 
     def table(self, name: str):
         """Table `name` as a pandas DataFrame, built from typed columns (no CSV parsing)."""
-        columns = self._raw.columns(name)
-        if columns is None:
+        blocks = self._raw.blocks(name)
+        if blocks is None:
             self.csv(name)  # raises the KeyError that names the tables there are
-        return _frame(columns)
+        return _frame(blocks)
 
     def to_arrow(self, name: str):
         """Table `name` as a pyarrow Table."""
@@ -212,13 +276,12 @@ def run(scenario: Union[Scenario, PathLike], *, seed: Optional[int] = None,
     `capture_dir` receives the pcap traces the scenario records."""
     if not isinstance(scenario, Scenario):
         scenario = load(scenario)
-    if seed is not None or overrides:
+    if overrides:
         scenario = scenario.copy()
         for key, value in overrides.items():
             scenario.set(key, value)
-        if seed is not None:
-            scenario.set("seed", seed)
+    # The seed is set by the extension on its own copy: a loop over seeds pays no copy here.
     raw = _concord.run(scenario,
                        os.fspath(capture_dir) if capture_dir is not None else None,
-                       ["python"] + sys.argv)
+                       ["python"] + sys.argv, seed)
     return Result(raw)

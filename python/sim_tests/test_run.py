@@ -35,27 +35,37 @@ def test_run_prints_the_flows_table_with_the_numbers_of_concord_run(root, concor
     assert r.meta["git_revision"]
 
 
-@pytest.mark.parametrize("constructor", ["fast", "public", "generic-strings"])
+@pytest.mark.parametrize("constructor", ["blocks", "arrays", "public", "generic-strings"])
 def test_every_table_equals_pandas_reading_the_csv_of_concord_run(root, constructor, monkeypatch):
     """The DataFrames are built from typed columns, not CSV text: the same values and dtypes
     as pandas.read_csv of the files `concord run` writes, for every table of a CM run (with its
-    macroflows table) and of a TCP run (strings, gaps, empty columns, integers, doubles)."""
+    macroflows table) and of a TCP run (strings, gaps, empty columns, integers, doubles), by
+    each constructor a pandas may offer."""
     import io
 
     import pandas as pd
     import pyarrow as pa
 
+    if constructor == "blocks":
+        # pandas 3 (this one): the frame is made from its blocks.
+        assert concord._api._from_blocks() is not None, "the block constructor is not taken"
+    else:
+        # A pandas without the constructor from blocks builds the same frames ...
+        monkeypatch.setattr(concord._api, "_MAKE", None)
     if constructor == "public":
-        # A pandas without the private fast constructor builds the same frames.
+        # ... and one without the private constructor from arrays too.
         monkeypatch.delattr(pd.DataFrame, "_from_arrays")
-    if constructor == "fast" and getattr(concord._api._string_dtype(), "storage", "") == "pyarrow":
+    if constructor in ("blocks", "arrays") and \
+            getattr(concord._api._string_dtype(), "storage", "") == "pyarrow":
         assert concord._api._strings().__name__ == "arrow", "the Arrow string path is not taken"
     if constructor == "generic-strings":
         # String columns through pandas' own constructor (a pandas whose strings are not
         # Arrow-backed): the same frames as the Arrow fast path.
         string_dtype = concord._api._string_dtype()
         monkeypatch.setattr(concord._api, "_STRINGS",
-                            lambda values: pd.array(values, dtype=string_dtype))
+                            lambda values, rows, count: [
+                                pd.array(values[i * rows:(i + 1) * rows], dtype=string_dtype)
+                                for i in range(count)])
     sc = concord.load(root / "scenarios/cm/probes.toml")
     sc.set("record.warmup", "1s")
     sc.set("duration", "5s")
@@ -71,6 +81,29 @@ def test_every_table_equals_pandas_reading_the_csv_of_concord_run(root, construc
             assert run.to_arrow(name).equals(pa.Table.from_pandas(want, preserve_index=False)), name
     with pytest.raises(KeyError, match="cwnd"):
         red.table("cwnd")
+
+
+def test_frames_of_one_layout_share_nothing_a_change_could_reach(root):
+    """Frames of the same columns share their layout (the column names and where each goes)
+    but no array: inserting, setting and renaming in one leaves the next one as pandas reads
+    the CSV."""
+    import io
+
+    import pandas as pd
+
+    sc = concord.load(root / RED)
+    sc.set("duration", "1s")
+    first = concord.run(sc, seed=1).flows
+    first.insert(0, "x", 1.5)
+    first.loc[0, "flow"] = "changed"
+    first.iloc[1, first.columns.get_loc("retransmissions")] = -1
+    first.iloc[2, first.columns.get_loc("goodput_bps")] = -1.0
+    first.columns.name = "renamed"
+    assert first.loc[0, "flow"] == "changed" and first["retransmissions"][1] == -1
+    second = concord.run(sc, seed=1)
+    want = pd.read_csv(io.StringIO(second.csv("flows")))
+    pd.testing.assert_frame_equal(second.flows, want, check_exact=True)
+    assert second.flows.columns.name is None
 
 
 def test_overrides_and_seed_equal_the_cli_with_set(root, concord_bin, tmp_path):
@@ -127,6 +160,19 @@ def test_values_keep_their_python_types(root):
         sc.set("seed", "5")
     with pytest.raises(concord.ScenarioError, match="must be an integer"):
         sc.set("seed", 5.0)
+
+
+def test_a_bad_seed_to_run_raises_scenario_error_and_leaves_the_scenario_unchanged(root):
+    sc = concord.load(root / RED)
+    with pytest.raises(concord.ScenarioError, match="must be an integer"):
+        concord.run(sc, seed="5")
+    with pytest.raises(TypeError, match="bool, int, float, str"):
+        concord.run(sc, seed={"a": 1})
+    with pytest.raises(concord.ScenarioError, match="must be an integer"):
+        concord.run(sc, seed=2.5, duration="1s")
+    assert sc.overrides == [] and sc.seed == 1
+    r = concord.run(sc, seed=3, duration="1s")
+    assert r.meta["overrides"] == ['duration = "1s"', "seed = 3"] and r.summary["seed"] == 3
 
 
 def test_the_gil_is_released_while_simulating(root):

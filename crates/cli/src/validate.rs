@@ -37,6 +37,10 @@ pub struct ValidateArgs {
     /// Skip the ns-3 variants that name the cause of a case outside the targets.
     #[arg(long)]
     pub no_diagnose: bool,
+    /// Run every ns-3 variant on every case outside the targets (default: every variant on one
+    /// case per symptom group, then the variants that explain it on the group's other cases).
+    #[arg(long, conflicts_with = "no_diagnose")]
+    pub diagnose_all: bool,
     /// List the selected cases and exit.
     #[arg(long)]
     pub list: bool,
@@ -178,6 +182,7 @@ pub fn validate(a: &ValidateArgs) -> Result<(), Failure> {
         ns3_cache,
         jobs,
         diagnose: !a.no_diagnose,
+        diagnose_all: a.diagnose_all,
         linux,
         reuse,
     };

@@ -6,10 +6,17 @@
 //! cargo run --release -p concord-net --example daemon_bench            # 4,096 flows
 //! cargo run --release -p concord-net --example daemon_bench -- 10000   # 10,000 flows
 //! cargo run --release -p concord-net --example daemon_bench -- rtt      # round trips
+//! cargo run --release -p concord-net --example daemon_bench -- pipelined # grants/s
 //! ```
 //!
 //! `rtt` counts request-to-grant round trips per second of one flow, one at a time (request,
 //! wait for the grant, notify), over the Unix socket and with an embedded manager.
+//!
+//! `pipelined` counts grants per second when requests are pipelined: [`PIPE_FLOWS`] flows, each
+//! with [`PIPE_DEPTH`] requests outstanding; every grant is answered at once by its notify and a
+//! new request. Over the Unix socket a client thread writes the frames of every grant a read
+//! brought in one write (several requests per write, several replies and grants per read on
+//! the daemon's side too); embedded, the same loop calls the hub in-process.
 //!
 //! It runs twice: once with the destination's macroflow still without an RTT estimate (no
 //! `ChangeRate` reports), once with one (every open changes every flow's share, and the flows
@@ -244,10 +251,200 @@ async fn round_trip_rates() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Flows of the pipelined runs.
+const PIPE_FLOWS: u32 = 16;
+/// Requests each flow keeps outstanding in the pipelined runs.
+const PIPE_DEPTH: u32 = 16;
+/// Bytes per request (and per grant) in the pipelined runs.
+const PIPE_BYTES: u64 = 100;
+
+/// The hub configuration of the round-trip runs: exponential aging off, so that pacing holds
+/// nothing back once a flow has a 1 us RTT sample.
+fn no_aging() -> HubConfig {
+    let mut config = HubConfig::default();
+    config.cm.aging = concord_cc::cm::AgingPolicy::Disabled;
+    config
+}
+
+/// The 1 us RTT sample of the round-trip runs.
+fn fast_ack() -> CmUpdate {
+    CmUpdate {
+        rtt: Some(concord_cc::Duration::from_micros(1)),
+        ..CmUpdate::default()
+    }
+}
+
+/// Pipelined grants over the Unix socket, from a blocking client thread: the grant count and
+/// the process's CPU time over `run`.
+fn pipelined_socket(
+    socket: &std::path::Path,
+    run: Duration,
+) -> Result<(u64, Duration), Box<dyn std::error::Error + Send + Sync>> {
+    use concord_net::protocol::{ClientMessage, FrameBuffer, Request, ServerMessage};
+    use std::io::{Read, Write};
+    let mut s = std::os::unix::net::UnixStream::connect(socket)?;
+    let mut id = 0u32;
+    let mut frame = |request: Request, out: &mut Vec<u8>| {
+        id = id.wrapping_add(1);
+        out.extend_from_slice(&ClientMessage { id, request }.encode());
+    };
+    let mut out = Vec::new();
+    for i in 0..PIPE_FLOWS {
+        frame(
+            Request::Open(FlowKey::new(OTHER, 7, 7 + i as u16)),
+            &mut out,
+        );
+    }
+    s.write_all(&out)?;
+    let mut frames = FrameBuffer::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut flows = Vec::new();
+    while flows.len() < PIPE_FLOWS as usize {
+        let n = s.read(&mut chunk)?;
+        if n == 0 {
+            return Err("the daemon closed the connection".into());
+        }
+        frames.extend(&chunk[..n]);
+        while let Some(body) = frames.next_body()? {
+            if let ServerMessage::Reply {
+                reply: concord_net::protocol::Reply::Opened(f),
+                ..
+            } = ServerMessage::decode(body)?
+            {
+                flows.push(f);
+            }
+        }
+    }
+    out.clear();
+    for &flow in &flows {
+        frame(
+            Request::Update {
+                flow,
+                update: fast_ack(),
+            },
+            &mut out,
+        );
+        for _ in 0..PIPE_DEPTH {
+            let nbytes = PIPE_BYTES;
+            frame(Request::Request { flow, nbytes }, &mut out);
+        }
+    }
+    s.write_all(&out)?;
+    let (start, cpu) = (Instant::now(), cpu_time());
+    let mut grants = 0u64;
+    while start.elapsed() < run {
+        let n = s.read(&mut chunk)?;
+        if n == 0 {
+            return Err("the daemon closed the connection".into());
+        }
+        frames.extend(&chunk[..n]);
+        out.clear();
+        while let Some(body) = frames.next_body()? {
+            match ServerMessage::decode(body)? {
+                ServerMessage::Event(Event::Grant { flow, bytes }) => {
+                    grants += 1;
+                    frame(Request::Notify { flow, nsent: bytes }, &mut out);
+                    let nbytes = PIPE_BYTES;
+                    frame(Request::Request { flow, nbytes }, &mut out);
+                }
+                ServerMessage::Fatal { code, message } => {
+                    return Err(format!("closed: {code:?} {message}").into())
+                }
+                _ => {}
+            }
+        }
+        s.write_all(&out)?;
+    }
+    Ok((grants, cpu_time() - cpu))
+}
+
+/// Pipelined grants with `hub` in-process (no socket; its timer task sends what pacing holds
+/// back), from a blocking thread: the grant count and the process's CPU time over `run`.
+fn pipelined_embedded(
+    hub: &Hub,
+    run: Duration,
+) -> Result<(u64, Duration), Box<dyn std::error::Error + Send + Sync>> {
+    use concord_net::protocol::{Reply, Request};
+    let (client, mut events) = hub.attach();
+    let mut flows = Vec::new();
+    for i in 0..PIPE_FLOWS {
+        match hub.handle(client, Request::Open(FlowKey::new(OTHER, 7, 7 + i as u16))) {
+            Reply::Opened(f) => flows.push(f),
+            other => return Err(format!("open answered {other:?}").into()),
+        }
+    }
+    for &flow in &flows {
+        let update = fast_ack();
+        hub.handle(client, Request::Update { flow, update });
+        for _ in 0..PIPE_DEPTH {
+            let nbytes = PIPE_BYTES;
+            hub.handle(client, Request::Request { flow, nbytes });
+        }
+    }
+    let (start, cpu) = (Instant::now(), cpu_time());
+    let mut grants = 0u64;
+    while start.elapsed() < run {
+        // The clock is read once per 1,024 events.
+        for _ in 0..1024 {
+            match events.blocking_recv() {
+                Some(Event::Grant { flow, bytes }) => {
+                    grants += 1;
+                    hub.handle(client, Request::Notify { flow, nsent: bytes });
+                    let nbytes = PIPE_BYTES;
+                    hub.handle(client, Request::Request { flow, nbytes });
+                }
+                Some(_) => {}
+                None => return Err("the event stream ended".into()),
+            }
+        }
+    }
+    let took = cpu_time() - cpu;
+    hub.detach(client);
+    Ok((grants, took))
+}
+
+/// Pipelined grants per second over the Unix socket and embedded, two seconds each.
+async fn pipelined_rates() -> Result<(), Box<dyn std::error::Error>> {
+    let run = Duration::from_secs(2);
+    let dir = TempDir::new("pipe")?;
+    let socket = dir.0.join("cm.sock");
+    let hub = Hub::new(no_aging())?;
+    let listener = bind_socket(&socket)?;
+    tokio::spawn(Arc::clone(&hub).run_timer());
+    tokio::spawn(serve_with(Arc::clone(&hub), listener, Limits::default()));
+    let path = socket.clone();
+    let (n, cpu) = tokio::task::spawn_blocking(move || {
+        pipelined_socket(&path, run).map_err(|e| e.to_string())
+    })
+    .await??;
+    println!(
+        "Unix socket, pipelined ({PIPE_FLOWS} flows x {PIPE_DEPTH} requests outstanding): {n} \
+         grants in {:.1} s: {:.0}/s, {:.2} us CPU each (daemon and client together)",
+        run.as_secs_f64(),
+        n as f64 / run.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / n.max(1) as f64
+    );
+    let hub = Hub::new(no_aging())?;
+    tokio::spawn(Arc::clone(&hub).run_timer());
+    let (n, cpu) = tokio::task::spawn_blocking(move || {
+        pipelined_embedded(&hub, run).map_err(|e| e.to_string())
+    })
+    .await??;
+    println!(
+        "embedded, pipelined (the hub called in-process): {n} grants in {:.1} s: \
+         {:.0}/s, {:.3} us CPU each",
+        run.as_secs_f64(),
+        n as f64 / run.as_secs_f64(),
+        cpu.as_secs_f64() * 1e6 / n.max(1) as f64
+    );
+    Ok(())
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let flows = match std::env::args().nth(1) {
         Some(a) if a == "rtt" => return round_trip_rates().await,
+        Some(a) if a == "pipelined" => return pipelined_rates().await,
         None => PER_CONNECTION,
         Some(a) => a
             .parse()

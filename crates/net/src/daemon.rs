@@ -256,11 +256,28 @@ struct Conns {
     next: u64,
     /// Connections open per user.
     of_uid: HashMap<u32, usize>,
-    /// Connections open at the last memory trim.
+    /// Connections open at the last trim tick.
     at_trim: usize,
+    /// Trim ticks still to hand memory back ([`Conns::trim_tick`]).
+    trims_due: u8,
 }
 
 impl Conns {
+    /// One trim tick: whether memory is to be handed back now. It is when connections fell
+    /// since the last tick, and once more on the tick after: a closing connection's task leaves
+    /// the table before its future, buffers and the hub's flows are freed, so the first trim
+    /// may come before the last of that memory is free.
+    fn trim_tick(&mut self) -> bool {
+        let open = self.open.len();
+        if open < self.at_trim {
+            self.trims_due = 2;
+        }
+        self.at_trim = open;
+        let due = self.trims_due > 0;
+        self.trims_due = self.trims_due.saturating_sub(1);
+        due
+    }
+
     /// Counts one connection of `uid` fewer.
     fn forget(&mut self, uid: u32) {
         if let Some(k) = self.of_uid.get_mut(&uid) {
@@ -450,13 +467,11 @@ fn victim(hub: &Hub, c: &Conns, uid: Option<u32>, limits: &Limits, now: u64) -> 
 /// the allocator returns its free pages (`malloc_trim`).
 fn trim_memory(hub: &Hub, conns: &Mutex<Conns>) {
     let mut c = lock(conns);
-    let open = c.open.len();
-    if open < c.at_trim {
+    if c.trim_tick() {
         c.open.shrink_to_fit();
         hub.shrink_to_fit();
         crate::sys::release_free_memory();
     }
-    c.at_trim = open;
 }
 
 /// What a connection's task watches besides its socket.
@@ -637,14 +652,14 @@ fn answer(
     out: &mut Vec<u8>,
 ) -> Result<(), ServerMessage> {
     loop {
-        let body = match frames.next_frame() {
+        let body = match frames.next_body() {
             Ok(Some(b)) => b,
             Ok(None) => return Ok(()),
             Err(e) => return Err(malformed(hub, client, &e)),
         };
-        let msg = ClientMessage::decode(&body).map_err(|e| malformed(hub, client, &e))?;
+        let msg = ClientMessage::decode(body).map_err(|e| malformed(hub, client, &e))?;
         let reply = hub.handle(client, msg.request);
-        out.extend_from_slice(&ServerMessage::Reply { id: msg.id, reply }.encode());
+        ServerMessage::Reply { id: msg.id, reply }.encode_into(out);
     }
 }
 
@@ -665,12 +680,48 @@ async fn write_events(
     events: &mut tokio::sync::mpsc::Receiver<Event>,
     out: &mut Vec<u8>,
 ) -> io::Result<()> {
-    out.extend_from_slice(&ServerMessage::Event(first).encode());
+    ServerMessage::Event(first).encode_into(out);
     for _ in 1..EVENT_BATCH {
         match events.try_recv() {
-            Ok(e) => out.extend_from_slice(&ServerMessage::Event(e).encode()),
+            Ok(e) => ServerMessage::Event(e).encode_into(out),
             Err(_) => break,
         }
     }
     wr.write_all(out).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn() -> Conn {
+        Conn {
+            uid: 0,
+            client: ClientId(0),
+            last_active: Arc::default(),
+            evict: Arc::default(),
+        }
+    }
+
+    /// A burst of connections closes: memory is handed back on that tick and the next, then
+    /// no more until connections fall again.
+    #[test]
+    fn memory_is_trimmed_on_the_tick_after_a_fall_too() {
+        let mut c = Conns::default();
+        for n in 0..100 {
+            c.open.insert(n, conn());
+        }
+        assert!(!c.trim_tick(), "rising: no trim");
+        for n in 1..100 {
+            c.remove(n);
+        }
+        assert!(c.trim_tick(), "the tick that sees the fall");
+        assert!(c.trim_tick(), "and the one after it");
+        assert!(!c.trim_tick());
+        assert!(!c.trim_tick());
+        c.remove(0);
+        assert!(c.trim_tick());
+        assert!(c.trim_tick());
+        assert!(!c.trim_tick());
+    }
 }

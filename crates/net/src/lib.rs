@@ -15,6 +15,8 @@
 //! - [`testbed`]: sender hosts, a router and a receiver in network namespaces, an htb + bfifo
 //!   bottleneck and [`delay_line`], a user-space delay line on a TUN device.
 //! - [`sys`]: the two Linux calls the rest needs (TUN, setns).
+//! - [`thread_caches`]: glibc's malloc tuned in `concordd` (no per-thread caches, fixed trim
+//!   thresholds), so memory freed after a burst of connections is handed back.
 
 pub mod capture;
 pub mod client;
@@ -25,3 +27,4 @@ pub mod hub;
 pub mod protocol;
 pub mod sys;
 pub mod testbed;
+pub mod thread_caches;

@@ -422,17 +422,23 @@ const K_FATAL: u8 = 0xff;
 
 /// Builds one frame: reserves the prefix, writes the header, fills the length at the end.
 struct FrameWriter {
-    /// The frame so far, prefix included.
+    /// What came before the frame, then the frame so far, prefix included.
     buf: Vec<u8>,
+    /// Where the frame's prefix starts in `buf`.
+    start: usize,
 }
 
 impl FrameWriter {
     fn new(kind: u8) -> FrameWriter {
-        let mut buf = Vec::with_capacity(64);
+        FrameWriter::onto(Vec::with_capacity(64), kind)
+    }
+    /// A frame appended to `buf`, whose bytes stay before it.
+    fn onto(mut buf: Vec<u8>, kind: u8) -> FrameWriter {
+        let start = buf.len();
         buf.extend_from_slice(&[0; PREFIX_LEN]);
         buf.push(VERSION);
         buf.push(kind);
-        FrameWriter { buf }
+        FrameWriter { buf, start }
     }
     fn u8(&mut self, v: u8) -> &mut Self {
         self.buf.push(v);
@@ -473,8 +479,8 @@ impl FrameWriter {
         self
     }
     fn finish(mut self) -> Vec<u8> {
-        let len = (self.buf.len() - PREFIX_LEN) as u32;
-        self.buf[..PREFIX_LEN].copy_from_slice(&len.to_be_bytes());
+        let len = (self.buf.len() - self.start - PREFIX_LEN) as u32;
+        self.buf[self.start..self.start + PREFIX_LEN].copy_from_slice(&len.to_be_bytes());
         self.buf
     }
 }
@@ -771,6 +777,16 @@ impl ClientMessage {
 impl ServerMessage {
     /// The frame, length prefix included.
     pub fn encode(&self) -> Vec<u8> {
+        self.encode_onto(Vec::with_capacity(64))
+    }
+
+    /// Appends the frame, length prefix included, to `out`: no allocation once `out` has room.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        *out = self.encode_onto(std::mem::take(out));
+    }
+
+    /// `buf` with the frame appended.
+    fn encode_onto(&self, buf: Vec<u8>) -> Vec<u8> {
         match self {
             ServerMessage::Reply { id, reply } => {
                 let kind = match reply {
@@ -782,7 +798,7 @@ impl ServerMessage {
                     Reply::Macroflows { .. } => K_MACROFLOWS_REPLY,
                     Reply::Error { .. } => K_ERROR,
                 };
-                let mut w = FrameWriter::new(kind);
+                let mut w = FrameWriter::onto(buf, kind);
                 w.u32(*id);
                 match reply {
                     Reply::Ok => {}
@@ -829,7 +845,7 @@ impl ServerMessage {
             }
             ServerMessage::Event(e) => match *e {
                 Event::Grant { flow, bytes } => {
-                    let mut w = FrameWriter::new(K_GRANT);
+                    let mut w = FrameWriter::onto(buf, K_GRANT);
                     w.u32(flow.0).u64(bytes);
                     w.finish()
                 }
@@ -839,7 +855,7 @@ impl ServerMessage {
                     srtt,
                     rttdev,
                 } => {
-                    let mut w = FrameWriter::new(K_CHANGE_RATE);
+                    let mut w = FrameWriter::onto(buf, K_CHANGE_RATE);
                     w.u32(flow.0)
                         .u64(rate.bps())
                         .u64(srtt.as_nanos())
@@ -847,13 +863,13 @@ impl ServerMessage {
                     w.finish()
                 }
                 Event::GrantExpired { flow, bytes } => {
-                    let mut w = FrameWriter::new(K_GRANT_EXPIRED);
+                    let mut w = FrameWriter::onto(buf, K_GRANT_EXPIRED);
                     w.u32(flow.0).u64(bytes);
                     w.finish()
                 }
             },
             ServerMessage::Fatal { code, message } => {
-                let mut w = FrameWriter::new(K_FATAL);
+                let mut w = FrameWriter::onto(buf, K_FATAL);
                 w.u8(code.to_byte()).text(message);
                 w.finish()
             }
@@ -987,6 +1003,16 @@ impl FrameBuffer {
     /// The next whole frame body, `Ok(None)` if more bytes are needed, or
     /// [`DecodeError::BadLength`] if the prefix is out of range.
     pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, DecodeError> {
+        Ok(self.next_body()?.map(<[u8]>::to_vec))
+    }
+
+    /// [`FrameBuffer::next_frame`] without a copy: the body, borrowed from the buffer until
+    /// the next call.
+    pub fn next_body(&mut self) -> Result<Option<&[u8]>, DecodeError> {
+        if self.start > 64 * 1024 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
         let rest = &self.buf[self.start..];
         let Some(prefix) = rest.get(..PREFIX_LEN) else {
             return Ok(None);
@@ -998,16 +1024,12 @@ impl FrameBuffer {
         if !(2..=MAX_FRAME).contains(&n) {
             return Err(DecodeError::BadLength(len));
         }
-        let Some(body) = rest.get(PREFIX_LEN..PREFIX_LEN + n) else {
+        if rest.len() < PREFIX_LEN + n {
             return Ok(None);
-        };
-        let body = body.to_vec();
-        self.start += PREFIX_LEN + n;
-        if self.start > 64 * 1024 {
-            self.buf.drain(..self.start);
-            self.start = 0;
         }
-        Ok(Some(body))
+        let body = self.start + PREFIX_LEN..self.start + PREFIX_LEN + n;
+        self.start = body.end;
+        Ok(Some(&self.buf[body]))
     }
 }
 
@@ -1298,6 +1320,77 @@ mod tests {
             assert_eq!(got, [0, 1, 2, 3, 4]);
             assert_eq!(fb.pending(), 0);
         }
+    }
+
+    /// Frames appended to one buffer are the frames `encode` builds, back to back, and the
+    /// buffer's capacity is reused once it has room.
+    #[test]
+    fn encode_into_appends_the_same_frames() {
+        let msgs = [
+            ServerMessage::Reply {
+                id: 7,
+                reply: Reply::Ok,
+            },
+            ServerMessage::Event(Event::Grant {
+                flow: FlowId(3),
+                bytes: 1448,
+            }),
+            ServerMessage::Reply {
+                id: 8,
+                reply: Reply::Opened(FlowId(9)),
+            },
+            ServerMessage::Fatal {
+                code: ErrorCode::Malformed,
+                message: "bad".into(),
+            },
+        ];
+        let mut out = vec![0xaa];
+        for m in &msgs {
+            m.encode_into(&mut out);
+        }
+        let mut want = vec![0xaa];
+        for m in &msgs {
+            want.extend_from_slice(&m.encode());
+        }
+        assert_eq!(out, want);
+        let (cap, ptr) = (out.capacity(), out.as_ptr());
+        out.clear();
+        msgs[1].encode_into(&mut out);
+        assert_eq!(out, msgs[1].encode());
+        assert_eq!(
+            (out.capacity(), out.as_ptr()),
+            (cap, ptr),
+            "no new allocation"
+        );
+    }
+
+    /// The borrowed body is the copied one, frame by frame, across the buffer's compaction
+    /// (past 64 KiB taken).
+    #[test]
+    fn next_body_is_next_frame_without_the_copy() {
+        let frame = |id: u32| {
+            ClientMessage {
+                id,
+                request: Request::Query { flow: FlowId(id) },
+            }
+            .encode()
+        };
+        let stream: Vec<u8> = (0..10_000u32).flat_map(frame).collect();
+        let (mut a, mut b) = (FrameBuffer::new(), FrameBuffer::new());
+        let mut n = 0u32;
+        for piece in stream.chunks(1000) {
+            a.extend(piece);
+            b.extend(piece);
+            while let Some(x) = a.next_frame().expect("valid") {
+                let y = b.next_body().expect("valid").expect("the same frame");
+                assert_eq!(x, y);
+                assert_eq!(ClientMessage::decode(y).expect("decodes").id, n);
+                n += 1;
+            }
+            assert_eq!(b.next_body(), Ok(None));
+        }
+        assert_eq!(n, 10_000);
+        assert_eq!(b.pending(), 0);
     }
 
     #[test]

@@ -325,6 +325,34 @@ fn concord_cm_status_prints_the_counters() {
     assert!(text.contains("flows            0"), "{text}");
 }
 
+/// The running daemon has glibc's malloc tuned (it started itself again with `GLIBC_TUNABLES`
+/// set: no per-thread cache, fixed trim thresholds) and keeps a value the user gave. The raw
+/// environment is searched: glibc cuts the variable's value in place as it parses it.
+#[test]
+fn the_daemon_runs_with_glibc_malloc_tuned() {
+    let environ = |d: &Daemon| {
+        let raw = std::fs::read(format!("/proc/{}/environ", d.child.id())).expect("environ");
+        String::from_utf8_lossy(&raw).into_owned()
+    };
+    let d = Daemon::start(&[]);
+    let env = environ(&d);
+    assert!(
+        env.contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=0"),
+        "{env}"
+    );
+    assert!(env.contains("glibc.malloc.trim_threshold=131072"), "{env}");
+    assert!(env.contains("glibc.malloc.mmap_threshold=131072"), "{env}");
+    // It listens (Daemon::start waited for that) after starting again.
+    drop(d);
+    let d = Daemon::start_with_env(&[], &[("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3")]);
+    let env = environ(&d);
+    assert!(
+        env.contains("GLIBC_TUNABLES=glibc.malloc.tcache_count=3"),
+        "{env}"
+    );
+    assert!(!env.contains("tcache_count=0"), "{env}");
+}
+
 #[test]
 fn the_socket_is_private_to_its_user() {
     let d = Daemon::start(&[]);

@@ -9,7 +9,7 @@
 //!
 //! Ignored by default: it holds 20,000 descriptors in two helper processes (this test binary
 //! run again as [`holder`], 10,000 each, so that no process needs an open-files limit above
-//! 20,000) and takes about half a minute. CI runs it (`.ci/checks.d/50-daemon-idle.sh`).
+//! 20,000) and takes about half a minute; CI does not run it.
 
 mod common;
 
@@ -200,7 +200,9 @@ fn holder() {
     for i in first..first + count {
         let mut s = UnixStream::connect(&socket).expect("connect");
         if with_flows {
-            s.write_all(&open_frame(i)).expect("send open");
+            // A connection refused at the cap may be closed before the open is written
+            // (EPIPE); its fatal frame is still there to read below.
+            let _ = s.write_all(&open_frame(i));
         }
         conns.push(s);
     }

@@ -36,6 +36,50 @@ pub fn csv_columns(csv: &str) -> Vec<(String, Values)> {
         .collect()
 }
 
+/// A run's table grouped as pandas stores it: the integer columns as one block, the doubles as
+/// another, the strings one after another, for a data frame made in one step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Blocks {
+    /// The columns' names and kinds (`i8`, `f8`, `str`), in order, as one text: `name=kind`
+    /// joined by U+001F (which no column name holds), the same for every table of one layout.
+    pub layout: String,
+    /// Rows.
+    pub rows: usize,
+    /// The integer columns' little-endian bytes, column after column (8 bytes a row).
+    pub ints: Vec<u8>,
+    /// The double columns' little-endian bytes, column after column (8 bytes a row).
+    pub floats: Vec<u8>,
+    /// The string columns' values, column after column (`rows` each), `None` where missing.
+    pub strings: Vec<Option<String>>,
+}
+
+/// The columns of `csv` grouped into [`Blocks`].
+pub fn csv_blocks(csv: &str) -> Blocks {
+    let mut b = Blocks::default();
+    let mut layout = Vec::new();
+    for (name, values) in csv_columns(csv) {
+        let (kind, rows) = match values {
+            Values::Int(v) => {
+                b.ints.extend_from_slice(&v);
+                ("i8", v.len() / 8)
+            }
+            Values::Float(v) => {
+                b.floats.extend_from_slice(&v);
+                ("f8", v.len() / 8)
+            }
+            Values::Str(v) => {
+                let rows = v.len();
+                b.strings.extend(v);
+                ("str", rows)
+            }
+        };
+        b.rows = rows;
+        layout.push(format!("{name}={kind}"));
+    }
+    b.layout = layout.join("\u{1f}");
+    b
+}
+
 fn floats(values: impl Iterator<Item = f64>) -> Values {
     Values::Float(values.flat_map(f64::to_le_bytes).collect())
 }
@@ -94,6 +138,24 @@ mod tests {
         };
         assert_eq!(none.len(), 16);
         assert_eq!(cols[5].1, Values::Str(vec![Some("a,b".into()), None]));
+    }
+
+    #[test]
+    fn blocks_group_the_columns_by_kind_in_order() {
+        let csv = "flow,n,x,m,q\nf1,3,0.5,7,a\nf2,-4,2,8,\n";
+        let b = csv_blocks(csv);
+        assert_eq!(
+            b.layout,
+            "flow=str\u{1f}n=i8\u{1f}x=f8\u{1f}m=i8\u{1f}q=str"
+        );
+        assert_eq!(b.rows, 2);
+        assert_eq!(b.ints, le(&[3, -4, 7, 8]));
+        assert_eq!(b.floats, lef(&[0.5, 2.0]));
+        assert_eq!(
+            b.strings,
+            [Some("f1".into()), Some("f2".into()), Some("a".into()), None]
+        );
+        assert_eq!(csv_blocks("a,b\n").rows, 0);
     }
 
     #[test]

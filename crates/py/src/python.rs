@@ -4,7 +4,7 @@
 // PyO3's `#[pymodule]`, `#[pyclass]` and `#[pyfunction]` expand to the extension's FFI glue.
 #![allow(unsafe_code)]
 
-use crate::columns::{csv_columns, Values};
+use crate::columns::csv_blocks;
 use crate::local::run_local;
 use crate::run::{run_source, RunError as RustRunError, RunOutput};
 use crate::sweep::{RunRecord, Sweep};
@@ -206,27 +206,36 @@ impl RawRun {
         self.output.table(name).map(str::to_string)
     }
 
-    /// The table `name` as typed columns, or None: a list of (column name, kind, values),
-    /// where kind `i8` and `f8` give the values as a bytearray of little-endian 64-bit
-    /// integers or doubles (NaN where missing), and kind `str` as a list of str or None.
-    fn columns<'py>(
+    /// The table `name` grouped as pandas stores it, or None: (layout, rows, integer columns,
+    /// double columns, strings), where layout is the columns' `name=kind` (kind `i8`, `f8` or
+    /// `str`) joined by U+001F, the integer and double columns are one bytearray each of
+    /// little-endian 64-bit values, column after column (NaN where a double is missing), and the
+    /// strings one list, column after column, of str or None.
+    #[allow(clippy::type_complexity)]
+    fn blocks<'py>(
         &self,
         py: Python<'py>,
         name: &str,
-    ) -> PyResult<Option<Vec<(String, &'static str, Bound<'py, PyAny>)>>> {
+    ) -> PyResult<
+        Option<(
+            String,
+            usize,
+            Bound<'py, PyByteArray>,
+            Bound<'py, PyByteArray>,
+            Bound<'py, PyList>,
+        )>,
+    > {
         let Some(csv) = self.output.table(name) else {
             return Ok(None);
         };
-        let mut out = Vec::new();
-        for (column, values) in csv_columns(csv) {
-            let (kind, values) = match values {
-                Values::Int(b) => ("i8", PyByteArray::new(py, &b).into_any()),
-                Values::Float(b) => ("f8", PyByteArray::new(py, &b).into_any()),
-                Values::Str(v) => ("str", PyList::new(py, v)?.into_any()),
-            };
-            out.push((column, kind, values));
-        }
-        Ok(Some(out))
+        let b = csv_blocks(csv);
+        Ok(Some((
+            b.layout,
+            b.rows,
+            PyByteArray::new(py, &b.ints),
+            PyByteArray::new(py, &b.floats),
+            PyList::new(py, b.strings)?,
+        )))
     }
 
     /// Writes what `concord run` writes into `dir`.
@@ -257,16 +266,24 @@ fn parse(text: &str) -> PyResult<PyScenario> {
 }
 
 /// Runs `scenario` to the end with the GIL released. `capture_dir` receives the pcap traces the
-/// scenario records; `command_line` is recorded in the metadata.
+/// scenario records; `command_line` is recorded in the metadata. `seed`, when given, is set on
+/// a copy of the scenario (as `copy()` then `set("seed", seed)` would, checked by the run's own
+/// build), which spares a run over many seeds a copy and a check per seed in Python.
 #[pyfunction]
-#[pyo3(signature = (scenario, capture_dir=None, command_line=Vec::new()))]
+#[pyo3(signature = (scenario, capture_dir=None, command_line=Vec::new(), seed=None))]
 fn run(
     py: Python<'_>,
     scenario: &PyScenario,
     capture_dir: Option<PathBuf>,
     command_line: Vec<String>,
+    seed: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<RawRun> {
-    let source = scenario.source.clone();
+    let mut source = scenario.source.clone();
+    if let Some(seed) = seed {
+        source
+            .set("seed", override_value(seed)?)
+            .map_err(scenario_error)?;
+    }
     let output = py
         .detach(move || run_source(&source, capture_dir.as_deref(), command_line))
         .map_err(run_error)?;

@@ -265,6 +265,8 @@ struct Watch {
     index: usize,
     tx: mpsc::Sender<(usize, Message)>,
     finished: Work,
+    /// The simulated seconds of each run finished, in order.
+    runs_s: Vec<f64>,
 }
 
 thread_local! {
@@ -324,6 +326,7 @@ fn report_progress(simulated_s: f64, duration_s: f64, done: bool) {
             if done {
                 now.runs += 1;
                 w.finished = now;
+                w.runs_s.push(simulated_s);
             }
             let fraction = if duration_s > 0.0 {
                 (simulated_s / duration_s).clamp(0.0, 1.0)
@@ -353,60 +356,228 @@ pub fn run_experiments(
     .collect()
 }
 
+/// Which seed block a unit of work runs (the replication rule, [`crate::replicate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    /// The run's own seeds.
+    Own,
+    /// The replicate block, [`crate::replicate::REPLICATE_OFFSET`] seeds on.
+    Replicate,
+}
+
+/// What a unit of work left: its result and the simulated seconds of each of its runs, in the
+/// order they finished.
+type UnitDone = (Result<Outcome, ReproError>, Vec<f64>);
+
+/// The units of a run and what each left. An experiment is two units, its own block and its
+/// replicate block, so that the two halves of a long experiment can run on two cores at once;
+/// the result is the one [`crate::replicate::run`] gives, whatever order the units run in.
+struct Schedule {
+    /// The next experiment whose own block has not started.
+    next: usize,
+    /// Experiments whose own block needs its replicate block, not yet started.
+    pending: std::collections::VecDeque<usize>,
+    /// Per experiment: own block running.
+    own_running: Vec<bool>,
+    /// Per experiment: replicate block started.
+    replicate_started: Vec<bool>,
+    /// Per experiment: the own block's result, once finished.
+    own: Vec<Option<UnitDone>>,
+    /// Per experiment: the replicate block's result, once finished.
+    replicate: Vec<Option<UnitDone>>,
+    /// Per experiment: its result is final.
+    finished: Vec<bool>,
+}
+
+impl Schedule {
+    fn new(n: usize) -> Schedule {
+        Schedule {
+            next: 0,
+            pending: std::collections::VecDeque::new(),
+            own_running: vec![false; n],
+            replicate_started: vec![false; n],
+            own: (0..n).map(|_| None).collect(),
+            replicate: (0..n).map(|_| None).collect(),
+            finished: vec![false; n],
+        }
+    }
+
+    /// The next unit to run: a replicate block an own block asked for, else the next own
+    /// block, else (when the run replicates) the replicate block of an own block still
+    /// running, started before it is known to be needed: a worker with nothing else to do
+    /// runs it beside its own block instead of after it. None when nothing is left.
+    fn take(&mut self, replicate: bool) -> Option<(usize, Block)> {
+        if let Some(i) = self.pending.pop_front() {
+            self.replicate_started[i] = true;
+            return Some((i, Block::Replicate));
+        }
+        if self.next < self.own.len() {
+            let i = self.next;
+            self.next += 1;
+            self.own_running[i] = true;
+            return Some((i, Block::Own));
+        }
+        if replicate {
+            let i =
+                (0..self.own.len()).find(|&i| self.own_running[i] && !self.replicate_started[i])?;
+            self.replicate_started[i] = true;
+            return Some((i, Block::Replicate));
+        }
+        None
+    }
+
+    /// Records that unit (`i`, `block`) finished with `done`; returns experiment `i`'s final
+    /// result and work once both blocks it needs have finished. The decision is
+    /// [`crate::replicate::run`]'s: an own block that failed, or whose claims are all
+    /// deterministic, or a run without replication, is final alone (a replicate block started
+    /// for it is dropped); otherwise the two blocks are paired.
+    fn finish(
+        &mut self,
+        e: &Experiment,
+        i: usize,
+        block: Block,
+        done: UnitDone,
+        replicate: bool,
+    ) -> Option<(Result<Outcome, ReproError>, Work)> {
+        match block {
+            Block::Own => {
+                self.own_running[i] = false;
+                let needs = replicate
+                    && matches!(&done.0, Ok(o) if !o.claims.iter().all(|c| c.deterministic));
+                if !needs {
+                    self.finished[i] = true;
+                    let work = work_of(&done.1);
+                    return Some((done.0, work));
+                }
+                self.own[i] = Some(done);
+                if self.replicate[i].is_none() && !self.replicate_started[i] {
+                    self.pending.push_back(i);
+                }
+            }
+            Block::Replicate => {
+                if self.finished[i] {
+                    return None;
+                }
+                self.replicate[i] = Some(done);
+            }
+        }
+        if self.own[i].is_none() || self.replicate[i].is_none() {
+            return None;
+        }
+        let (own, own_runs) = self.own[i].take()?;
+        let (other, other_runs) = self.replicate[i].take()?;
+        self.finished[i] = true;
+        let runs: Vec<f64> = own_runs.into_iter().chain(other_runs).collect();
+        let result = match (own, other) {
+            (Ok(own), Ok(other)) => crate::replicate::pair(e.id, own, &other),
+            (Err(err), _) | (Ok(_), Err(err)) => Err(err),
+        };
+        Some((result, work_of(&runs)))
+    }
+}
+
+/// The work of runs of `runs_s` simulated seconds each, summed in order (as one thread running
+/// them one after the other would have counted it).
+fn work_of(runs_s: &[f64]) -> Work {
+    let mut w = Work::default();
+    for s in runs_s {
+        w.runs += 1;
+        w.simulated_s += s;
+    }
+    w
+}
+
+/// Runs one block of experiment `e` on this thread, reporting its progress as experiment `i`.
+fn run_block(
+    e: &Experiment,
+    i: usize,
+    block: Block,
+    ctx: &Ctx,
+    tx: &mpsc::Sender<(usize, Message)>,
+) -> UnitDone {
+    WATCH.with(|w| {
+        *w.borrow_mut() = Some(Watch {
+            index: i,
+            tx: tx.clone(),
+            finished: Work::default(),
+            runs_s: Vec::new(),
+        })
+    });
+    let block_ctx = match block {
+        Block::Own => Ctx {
+            replicate: false,
+            ..ctx.clone()
+        },
+        Block::Replicate => Ctx {
+            seed_base: ctx
+                .seed_base
+                .saturating_add(crate::replicate::REPLICATE_OFFSET),
+            replicate: false,
+            ..ctx.clone()
+        },
+    };
+    // A panicking experiment is a defect of concord; it becomes this experiment's error
+    // instead of ending the whole run.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (e.run)(&block_ctx)))
+        .unwrap_or_else(|_| {
+            Err(ReproError::Simulation {
+                name: e.id.to_string(),
+                message: "the experiment panicked".into(),
+            })
+        });
+    let runs = WATCH
+        .with(|w| w.borrow_mut().take())
+        .map(|w| w.runs_s)
+        .unwrap_or_default();
+    (r, runs)
+}
+
 /// Runs `experiments` on `jobs` threads, calling `observe(index, event)` on the calling thread
 /// as each starts, advances and finishes. Results and the simulation each did come back in the
 /// order of `experiments`, whatever order they finished in; they do not depend on `jobs`.
+/// Each experiment's own seed block and its replicate block ([`crate::replicate`]) are
+/// separate units of work, so a worker left without an experiment to start runs the replicate
+/// block of one still running instead of waiting for it.
 pub fn run_watched(
     experiments: &[Experiment],
     ctx: &Ctx,
     jobs: usize,
     observe: &mut dyn FnMut(usize, Event<'_>),
 ) -> Vec<(Result<Outcome, ReproError>, Work)> {
-    let next = AtomicUsize::new(0);
+    let schedule = Mutex::new(Schedule::new(experiments.len()));
     let slots: Vec<Slot> = experiments.iter().map(|_| Mutex::new(None)).collect();
     let (tx, rx) = mpsc::channel::<(usize, Message)>();
-    let workers = jobs.clamp(1, experiments.len().max(1));
+    let units = experiments.len().max(1) * if ctx.replicate { 2 } else { 1 };
+    let workers = jobs.clamp(1, units);
     // One pool of `jobs` threads: those no worker uses help an experiment's own points.
     let spare = Arc::new(AtomicUsize::new(jobs.max(1) - workers));
     std::thread::scope(|s| {
-        let (next, slots) = (&next, &slots);
+        let (schedule, slots) = (&schedule, &slots);
         for _ in 0..workers {
             let tx = tx.clone();
             let spare = spare.clone();
             s.spawn(move || loop {
                 SPARE.with(|s| *s.borrow_mut() = Some(spare.clone()));
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(e) = experiments.get(i) else {
+                let unit = schedule.lock().ok().and_then(|mut q| q.take(ctx.replicate));
+                let Some((i, block)) = unit else {
                     spare.fetch_add(1, Ordering::SeqCst);
                     break;
                 };
-                let _ = tx.send((i, Message::Started));
-                WATCH.with(|w| {
-                    *w.borrow_mut() = Some(Watch {
-                        index: i,
-                        tx: tx.clone(),
-                        finished: Work::default(),
-                    })
-                });
-                // A panicking experiment is a defect of concord; it becomes this experiment's
-                // error instead of ending the whole run.
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::replicate::run(e, ctx)
-                }))
-                .unwrap_or_else(|_| {
-                    Err(ReproError::Simulation {
-                        name: e.id.to_string(),
-                        message: "the experiment panicked".into(),
-                    })
-                });
-                let work = WATCH
-                    .with(|w| w.borrow_mut().take())
-                    .map(|w| w.finished)
-                    .unwrap_or_default();
-                if let Ok(mut slot) = slots[i].lock() {
-                    *slot = Some((r, work));
+                let e = &experiments[i];
+                if block == Block::Own {
+                    let _ = tx.send((i, Message::Started));
                 }
-                let _ = tx.send((i, Message::Finished(work)));
+                let done = run_block(e, i, block, ctx, &tx);
+                let last = schedule
+                    .lock()
+                    .ok()
+                    .and_then(|mut q| q.finish(e, i, block, done, ctx.replicate));
+                if let Some((r, work)) = last {
+                    if let Ok(mut slot) = slots[i].lock() {
+                        *slot = Some((r, work));
+                    }
+                    let _ = tx.send((i, Message::Finished(work)));
+                }
             });
         }
         drop(tx);
@@ -468,6 +639,115 @@ mod tests {
             title: "probe",
             run,
         }
+    }
+
+    /// A claim of `mean` plus a per-seed offset over five seeds: inside 0.7..0.8 on seeds 1-5,
+    /// on the edge on the replicate block (seed base 1000).
+    fn edge(ctx: &Ctx) -> Result<Outcome, ReproError> {
+        let mean = if ctx.seed_base == 0 { 0.75 } else { 0.80 };
+        let seeds = ctx.seeds_n(5);
+        let values: Vec<f64> = [-0.01, 0.01, 0.0, 0.005, -0.005]
+            .iter()
+            .map(|d| mean + d)
+            .collect();
+        let claim = Claim::new(
+            Paper::Cm,
+            "Fig. 9",
+            "edge",
+            "0.77",
+            f64::NAN,
+            crate::claim::Check::Between { lo: 0.7, hi: 0.8 },
+            1,
+            "s.toml",
+            true,
+        )
+        .over_seeds(&seeds, &values);
+        report_progress(1.5, 1.5, true);
+        report_progress(
+            0.25 + ctx.seed_base as f64,
+            0.25 + ctx.seed_base as f64,
+            true,
+        );
+        Ok(Outcome {
+            claims: vec![claim],
+            ..Outcome::default()
+        })
+    }
+
+    fn deterministic(ctx: &Ctx) -> Result<Outcome, ReproError> {
+        let mut o = edge(ctx)?;
+        o.claims = o.claims.into_iter().map(|c| c.deterministic()).collect();
+        Ok(o)
+    }
+
+    fn failing_replicate(ctx: &Ctx) -> Result<Outcome, ReproError> {
+        if ctx.seed_base > 0 {
+            return Err(ReproError::Simulation {
+                name: "s".into(),
+                message: "no".into(),
+            });
+        }
+        edge(ctx)
+    }
+
+    /// The result and work `replicate::run` gives on one thread, the reference a split run
+    /// must match.
+    fn sequential(e: &Experiment, ctx: &Ctx) -> (Result<Outcome, ReproError>, Work) {
+        let (tx, _rx) = mpsc::channel();
+        WATCH.with(|w| {
+            *w.borrow_mut() = Some(Watch {
+                index: 0,
+                tx,
+                finished: Work::default(),
+                runs_s: Vec::new(),
+            })
+        });
+        let r = crate::replicate::run(e, ctx);
+        let work = WATCH
+            .with(|w| w.borrow_mut().take())
+            .map(|w| w.finished)
+            .unwrap_or_default();
+        (r, work)
+    }
+
+    #[test]
+    fn two_blocks_on_two_threads_give_what_one_thread_gives() {
+        let ctx = Ctx {
+            replicate: true,
+            ..Ctx::default()
+        };
+        for run in [edge, deterministic, failing_replicate] {
+            let e = Experiment {
+                id: "test/split",
+                paper: Paper::Cm,
+                title: "split",
+                run,
+            };
+            let want = sequential(&e, &ctx);
+            for jobs in [1, 2, 3] {
+                let got = run_watched(&[e, e], &ctx, jobs, &mut |_, _| {});
+                assert_eq!(got.len(), 2);
+                for g in got {
+                    assert_eq!(g, want, "jobs {jobs}");
+                }
+            }
+        }
+        // The edge claim is seed-dependent (its two blocks disagree) and carries the
+        // replicate block; its work is both blocks' runs: 1.5 + 0.25 + 1.5 + 1000.25 s.
+        let (r, work) = sequential(
+            &Experiment {
+                id: "test/split",
+                paper: Paper::Cm,
+                title: "split",
+                run: edge,
+            },
+            &ctx,
+        );
+        let o = r.expect("runs");
+        assert_eq!(o.claims[0].verdict, crate::claim::Verdict::SeedDependent);
+        assert!(o.claims[0].replicate.is_some());
+        assert_eq!(work.runs, 4);
+        assert_eq!(work.simulated_s, 1.5 + 0.25 + 1.5 + 1000.25);
     }
 
     #[test]

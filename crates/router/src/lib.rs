@@ -6,6 +6,10 @@
 //! - [`router`]: the packet processing, sans-IO: frames in, frames out, counters.
 //! - [`port`]: one output port: a queue discipline (DropTail, RED, RED/ECN, CoDel, GCCA's
 //!   GCCP-capable RED), the token clock at the port's rate, GCCA's leaky bucket.
+//! - [`cp_ap`]: CP's aggregation point as a UDP proxy (CP header, TFRC on the aggregate,
+//!   BFLD) in front of unmodified applications.
+//! - [`tfrc_udp`]: a TFRC flow over UDP, the CP experiments' competing flow.
+//! - [`loadgen`]: constant-bit-rate UDP sources and counting sinks.
 //! - [`delay`]: a port's queueing-delay histogram.
 //! - [`eca_edge`]: ECA's end-system half run at a host's edge router: WTP shapers, LOAD
 //!   reflection.
@@ -16,11 +20,14 @@
 
 pub mod bed;
 pub mod config;
+pub mod cp_ap;
 pub mod delay;
 pub mod eca_edge;
 pub mod ipv4;
+pub mod loadgen;
 pub mod port;
 pub mod router;
 pub mod run;
 pub mod sys;
+pub mod tfrc_udp;
 pub mod vnet;

@@ -169,39 +169,93 @@ pub fn excess(checks: &[Check]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// What the ns-3 variants measured show about a difference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// concord and ns-3 agree: nothing to explain.
+    Agree,
+    /// These variants each bring ns-3 within every target of concord.
+    Explained(Vec<Variant>),
+    /// None does; this one narrows the largest gap by a third or more, the most of any.
+    Partly(Variant),
+    /// No variant was run.
+    NotRun,
+    /// Variants were run and none narrows the gap by a third.
+    NotExplained,
+}
+
 /// Which mechanism a difference comes from, measured: the ns-3 variants (one mechanism switched
 /// each) that bring ns-3 within every target of concord. When none does, the variant that
-/// narrows the gap most, if any narrows it by a third or more, is named as a partial cause.
-pub fn cause(case: &Case, concord: &Summary, reference: &Summary, variants: &[Summary]) -> String {
+/// narrows the gap most, if any narrows it by a third or more, is the partial cause.
+pub fn finding(
+    case: &Case,
+    concord: &Summary,
+    reference: &Summary,
+    variants: &[Summary],
+) -> Finding {
     let base = checks(case, concord, reference);
     if base.iter().all(|c| c.pass) {
-        return String::new();
+        return Finding::Agree;
     }
     let base_excess = excess(&base);
     let mut explained = Vec::new();
-    let mut best: Option<(f64, &str)> = None;
+    let mut best: Option<(f64, Variant)> = None;
     for v in variants {
-        let Some(variant) = Variant::ALL.iter().find(|x| x.name() == v.source) else {
+        let Some(&variant) = Variant::ALL.iter().find(|x| x.name() == v.source) else {
             continue;
         };
         let c = checks(case, concord, v);
         if c.iter().all(|c| c.pass) {
-            explained.push(variant.mechanism());
+            explained.push(variant);
         } else {
             let e = excess(&c);
             if e <= base_excess * (2.0 / 3.0) && best.is_none_or(|(b, _)| e < b) {
-                best = Some((e, variant.mechanism()));
+                best = Some((e, variant));
             }
         }
     }
     if !explained.is_empty() {
-        return format!("explained by {}", explained.join("; "));
+        return Finding::Explained(explained);
     }
     match best {
-        Some((_, m)) => format!("partly {m}"),
-        None if variants.is_empty() => "not diagnosed (run without --diagnose)".into(),
-        None => "not explained by the ns-3 switches tried".into(),
+        Some((_, v)) => Finding::Partly(v),
+        None if variants.is_empty() => Finding::NotRun,
+        None => Finding::NotExplained,
     }
+}
+
+impl Finding {
+    /// The variants to check on other cases with the same symptom: those that explain the
+    /// difference, or the partial cause.
+    pub fn suspects(&self) -> Vec<Variant> {
+        match self {
+            Finding::Explained(v) => v.clone(),
+            Finding::Partly(v) => vec![*v],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The cause as the table states it.
+    pub fn words(&self) -> String {
+        match self {
+            Finding::Agree => String::new(),
+            Finding::Explained(v) => format!(
+                "explained by {}",
+                v.iter()
+                    .map(|x| x.mechanism())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            Finding::Partly(v) => format!("partly {}", v.mechanism()),
+            Finding::NotRun => "not diagnosed (run without --diagnose)".into(),
+            Finding::NotExplained => "not explained by the ns-3 switches tried".into(),
+        }
+    }
+}
+
+/// [`finding`] in the table's words.
+pub fn cause(case: &Case, concord: &Summary, reference: &Summary, variants: &[Summary]) -> String {
+    finding(case, concord, reference, variants).words()
 }
 
 #[cfg(test)]

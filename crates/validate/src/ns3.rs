@@ -27,17 +27,25 @@ pub enum Variant {
     /// times out while the receiver still holds the ACK of a lone segment (a spurious timeout,
     /// RFC 5681 4.2 against RFC 6298 2.4); the shorter timer removes that race.
     ShortDelayedAck,
+    /// A 1 s minimum RTO (RFC 6298 2.4) instead of 200 ms: the other way to part the
+    /// retransmission timer from the delayed-ACK timer.
+    LongMinRto,
+    /// RFC 7323 timestamps off: RTT samples by Karn's rule only, as concord takes them (and
+    /// 12 bytes less per packet).
+    NoTimestamps,
 }
 
 impl Variant {
     /// Every variant, the reference first.
-    pub const ALL: [Variant; 6] = [
+    pub const ALL: [Variant; 8] = [
         Variant::Reference,
         Variant::NoLimitedTransmit,
         Variant::Prr,
         Variant::Sack,
         Variant::RedNoWait,
         Variant::ShortDelayedAck,
+        Variant::LongMinRto,
+        Variant::NoTimestamps,
     ];
 
     /// The name used in tables and file names.
@@ -49,6 +57,8 @@ impl Variant {
             Variant::Sack => "ns-3 sack",
             Variant::RedNoWait => "ns-3 red-no-wait",
             Variant::ShortDelayedAck => "ns-3 delack-40ms",
+            Variant::LongMinRto => "ns-3 min-rto-1s",
+            Variant::NoTimestamps => "ns-3 no-timestamps",
         }
     }
 
@@ -66,6 +76,12 @@ impl Variant {
             }
             Variant::ShortDelayedAck => {
                 "ns-3's spurious timeouts: its 200 ms delayed-ACK timer races its 200 ms minimum RTO (a 40 ms timer brings ns-3 to concord)"
+            }
+            Variant::LongMinRto => {
+                "ns-3's 200 ms minimum RTO: with 1 s (RFC 6298 2.4) ns-3 comes to concord"
+            }
+            Variant::NoTimestamps => {
+                "RTT sampling: ns-3 without timestamps (Karn's rule only, as concord) comes to concord"
             }
         }
     }
@@ -88,6 +104,8 @@ impl Variant {
             Variant::Sack => &["--sack=1"],
             Variant::RedNoWait => &["--redWait=0"],
             Variant::ShortDelayedAck => &["--delAckTimeoutMs=40"],
+            Variant::LongMinRto => &["--minRtoMs=1000"],
+            Variant::NoTimestamps => &["--timestamps=0"],
         }
     }
 }

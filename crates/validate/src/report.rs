@@ -119,6 +119,35 @@ pub fn tally(results: &[CaseResult]) -> (usize, usize, usize, usize) {
     )
 }
 
+/// The diagnosed cases by symptom, in the order their first case appears.
+pub fn diagnosis_groups(results: &[CaseResult]) -> Vec<(String, Vec<&CaseResult>)> {
+    let mut groups: Vec<(String, Vec<&CaseResult>)> = Vec::new();
+    for r in results.iter().filter(|r| !r.symptom.is_empty()) {
+        match groups.iter_mut().find(|(k, _)| *k == r.symptom) {
+            Some((_, m)) => m.push(r),
+            None => groups.push((r.symptom.clone(), vec![r])),
+        }
+    }
+    groups
+}
+
+/// The cases outside a target by their diagnosis: (explained by one switch, partly, neither).
+pub fn diagnosis_tally(results: &[CaseResult]) -> (usize, usize, usize) {
+    let outside: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Outside)
+        .collect();
+    let e = outside
+        .iter()
+        .filter(|r| r.cause.starts_with("explained"))
+        .count();
+    let p = outside
+        .iter()
+        .filter(|r| r.cause.starts_with("partly"))
+        .count();
+    (e, p, outside.len() - e - p)
+}
+
 /// The table in Markdown: each cell "concord / ns-3".
 pub fn markdown(results: &[CaseResult]) -> String {
     let (within, out, err, nc) = tally(results);
@@ -164,6 +193,34 @@ pub fn markdown(results: &[CaseResult]) -> String {
             verdict,
             r.cause
         );
+    }
+    let groups = diagnosis_groups(results);
+    if !groups.is_empty() {
+        let (explained, partly, not) = diagnosis_tally(results);
+        let _ = writeln!(
+            s,
+            "\nDiagnosis of the {out} cases outside: {explained} explained by one ns-3 switch, {partly} partly, {not} not diagnosed. By symptom group (every switch on the representative, then the switches that explain it, or its partial cause, on each other case of the group):\n"
+        );
+        s.push_str("| symptom | cases | representative | switches tried on it | its cause | the group's cases explained / partly / not |\n|---|---|---|---|---|---|\n");
+        for (symptom, members) in &groups {
+            let rep = members
+                .iter()
+                .find(|r| r.representative == r.id)
+                .unwrap_or(&members[0]);
+            let count = |p: &str| members.iter().filter(|r| r.cause.starts_with(p)).count();
+            let e = count("explained");
+            let p = count("partly");
+            let _ = writeln!(
+                s,
+                "| {} | {} | `{}` | {} | {} | {e} / {p} / {} |",
+                symptom,
+                members.len(),
+                rep.id,
+                crate::suite::tried(rep),
+                rep.cause,
+                members.len() - e - p
+            );
+        }
     }
     let diagnosed: Vec<&CaseResult> = results.iter().filter(|r| !r.variants.is_empty()).collect();
     if !diagnosed.is_empty() {
@@ -465,6 +522,8 @@ mod tests {
             checks: k,
             verdict,
             cause: String::new(),
+            symptom: String::new(),
+            representative: String::new(),
             errors: Vec::new(),
             linux: Vec::new(),
             runs: Vec::new(),

@@ -5,7 +5,7 @@
 //! with `diagnose`, every case outside a target then runs the ns-3 variants (one mechanism
 //! switched each) to name its cause.
 
-use crate::compare::{cause, checks, summarise, Check, Summary};
+use crate::compare::{cause, checks, finding, summarise, Check, Summary};
 use crate::grid::{Case, Topology};
 use crate::measurement::Measurement;
 use crate::ns3::{self, Variant};
@@ -23,8 +23,11 @@ pub struct Options {
     pub ns3: Option<PathBuf>,
     /// Jobs at once.
     pub jobs: usize,
-    /// Run the ns-3 variants for every case outside a target.
+    /// Diagnose the cases outside a target with the ns-3 variants: by symptom group, every
+    /// variant on one representative, then its suspects on the others ([`run_with`]).
     pub diagnose: bool,
+    /// With `diagnose`, every variant on every case outside a target (no grouping).
+    pub diagnose_all: bool,
     /// Kernel TCP on the namespace test bed: the bed and the congestion controls (`reno`,
     /// `cubic`); the cases it can host run once each (first seed), one at a time, after the
     /// simulations.
@@ -136,6 +139,12 @@ pub struct CaseResult {
     pub verdict: Verdict,
     /// The measured cause of a difference (empty when within).
     pub cause: String,
+    /// The symptom that put the case in its diagnosis group (outside cases): the grid group,
+    /// the targets missed and concord's side of each.
+    pub symptom: String,
+    /// The case of its symptom group on which every variant ran (its own id when it is that
+    /// case; empty when not diagnosed).
+    pub representative: String,
     /// Errors, if any run failed.
     pub errors: Vec<String>,
     /// concord against kernel TCP, where the test bed hosts the case.
@@ -272,29 +281,7 @@ pub fn run_with(
         .collect();
     compared(&results);
     if options.diagnose && options.ns3.is_some() {
-        let mut more = Vec::new();
-        for (k, (c, r)) in cases.iter().zip(&results).enumerate() {
-            if r.verdict != Verdict::Outside {
-                continue;
-            }
-            for v in Variant::ALL.iter().skip(1).filter(|v| v.applies_to(c)) {
-                for &seed in &c.seeds {
-                    more.push(Job {
-                        case: k,
-                        seed,
-                        runner: Runner::Ns3(*v),
-                    });
-                }
-            }
-        }
-        if !more.is_empty() {
-            outcomes.extend(run_jobs(cases, more, options, done));
-            results = cases
-                .iter()
-                .enumerate()
-                .map(|(k, c)| assemble(c, k, &outcomes))
-                .collect();
-        }
+        diagnose(cases, &mut results, &mut outcomes, options, done);
     }
     if let Some((bed, ccs)) = &options.linux {
         for (c, r) in cases.iter().zip(results.iter_mut()) {
@@ -313,6 +300,155 @@ pub fn run_with(
         }
     }
     results
+}
+
+/// The symptom of a case outside its targets, the key of its diagnosis group: its grid group
+/// (the note for the main grid), the targets it misses and on which side of ns-3 concord lies.
+pub fn symptom(case: &Case, checks: &[Check]) -> String {
+    let missed: Vec<String> = checks
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| {
+            let side = if c.difference > 0.0 {
+                "higher"
+            } else {
+                "lower"
+            };
+            format!("{} {side}", c.metric.name())
+        })
+        .collect();
+    let group = if case.group == "grid" {
+        &case.note
+    } else {
+        &case.group
+    };
+    format!("{group}: concord's {}", missed.join(", "))
+}
+
+/// The diagnosis groups of the cases outside a target: by [`symptom`], each group's
+/// representative (the cheapest to run, then the first in the grid) first.
+pub fn diagnosis_groups(cases: &[Case], results: &[CaseResult]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (k, r) in results.iter().enumerate() {
+        if r.verdict != Verdict::Outside {
+            continue;
+        }
+        let key = symptom(&cases[k], &r.checks);
+        match groups.iter_mut().find(|(s, _)| *s == key) {
+            Some((_, members)) => members.push(k),
+            None => groups.push((key, vec![k])),
+        }
+    }
+    let price = |k: usize| cost(&cases[k], Runner::Concord) * cases[k].seeds.len() as f64;
+    groups
+        .into_iter()
+        .map(|(_, mut members)| {
+            members.sort_by(|&a, &b| price(a).total_cmp(&price(b)).then(a.cmp(&b)));
+            members
+        })
+        .collect()
+}
+
+/// The ns-3 variant jobs of `variants` (those that apply) for case `k`, every seed.
+fn variant_jobs(cases: &[Case], k: usize, variants: &[Variant]) -> Vec<Job> {
+    let c = &cases[k];
+    let mut out = Vec::new();
+    for v in variants
+        .iter()
+        .filter(|v| **v != Variant::Reference && v.applies_to(c))
+    {
+        for &seed in &c.seeds {
+            out.push(Job {
+                case: k,
+                seed,
+                runner: Runner::Ns3(*v),
+            });
+        }
+    }
+    out
+}
+
+/// The diagnosis: the cases outside a target, grouped by [`symptom`]; every variant runs on
+/// each group's representative, then the variants that explain it (or its partial cause) run on
+/// the other members, so that a cause found on one case is measured on each case it is named
+/// for. With [`Options::diagnose_all`] every variant runs on every case.
+fn diagnose(
+    cases: &[Case],
+    results: &mut Vec<CaseResult>,
+    outcomes: &mut Vec<(Job, Result<Measurement, String>)>,
+    options: &Options,
+    done: &(dyn Fn(&str) + Sync),
+) {
+    let groups = diagnosis_groups(cases, results);
+    let reassemble = |outcomes: &[(Job, Result<Measurement, String>)]| -> Vec<CaseResult> {
+        cases
+            .iter()
+            .enumerate()
+            .map(|(k, c)| assemble(c, k, outcomes))
+            .collect()
+    };
+    let mut first = Vec::new();
+    for g in &groups {
+        let every = if options.diagnose_all {
+            &g[..]
+        } else {
+            &g[..1]
+        };
+        for &k in every {
+            first.extend(variant_jobs(cases, k, &Variant::ALL));
+        }
+    }
+    outcomes.extend(run_jobs(cases, first, options, done));
+    *results = reassemble(outcomes);
+    let mut second = Vec::new();
+    if !options.diagnose_all {
+        for g in &groups {
+            let rep = &results[g[0]];
+            let suspects = match (&rep.concord, &rep.ns3) {
+                (Some(c), Some(r)) => finding(&cases[g[0]], c, r, &rep.variants).suspects(),
+                _ => Vec::new(),
+            };
+            for &k in &g[1..] {
+                second.extend(variant_jobs(cases, k, &suspects));
+            }
+        }
+        if !second.is_empty() {
+            outcomes.extend(run_jobs(cases, second, options, done));
+            *results = reassemble(outcomes);
+        }
+    }
+    for g in &groups {
+        let rep_id = results[g[0]].id.clone();
+        let rep_tried = tried(&results[g[0]]);
+        for &k in g {
+            let r = &mut results[k];
+            r.symptom = symptom(&cases[k], &r.checks);
+            r.representative = if options.diagnose_all {
+                r.id.clone()
+            } else {
+                rep_id.clone()
+            };
+            if r.representative == r.id {
+                continue;
+            }
+            if r.variants.is_empty() {
+                r.cause = format!(
+                    "not diagnosed: on {rep_id} (same symptom) no switch explains the difference (tried: {rep_tried})"
+                );
+            } else {
+                r.cause = format!("{} (checked here; suspect found on {rep_id})", r.cause);
+            }
+        }
+    }
+}
+
+/// The variants run on a case, by name.
+pub fn tried(r: &CaseResult) -> String {
+    r.variants
+        .iter()
+        .map(|v| v.source.trim_start_matches("ns-3 ").to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn compare_linux(
@@ -408,6 +544,8 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
         checks,
         verdict,
         cause: why,
+        symptom: String::new(),
+        representative: String::new(),
         errors,
         linux: Vec::new(),
         runs,
@@ -453,6 +591,7 @@ mod tests {
             ns3: Some(PathBuf::from("/nonexistent/validate")),
             jobs: 1,
             diagnose: false,
+            diagnose_all: false,
             linux: None,
             reuse,
             ns3_cache: None,
@@ -461,6 +600,120 @@ mod tests {
         assert!(r[0].errors.is_empty(), "{:?}", r[0].errors);
         assert_eq!(r[0].ns3.as_ref().map(|s| s.utilisation), Some(0.84));
         assert_eq!(r[0].concord.as_ref().map(|s| s.runs), Some(1));
+    }
+
+    fn ns3_run(source: &str, utilisation: f64) -> Measurement {
+        Measurement {
+            source: source.into(),
+            seed: 1,
+            goodput_bps: vec![1e6],
+            utilisation,
+            drops: 0,
+            marks: 0,
+            wire_losses: 0,
+            timeouts: 0,
+            fast_retransmits: 0,
+            cwnd_mean: 10.0,
+            cwnd_cv: 0.0,
+            cwnd_max: 10.0,
+        }
+    }
+
+    #[test]
+    fn the_symptom_names_the_group_the_targets_missed_and_concords_side() {
+        let cases = grid::parse(
+            "[[case]]\nnote = \"random loss\"\ntopology = \"dumbbell\"\nflows = 1\nrate = \"5Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\nloss = 0.01\n",
+            "g",
+        )
+        .expect("valid");
+        let check = |metric, difference, pass| Check {
+            metric,
+            concord: 0.0,
+            reference: 0.0,
+            difference,
+            limit: 0.02,
+            pass,
+        };
+        use crate::compare::Metric;
+        let k = [
+            check(Metric::Utilisation, 0.1, false),
+            check(Metric::Jain, 0.0, true),
+            check(Metric::GoodputUnderLoss, -0.3, false),
+        ];
+        assert_eq!(
+            symptom(&cases[0], &k),
+            "random loss: concord's utilisation higher, goodput lower"
+        );
+    }
+
+    #[test]
+    fn the_diagnosis_runs_every_switch_on_the_representative_and_its_cause_on_the_others() {
+        // Two cases with one symptom (ns-3's utilisation far below concord's); ns-3's runs come
+        // from `reuse` and the ns-3 program does not exist, so any other ns-3 run is an error.
+        let cases = grid::parse(
+            "[[case]]\nnote = \"t\"\ntopology = \"dumbbell\"\nflows = 1\nrate = \"5Mbps\"\nrtt = [\"20ms\", \"30ms\"]\nqueue = \"droptail\"\nduration = \"1s\"\nseeds = [1]\n",
+            "g",
+        )
+        .expect("valid");
+        let mut reuse = HashMap::new();
+        let mut put = |k: usize, v: Variant, u: f64| {
+            reuse.insert(
+                (cases[k].id.clone(), 1, v.name().to_string()),
+                ns3_run(v.name(), u),
+            );
+        };
+        let u: Vec<f64> = (0..2)
+            .map(|k| concord_run::run(&cases[k], 1).expect("runs").utilisation)
+            .collect();
+        for (k, uk) in u.iter().enumerate() {
+            put(k, Variant::Reference, uk - 0.5);
+        }
+        for v in Variant::ALL
+            .iter()
+            .skip(1)
+            .filter(|v| v.applies_to(&cases[0]))
+        {
+            // Only the 40 ms delayed-ACK timer brings ns-3 to concord on the representative.
+            let near = if *v == Variant::ShortDelayedAck {
+                0.01
+            } else {
+                0.5
+            };
+            put(0, *v, u[0] - near);
+        }
+        put(1, Variant::ShortDelayedAck, u[1] - 0.01);
+        let opts = Options {
+            ns3: Some(PathBuf::from("/nonexistent/validate")),
+            jobs: 1,
+            diagnose: true,
+            diagnose_all: false,
+            linux: None,
+            reuse,
+            ns3_cache: None,
+        };
+        let r = run(&cases, &opts, &|_| {});
+        assert!(r.iter().all(|x| x.errors.is_empty()), "{:?}", r[1].errors);
+        assert_eq!(r[0].representative, r[0].id);
+        assert_eq!(r[1].representative, r[0].id);
+        assert_eq!(r[0].symptom, "t: concord's utilisation higher");
+        assert_eq!(
+            r[0].variants.len(),
+            6,
+            "every switch that applies to DropTail"
+        );
+        assert_eq!(r[1].variants.len(), 1, "the representative's cause only");
+        assert_eq!(
+            r[0].cause,
+            format!("explained by {}", Variant::ShortDelayedAck.mechanism())
+        );
+        assert_eq!(
+            r[1].cause,
+            format!(
+                "explained by {} (checked here; suspect found on {})",
+                Variant::ShortDelayedAck.mechanism(),
+                r[0].id
+            )
+        );
     }
 
     #[test]
@@ -474,6 +727,7 @@ mod tests {
             ns3: None,
             jobs: 2,
             diagnose: true,
+            diagnose_all: false,
             linux: None,
             reuse: HashMap::new(),
             ns3_cache: None,
@@ -500,6 +754,7 @@ mod tests {
             ns3: Some(PathBuf::from("/nonexistent/validate")),
             jobs: 1,
             diagnose: false,
+            diagnose_all: false,
             linux: None,
             reuse: HashMap::new(),
             ns3_cache: None,

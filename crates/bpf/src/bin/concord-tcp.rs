@@ -20,6 +20,10 @@ struct Args {
     /// Turn off MCCP's non-congestion detection (the paper's "TCP without NCD").
     #[arg(long)]
     mccp_no_ncd: bool,
+    /// Choose ABE's sampling interval T_k by the MCCP paper's eqs. (2)-(3) instead of fixing it
+    /// to the ACK inter-arrival time as the paper's experiments did (a deviation).
+    #[arg(long)]
+    mccp_adaptive_sampling: bool,
     /// Write every ACK record and every decision to this file as CSV lines
     /// (ack,time_ns,sock_id,bytes_acked,rtt_us,in_flight,ca_state and
     /// decision,time_ns,sock_id,cwnd,ssthresh,loss_ssthresh,loss_events).
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         ..AgentConfig::default()
     };
     config.mccp.ncd = !args.mccp_no_ncd;
+    config.mccp.abe.adaptive_sampling = args.mccp_adaptive_sampling;
     let mut trace = match args.trace.as_ref().map(std::fs::File::create).transpose() {
         Ok(t) => t.map(std::io::BufWriter::new),
         Err(e) => {

@@ -109,6 +109,14 @@ fn main() -> ExitCode {
         )
         .init();
     let args = Args::parse();
+    // Returns only if the daemon was not started again.
+    if let Err(e) = concord_net::thread_caches::bound_thread_caches() {
+        tracing::warn!(
+            error = %e,
+            "cannot restart with glibc's malloc tuned: memory freed after a burst of \
+             connections may not all be handed back"
+        );
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

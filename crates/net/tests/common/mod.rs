@@ -67,24 +67,41 @@ pub struct Daemon {
     pub dir: TempDir,
     /// The extra arguments it was started with.
     pub extra: Vec<String>,
+    /// The environment variables it was started with.
+    pub env: Vec<(String, String)>,
 }
 
 impl Daemon {
     pub fn start(extra: &[&str]) -> Daemon {
+        Self::start_with_env(extra, &[])
+    }
+
+    /// [`Daemon::start`] with these environment variables set (others are inherited).
+    pub fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> Daemon {
         let dir = TempDir::new("bin");
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        let child = Self::spawn(&dir.socket(), &extra);
-        Daemon { child, dir, extra }
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let child = Self::spawn(&dir.socket(), &extra, &env);
+        Daemon {
+            child,
+            dir,
+            extra,
+            env,
+        }
     }
 
     /// `concordd` on `socket`, once it listens.
     #[allow(clippy::zombie_processes)] // the caller holds the child in a `Daemon`
-    fn spawn(socket: &Path, extra: &[String]) -> Child {
+    fn spawn(socket: &Path, extra: &[String], env: &[(String, String)]) -> Child {
         let child = Command::new(env!("CARGO_BIN_EXE_concordd"))
             .arg("--socket")
             .arg(socket)
             .args(extra)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .spawn()
             .expect("spawn concordd");
@@ -106,7 +123,7 @@ impl Daemon {
     /// Starts it again on the same socket with the same arguments (the stale socket file is
     /// replaced), once it listens.
     pub fn restart(&mut self) {
-        self.child = Self::spawn(&self.dir.socket(), &self.extra);
+        self.child = Self::spawn(&self.dir.socket(), &self.extra, &self.env);
     }
 
     pub fn socket(&self) -> PathBuf {

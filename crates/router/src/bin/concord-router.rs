@@ -45,6 +45,45 @@ enum Command {
         #[command(subcommand)]
         action: BedAction,
     },
+    /// Run CP's aggregation point for one application: a UDP proxy in front of unmodified
+    /// applications (both roles; see docs/router.md "CP").
+    CpAp {
+        /// The C-to-C application id.
+        #[arg(long, default_value_t = 1)]
+        app: u32,
+        /// This AP's socket towards the other AP (ADDR:PORT).
+        #[arg(long)]
+        bind: std::net::SocketAddr,
+        /// The other AP (ADDR:PORT).
+        #[arg(long)]
+        peer: std::net::SocketAddr,
+        /// Local role: flow FLOW's application sends to ADDR:PORT here (FLOW=ADDR:PORT,
+        /// repeatable).
+        #[arg(long, value_name = "FLOW=ADDR:PORT")]
+        listen: Vec<String>,
+        /// Remote role: flow FLOW's datagrams are delivered to ADDR:PORT (FLOW=ADDR:PORT,
+        /// repeatable).
+        #[arg(long, value_name = "FLOW=ADDR:PORT")]
+        deliver: Vec<String>,
+        /// m flowshares by BFLD (without it: a single flowshare).
+        #[arg(long, value_name = "M")]
+        bfld: Option<u32>,
+        /// TFRC's segment size s, bytes (the applications' IP packets).
+        #[arg(long, default_value_t = 1000)]
+        segment_size: u64,
+        /// Datagrams queued per flow before the AP drops the application's datagrams.
+        #[arg(long, default_value_t = 100)]
+        queue: usize,
+        /// The seed of BFLD's draws.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Rewrite this file with the counters and the estimate every 200 ms.
+        #[arg(long)]
+        status: Option<PathBuf>,
+        /// Stop after this many seconds (default: run until killed).
+        #[arg(long)]
+        duration: Option<f64>,
+    },
     /// Print a running router's counters.
     Status {
         /// The status file given to `run --status`.
@@ -107,6 +146,97 @@ fn bed_up(file: &std::path::Path, prefix: &str, net: u8, seed: u64) -> Result<()
     Ok(())
 }
 
+/// The arguments of `concord-router cp-ap`.
+struct CpApArgs {
+    app: u32,
+    bind: std::net::SocketAddr,
+    peer: std::net::SocketAddr,
+    listen: Vec<String>,
+    deliver: Vec<String>,
+    bfld: Option<u32>,
+    segment_size: u64,
+    queue: usize,
+    seed: u64,
+    status: Option<PathBuf>,
+    duration: Option<f64>,
+}
+
+/// `FLOW=ADDR:PORT` of `--what`.
+fn flow_addr(what: &str, text: &str) -> Result<(usize, std::net::SocketAddr), String> {
+    let bad = || format!("--{what} {text:?}: write FLOW=ADDR:PORT, e.g. 0=127.0.0.1:8000");
+    let (f, a) = text.split_once('=').ok_or_else(bad)?;
+    let f: usize = f.trim().parse().map_err(|_| bad())?;
+    if f >= 1024 {
+        return Err(format!("--{what} {text:?}: flow ids run from 0 to 1023"));
+    }
+    Ok((f, a.trim().parse().map_err(|_| bad())?))
+}
+
+/// `concord-router cp-ap`: the aggregation point until killed or for `--duration`.
+fn cp_ap(a: CpApArgs) -> Result<(), String> {
+    use concord_router::cp_ap::{run_ap, ApFlow, ApSetup};
+    let mut flows: Vec<ApFlow> = Vec::new();
+    for (what, list) in [("listen", &a.listen), ("deliver", &a.deliver)] {
+        for text in list {
+            let (f, addr) = flow_addr(what, text)?;
+            if flows.len() <= f {
+                flows.resize(
+                    f + 1,
+                    ApFlow {
+                        listen: None,
+                        deliver: None,
+                    },
+                );
+            }
+            let slot = if what == "listen" {
+                &mut flows[f].listen
+            } else {
+                &mut flows[f].deliver
+            };
+            if slot.replace(addr).is_some() {
+                return Err(format!(
+                    "--{what} names flow {f} twice; give each flow one address"
+                ));
+            }
+        }
+    }
+    if flows.is_empty() {
+        return Err("no flow: give --listen FLOW=ADDR:PORT (local role) or --deliver FLOW=ADDR:PORT (remote role)".into());
+    }
+    let flowshares = match a.bfld {
+        None => concord_cc::cp::Flowshares::Single,
+        Some(0) => return Err("--bfld 0: m is at least 1".into()),
+        Some(m) => concord_cc::cp::Flowshares::Bfld { m },
+    };
+    let end = match a.duration {
+        None => None,
+        Some(d) if d.is_finite() && d > 0.0 => {
+            Some(concord_cc::time::Instant::ZERO + concord_cc::time::Duration::from_secs_f64(d))
+        }
+        Some(d) => return Err(format!("--duration {d}: give a positive number of seconds")),
+    };
+    let setup = ApSetup {
+        app: a.app,
+        flowshares,
+        segment_size: a.segment_size,
+        flows,
+        queue_limit: a.queue,
+        bind: a.bind,
+        peer: a.peer,
+        seed: a.seed,
+    };
+    let clock = concord_net::clock::Clock::new();
+    let (_, status) = run_ap(
+        setup,
+        || clock.now(),
+        |now| end.is_some_and(|e| now >= e),
+        a.status.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
+    print!("{status}");
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -151,6 +281,31 @@ fn main() -> ExitCode {
                 }
             })
             .map_err(|e| e.to_string()),
+        Command::CpAp {
+            app,
+            bind,
+            peer,
+            listen,
+            deliver,
+            bfld,
+            segment_size,
+            queue,
+            seed,
+            status,
+            duration,
+        } => cp_ap(CpApArgs {
+            app,
+            bind,
+            peer,
+            listen,
+            deliver,
+            bfld,
+            segment_size,
+            queue,
+            seed,
+            status,
+            duration,
+        }),
         Command::Status { file } => std::fs::read_to_string(&file)
             .map(|t| print!("{t}"))
             .map_err(|e| {

