@@ -11,11 +11,27 @@
 //!   on one channel: a constant delay after departures in time order). Only a lane's head has
 //!   an entry in the heap, so the heap holds one entry per busy lane, not one per packet in
 //!   flight. Each item keeps the sequence number it was given when pushed, so the global order
-//!   is exactly the order a single heap of every item would give.
+//!   is exactly the order a single heap of every item would give;
+//! - *far timers*: events that are usually re-armed or superseded long before they are due (a
+//!   TCP sender's retransmission timer, a receiver's delayed ACK) wait in buckets of
+//!   [`BUCKET_NS`] by time, outside the heap, with the sequence number they were given when
+//!   pushed. A bucket's events enter the heap when the heap's earliest event is not before the
+//!   bucket's start, so every event of a bucket is in the heap before any later event pops and
+//!   the order is again exactly that of one heap. With many flows the heap then holds the events
+//!   of the near future, not one timer per flow.
 
 use concord_cc::time::Instant;
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+/// Width of a far-timer bucket: 2^20 ns (about 1.05 ms).
+pub const BUCKET_NS: u64 = 1 << 20;
+
+/// The bucket holding time `at_ns`.
+#[inline]
+fn bucket_of(at_ns: u64) -> u64 {
+    at_ns >> BUCKET_NS.trailing_zeros()
+}
 
 /// A heap entry, ordered so that the earliest `(time, sequence)` is the greatest (the top of
 /// the standard library's max-heap).
@@ -36,16 +52,47 @@ impl<E> PartialEq for Entry<E> {
 
 impl<E> Eq for Entry<E> {}
 
+impl<E> Entry<E> {
+    /// `(time, sequence)` as one number, in the same order: time in the high 64 bits.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.at) << 64) | u128::from(self.seq)
+    }
+}
+
+/// The heap compares with `<=` alone; each comparison is one of 128-bit keys (a compare and a
+/// subtract with borrow) rather than a tuple's compare-and-branch chain through `Ordering`.
 impl<E> PartialOrd for Entry<E> {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
+    }
+
+    #[inline]
+    fn lt(&self, other: &Self) -> bool {
+        other.key() < self.key()
+    }
+
+    #[inline]
+    fn le(&self, other: &Self) -> bool {
+        other.key() <= self.key()
+    }
+
+    #[inline]
+    fn gt(&self, other: &Self) -> bool {
+        other.key() > self.key()
+    }
+
+    #[inline]
+    fn ge(&self, other: &Self) -> bool {
+        other.key() >= self.key()
     }
 }
 
 impl<E> Ord for Entry<E> {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
+        other.key().cmp(&self.key())
     }
 }
 
@@ -57,6 +104,14 @@ type Lane<L> = VecDeque<(u64, u64, L)>;
 pub struct EventQueue<E, L = ()> {
     heap: BinaryHeap<Entry<E>>,
     lanes: Vec<Lane<L>>,
+    /// Far timers by bucket index (time in ns / [`BUCKET_NS`]).
+    far: BTreeMap<u64, Vec<Entry<E>>>,
+    /// Start of the earliest far bucket in ns (`u64::MAX`: none).
+    far_next: u64,
+    /// Far timers waiting.
+    far_len: usize,
+    /// Emptied bucket vectors, kept for reuse.
+    spare: Vec<Vec<Entry<E>>>,
     next_seq: u64,
     processed: u64,
 }
@@ -66,6 +121,10 @@ impl<E, L> Default for EventQueue<E, L> {
         EventQueue {
             heap: BinaryHeap::new(),
             lanes: Vec::new(),
+            far: BTreeMap::new(),
+            far_next: u64::MAX,
+            far_len: 0,
+            spare: Vec::new(),
             next_seq: 0,
             processed: 0,
         }
@@ -96,6 +155,50 @@ impl<E: Copy, L> EventQueue<E, L> {
             seq,
             event,
         });
+    }
+
+    /// Schedules `event` at `at` like [`EventQueue::push`] (the same order), for a timer that is
+    /// usually far off and often superseded: it waits in its time bucket, out of the heap,
+    /// until the heap reaches that bucket.
+    #[inline]
+    pub fn push_far(&mut self, at: Instant, event: E) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let at = at.as_nanos();
+        let b = bucket_of(at);
+        let spare = &mut self.spare;
+        self.far
+            .entry(b)
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push(Entry { at, seq, event });
+        self.far_len += 1;
+        self.far_next = self.far_next.min(b << BUCKET_NS.trailing_zeros());
+    }
+
+    /// Moves the far buckets that start at or before the heap's earliest event into the heap.
+    #[inline]
+    fn settle_far(&mut self) {
+        // A bucket starts at a multiple of BUCKET_NS, never at u64::MAX (none).
+        while self.far_next != u64::MAX
+            && self.far_next <= self.heap.peek().map_or(u64::MAX, |e| e.at)
+        {
+            self.drain_next_bucket();
+        }
+    }
+
+    #[cold]
+    fn drain_next_bucket(&mut self) {
+        let Some((_, mut bucket)) = self.far.pop_first() else {
+            self.far_next = u64::MAX;
+            return;
+        };
+        self.far_len -= bucket.len();
+        self.heap.extend(bucket.drain(..));
+        self.spare.push(bucket);
+        self.far_next = self
+            .far
+            .first_key_value()
+            .map_or(u64::MAX, |(&b, _)| b << BUCKET_NS.trailing_zeros());
     }
 
     /// Queues `item` on `lane` to come out at `at`, which must not be earlier than the lane's
@@ -144,13 +247,27 @@ impl<E: Copy, L> EventQueue<E, L> {
 
     /// The time of the earliest event.
     #[inline]
-    pub fn peek_time(&self) -> Option<Instant> {
+    pub fn peek_time(&mut self) -> Option<Instant> {
+        self.settle_far();
         self.heap.peek().map(|e| Instant::from_nanos(e.at))
     }
 
     /// Removes and returns the earliest event with its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Instant, E)> {
+        self.settle_far();
+        let e = self.heap.pop()?;
+        self.processed += 1;
+        Some((Instant::from_nanos(e.at), e.event))
+    }
+
+    /// Removes and returns the earliest event with its time if it is not later than `until`.
+    #[inline]
+    pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, E)> {
+        self.settle_far();
+        if self.heap.peek()?.at > until.as_nanos() {
+            return None;
+        }
         let e = self.heap.pop()?;
         self.processed += 1;
         Some((Instant::from_nanos(e.at), e.event))
@@ -159,12 +276,12 @@ impl<E: Copy, L> EventQueue<E, L> {
     /// Events waiting (a lane counts its items).
     pub fn len(&self) -> usize {
         let in_lanes: usize = self.lanes.iter().map(|q| q.len().saturating_sub(1)).sum();
-        self.heap.len() + in_lanes
+        self.heap.len() + in_lanes + self.far_len
     }
 
     /// No events wait.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.far_len == 0
     }
 
     /// Events popped so far.
@@ -212,6 +329,36 @@ mod tests {
     }
 
     #[test]
+    fn a_far_timer_keeps_its_place_among_events_at_the_same_instant() {
+        let mut q: EventQueue<char> = EventQueue::new();
+        let t = Instant::from_nanos(3 * BUCKET_NS);
+        q.push(t, 'a');
+        q.push_far(t, 'b');
+        q.push(t, 'c');
+        q.push_far(Instant::from_nanos(3 * BUCKET_NS - 1), 'z');
+        q.push(Instant::from_nanos(4 * BUCKET_NS), 'd');
+        assert_eq!(q.len(), 5);
+        assert_eq!(q.peek_time(), Some(Instant::from_nanos(3 * BUCKET_NS - 1)));
+        let order: String = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, "zabcd");
+        assert!(q.is_empty());
+        assert_eq!(q.pop(), None);
+        assert_eq!(q.pop_until(Instant::from_nanos(u64::MAX)), None);
+    }
+
+    #[test]
+    fn pop_until_leaves_a_far_timer_after_the_limit() {
+        let mut q: EventQueue<char> = EventQueue::new();
+        q.push_far(Instant::from_nanos(2 * BUCKET_NS + 7), 'x');
+        assert_eq!(q.pop_until(Instant::from_nanos(2 * BUCKET_NS + 6)), None);
+        assert_eq!(
+            q.pop_until(Instant::from_nanos(2 * BUCKET_NS + 7)),
+            Some((Instant::from_nanos(2 * BUCKET_NS + 7), 'x'))
+        );
+        assert_eq!(q.processed(), 1);
+    }
+
+    #[test]
     fn a_lane_refuses_an_item_earlier_than_its_last() {
         let mut q: EventQueue<char, u32> = EventQueue::with_lanes(1);
         assert!(q.push_lane(0, Instant::from_millis(5), 1, 'L'));
@@ -231,7 +378,21 @@ mod tests {
         let mut lane_last = vec![0u64; lanes as usize];
         let (mut seq, mut now, mut id) = (0u64, 0u64, 0u64);
         for _ in 0..20_000 {
-            match rng.below(3) {
+            match rng.below(4) {
+                3 => {
+                    // A far timer, up to five buckets ahead, or as near as the plain events
+                    // (ties with them).
+                    let at = now
+                        + if rng.below(2) == 0 {
+                            rng.below(5 * BUCKET_NS)
+                        } else {
+                            rng.below(50)
+                        };
+                    q.push_far(Instant::from_nanos(at), (u32::MAX, id));
+                    reference.push((at, seq, id));
+                    seq += 1;
+                    id += 1;
+                }
                 0 => {
                     let at = now + rng.below(50);
                     q.push(Instant::from_nanos(at), (u32::MAX, id));

@@ -163,6 +163,13 @@ impl QueueDisc {
         self.discipline.gcca()
     }
 
+    /// True if the discipline is a port that may raise signals for its neighbours or hold its
+    /// head for a wake-up (a GCCA port): the simulator then looks at it after each change.
+    #[inline]
+    pub fn is_port(&self) -> bool {
+        matches!(self.discipline, Discipline::Gcca(_))
+    }
+
     /// The GCCA port, if the discipline is one.
     pub fn gcca_mut(&mut self) -> Option<&mut GccaPort> {
         self.discipline.gcca_mut()

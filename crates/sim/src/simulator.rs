@@ -519,13 +519,7 @@ impl Simulator {
     /// Processes every event up to and including `until` (capped at the end of the run).
     pub fn run_until(&mut self, until: Instant) -> Result<(), CaptureError> {
         let until = until.min(self.end);
-        while let Some(t) = self.events.peek_time() {
-            if t > until {
-                break;
-            }
-            let Some((now, event)) = self.events.pop() else {
-                break;
-            };
+        while let Some((now, event)) = self.events.pop_until(until) {
             self.now = now;
             self.dispatch(event)?;
         }
@@ -576,9 +570,7 @@ impl Simulator {
         let delay = ch.delay;
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
-            if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.trace_packet(c, &p)?;
-            }
+            self.trace_in_service(c)?;
         }
         if let Some(p) = done {
             // A channel's delay is fixed and its departures are in time order, so its
@@ -646,9 +638,7 @@ impl Simulator {
         let offer = self.channels[c as usize].offer_from(now, pkt, upstream);
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
-            if let Some(p) = self.channels[c as usize].in_service().copied() {
-                self.trace_packet(c, &p)?;
-            }
+            self.trace_in_service(c)?;
         } else if matches!(offer, Offer::Dropped) {
             self.on_queue_drop(&pkt);
         }
@@ -854,7 +844,7 @@ impl Simulator {
         if let Some(at) = want {
             if crate::timer::arm_earlier(&mut t.sender_timer, at) {
                 self.events
-                    .push(at, Event::Agent(AgentTimer::TcpSender(f as FlowId)));
+                    .push_far(at, Event::Agent(AgentTimer::TcpSender(f as FlowId)));
             }
         }
         let mut result = Ok(());
@@ -894,7 +884,7 @@ impl Simulator {
         if let Some(at) = t.receiver.poll_timeout() {
             if crate::timer::arm_earlier(&mut t.receiver_timer, at) {
                 self.events
-                    .push(at, Event::Agent(AgentTimer::TcpReceiver(f as FlowId)));
+                    .push_far(at, Event::Agent(AgentTimer::TcpReceiver(f as FlowId)));
             }
         }
         if let Some(p) = ack {

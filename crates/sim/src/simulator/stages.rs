@@ -248,8 +248,29 @@ impl Simulator {
 
     /// After channel `c`'s discipline admitted, started or finished a packet: a port that
     /// raised signals or holds its head sends them and schedules its wake-up.
+    /// A channel whose discipline is no such port costs one test.
+    #[inline]
     pub(super) fn after_port(&mut self, c: u32) -> Result<(), CaptureError> {
+        if !self
+            .channels
+            .get(c as usize)
+            .is_some_and(|ch| ch.disc().is_port())
+        {
+            return Ok(());
+        }
         self.after_gcca_port(c)
+    }
+
+    /// Traces the packet channel `c` has just started to transmit, if a trace records `c`.
+    #[inline]
+    pub(super) fn trace_in_service(&mut self, c: u32) -> Result<(), CaptureError> {
+        if !self.capture.records(c) {
+            return Ok(());
+        }
+        match self.channels.get(c as usize).and_then(|ch| ch.in_service()) {
+            Some(&p) => self.trace_packet(c, &p),
+            None => Ok(()),
+        }
     }
 
     /// Traces packet `p` starting on channel `c`, with the stages' handle tables (CP headers,

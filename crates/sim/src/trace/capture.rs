@@ -235,6 +235,12 @@ impl Capture {
         Ok(cap)
     }
 
+    /// True if a trace records channel `c`.
+    #[inline]
+    pub fn records(&self, c: u32) -> bool {
+        matches!(self.by_channel.get(c as usize), Some(Some(_)))
+    }
+
     /// Records `pkt` starting transmission on channel `c` at `at`. The CP header and the CM
     /// probe response a packet refers to by handle are read from `cp_headers` and
     /// `cm_responses`; a packet whose handle finds nothing is left out of the trace.
