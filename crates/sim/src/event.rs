@@ -11,7 +11,11 @@
 //!   on one channel: a constant delay after departures in time order). Only a lane's head has
 //!   an entry in the heap, so the heap holds one entry per busy lane, not one per packet in
 //!   flight. Each item keeps the sequence number it was given when pushed, so the global order
-//!   is exactly the order a single heap of every item would give;
+//!   is exactly the order a single heap of every item would give. The items of every lane share
+//!   one arena of slots, each lane a linked list through it (head and tail slot indices, 8 bytes
+//!   a lane), and a freed slot is the next one taken: a packet entering a lane lands in memory
+//!   that a packet left moments before, still in cache, where one buffer per lane would be a
+//!   cold line per hop once there are thousands of links;
 //! - *far timers*: events that are usually re-armed or superseded long before they are due (a
 //!   TCP sender's retransmission timer, a receiver's delayed ACK) wait in buckets of
 //!   [`BUCKET_NS`] by time, outside the heap, with the sequence number they were given when
@@ -22,7 +26,7 @@
 
 use concord_cc::time::Instant;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// Width of a far-timer bucket: 2^20 ns (about 1.05 ms).
 pub const BUCKET_NS: u64 = 1 << 20;
@@ -96,14 +100,49 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// One lane's items: (time in ns, sequence number, item), in time order.
-type Lane<L> = VecDeque<(u64, u64, L)>;
+/// No slot: the end of a lane's list, or of the free list.
+const NIL: u32 = u32::MAX;
+
+/// One lane item in the shared arena.
+#[derive(Debug)]
+struct Slot<L> {
+    /// Time in ns.
+    at: u64,
+    /// Insertion order.
+    seq: u64,
+    /// The next slot of the same lane (or of the free list); [`NIL`] at the end.
+    next: u32,
+    /// The item (`None` while the slot is free).
+    item: Option<L>,
+}
+
+/// A lane: the first and last slots of its list ([`NIL`] when empty).
+#[derive(Clone, Copy, Debug)]
+struct LaneEnds {
+    head: u32,
+    tail: u32,
+}
+
+impl LaneEnds {
+    const EMPTY: LaneEnds = LaneEnds {
+        head: NIL,
+        tail: NIL,
+    };
+}
 
 /// A queue of events of type `E`, with lanes of items of type `L`.
 #[derive(Debug)]
 pub struct EventQueue<E, L = ()> {
     heap: BinaryHeap<Entry<E>>,
-    lanes: Vec<Lane<L>>,
+    lanes: Vec<LaneEnds>,
+    /// Every lane's items, one list per lane.
+    slots: Vec<Slot<L>>,
+    /// The most recently freed slot, head of the free list ([`NIL`]: none).
+    free: u32,
+    /// Items in lanes.
+    lane_items: usize,
+    /// Lanes holding at least one item (each has one entry in the heap).
+    busy_lanes: usize,
     /// Far timers by bucket index (time in ns / [`BUCKET_NS`]).
     far: BTreeMap<u64, Vec<Entry<E>>>,
     /// Start of the earliest far bucket in ns (`u64::MAX`: none).
@@ -121,6 +160,10 @@ impl<E, L> Default for EventQueue<E, L> {
         EventQueue {
             heap: BinaryHeap::new(),
             lanes: Vec::new(),
+            slots: Vec::new(),
+            free: NIL,
+            lane_items: 0,
+            busy_lanes: 0,
             far: BTreeMap::new(),
             far_next: u64::MAX,
             far_len: 0,
@@ -140,7 +183,7 @@ impl<E: Copy, L> EventQueue<E, L> {
     /// An empty queue with `lanes` empty lanes.
     pub fn with_lanes(lanes: usize) -> Self {
         EventQueue {
-            lanes: (0..lanes).map(|_| VecDeque::new()).collect(),
+            lanes: vec![LaneEnds::EMPTY; lanes],
             ..Self::default()
         }
     }
@@ -208,23 +251,45 @@ impl<E: Copy, L> EventQueue<E, L> {
     #[inline]
     pub fn push_lane(&mut self, lane: u32, at: Instant, item: L, head: E) -> bool {
         let at_ns = at.as_nanos();
-        let Some(q) = self.lanes.get_mut(lane as usize) else {
+        let Some(&ends) = self.lanes.get(lane as usize) else {
             return false;
         };
-        let empty = match q.back() {
-            Some(&(last, _, _)) if last > at_ns => return false,
-            Some(_) => false,
-            None => true,
-        };
+        if ends.tail != NIL && self.slots[ends.tail as usize].at > at_ns {
+            return false;
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
-        q.push_back((at_ns, seq, item));
-        if empty {
+        let slot = Slot {
+            at: at_ns,
+            seq,
+            next: NIL,
+            item: Some(item),
+        };
+        let s = if self.free != NIL {
+            let s = self.free;
+            self.free = self.slots[s as usize].next;
+            self.slots[s as usize] = slot;
+            s
+        } else {
+            // The arena holds at most the items in flight at once; u32 indices cover 4 G.
+            let s = self.slots.len() as u32;
+            self.slots.push(slot);
+            s
+        };
+        self.lane_items += 1;
+        let ends = &mut self.lanes[lane as usize];
+        if ends.tail == NIL {
+            *ends = LaneEnds { head: s, tail: s };
+            self.busy_lanes += 1;
             self.heap.push(Entry {
                 at: at_ns,
                 seq,
                 event: head,
             });
+        } else {
+            let last = ends.tail;
+            ends.tail = s;
+            self.slots[last as usize].next = s;
         }
         true
     }
@@ -233,16 +298,30 @@ impl<E: Copy, L> EventQueue<E, L> {
     /// the next item, if any, at that item's own time and sequence number.
     #[inline]
     pub fn pop_lane(&mut self, lane: u32, head: E) -> Option<L> {
-        let q = self.lanes.get_mut(lane as usize)?;
-        let (_, _, item) = q.pop_front()?;
-        if let Some(&(at, seq, _)) = q.front() {
+        let ends = self.lanes.get_mut(lane as usize)?;
+        let s = ends.head;
+        if s == NIL {
+            return None;
+        }
+        let slot = &mut self.slots[s as usize];
+        let item = slot.item.take();
+        let next = slot.next;
+        slot.next = self.free;
+        self.free = s;
+        self.lane_items -= 1;
+        if next == NIL {
+            *ends = LaneEnds::EMPTY;
+            self.busy_lanes -= 1;
+        } else {
+            ends.head = next;
+            let n = &self.slots[next as usize];
             self.heap.push(Entry {
-                at,
-                seq,
+                at: n.at,
+                seq: n.seq,
                 event: head,
             });
         }
-        Some(item)
+        item
     }
 
     /// The time of the earliest event.
@@ -275,8 +354,8 @@ impl<E: Copy, L> EventQueue<E, L> {
 
     /// Events waiting (a lane counts its items).
     pub fn len(&self) -> usize {
-        let in_lanes: usize = self.lanes.iter().map(|q| q.len().saturating_sub(1)).sum();
-        self.heap.len() + in_lanes + self.far_len
+        // A busy lane's head is counted by its entry in the heap.
+        self.heap.len() + (self.lane_items - self.busy_lanes) + self.far_len
     }
 
     /// No events wait.
@@ -365,6 +444,34 @@ mod tests {
         assert!(!q.push_lane(0, Instant::from_millis(4), 2, 'L'));
         assert!(!q.push_lane(1, Instant::from_millis(6), 3, 'L'));
         assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn lanes_share_one_arena_and_reuse_a_freed_slot_first() {
+        let mut q: EventQueue<u32, u32> = EventQueue::with_lanes(3);
+        assert!(q.push_lane(0, Instant::from_nanos(10), 100, 0));
+        assert!(q.push_lane(2, Instant::from_nanos(20), 300, 2));
+        assert!(q.push_lane(0, Instant::from_nanos(30), 101, 0));
+        assert_eq!(q.slots.len(), 3);
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.pop(), Some((Instant::from_nanos(10), 0)));
+        assert_eq!(q.pop_lane(0, 0), Some(100));
+        // The slot lane 0's first item left is the one lane 1's item takes.
+        assert!(q.push_lane(1, Instant::from_nanos(25), 200, 1));
+        assert_eq!(q.slots.len(), 3);
+        assert_eq!((q.lanes[1].head, q.lanes[1].tail), (0, 0));
+        let mut items = Vec::new();
+        while let Some((at, lane)) = q.pop() {
+            items.push((at.as_nanos(), q.pop_lane(lane, lane)));
+        }
+        assert_eq!(
+            items,
+            vec![(20, Some(300)), (25, Some(200)), (30, Some(101))]
+        );
+        assert!(q.is_empty());
+        assert_eq!((q.lane_items, q.busy_lanes), (0, 0));
+        // An empty lane yields nothing.
+        assert_eq!(q.pop_lane(1, 1), None);
     }
 
     /// Random pushes, lane pushes and pops against a sorted reference of (time, sequence).
