@@ -62,11 +62,15 @@ impl Histogram {
             self.first = b;
         } else if b < self.first {
             let grow = self.first - b;
+            // Exactly the span, no doubling: a span widens only at a new extreme, rarely, and
+            // with thousands of flows the slack of doubling would be most of the memory.
+            self.counts.reserve_exact(grow);
             self.counts.splice(0..0, std::iter::repeat_n(0, grow));
             self.first = b;
         }
         let i = b - self.first;
         if i >= self.counts.len() {
+            self.counts.reserve_exact(i + 1 - self.counts.len());
             self.counts.resize(i + 1, 0);
         }
         self.counts[i] += n;
@@ -173,6 +177,8 @@ mod tests {
             h.counts.len(),
             bucket_of(150_000_000) - bucket_of(50_000_000) + 1
         );
+        // No slack beyond the span.
+        assert_eq!(h.counts.capacity(), h.counts.len());
         let b: Vec<u64> = h.buckets().map(|(_, _, c)| c).collect();
         assert_eq!(b, vec![1, 1, 1]);
         assert_eq!(
