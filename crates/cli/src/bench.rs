@@ -12,7 +12,7 @@ use serde_json::json;
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchArgs {
     /// Number of sender/receiver pairs (one bulk NewReno flow each), 1 to 100,000 (peak
-    /// memory about 1.35 GB at 100,000 on a 1 Gbps / 25 ms bottleneck, 10 s simulated).
+    /// memory about 1.2 GB at 100,000 on a 1 Gbps / 25 ms bottleneck, 10 s simulated).
     #[arg(long, default_value_t = 64)]
     pub flows: u32,
     /// Measure each of these numbers of flows in turn (one run each, smallest first) and
