@@ -157,9 +157,6 @@ pub struct Simulator {
     routes: Routes,
     /// Channels (two per link: forward then reverse).
     channels: Vec<Channel>,
-    /// Each channel's (sending, receiving) node, apart from the channel: an arrival reads
-    /// these 8 bytes, not a line of a channel it has no other business with.
-    ends: Vec<(NodeId, NodeId)>,
     /// Flows.
     flows: Vec<Flow>,
     channel_at_warmup: Vec<ChannelStats>,
@@ -366,7 +363,6 @@ impl Simulator {
             routes,
             channel_at_warmup: vec![ChannelStats::default(); channels.len()],
             channels,
-            ends,
             flows,
             sampled,
             sample_interval: sc.record.queue_interval.max(Duration::from_nanos(1)),
@@ -547,12 +543,13 @@ impl Simulator {
                 let Some(pkt) = self.events.pop_lane(c, Event::Arrive(c)) else {
                     return Ok(());
                 };
-                let (upstream, node) = self.ends[c as usize];
+                let node = self.channels[c as usize].to;
                 if pkt.is_link_control() {
                     self.on_link_control(c, pkt)?;
                 } else if node == pkt.dst {
                     self.deliver(pkt)?;
                 } else {
+                    let upstream = self.channels[c as usize].from;
                     self.forward_from(node, pkt, upstream)?;
                 }
             }
