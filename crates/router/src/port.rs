@@ -31,7 +31,7 @@ use concord_cc::gcca::{GccpDetector, LeakyBucket, Signal};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
 use concord_cc::units::{Bytes, Rate};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// How far the token clock may lag `now`: 1 ms.
 pub const CLOCK_DEPTH: Duration = Duration::from_millis(1);
@@ -145,6 +145,8 @@ pub struct OutputPort {
     propagation: Duration,
     /// Frames in flight on the wire, with the time each leaves, in order.
     wire: VecDeque<(Instant, Packet)>,
+    /// Drops by the packet's IPv4 source address: (early, full).
+    drops_by_source: BTreeMap<[u8; 4], (u64, u64)>,
 }
 
 /// Why a port cannot be made.
@@ -210,6 +212,7 @@ impl OutputPort {
             delay: DelayHistogram::default(),
             propagation: config.delay,
             wire: VecDeque::new(),
+            drops_by_source: BTreeMap::new(),
             eca: config
                 .eca
                 .clone()
@@ -280,6 +283,10 @@ impl OutputPort {
         packet.arrived = now;
         let len = self.len();
         let size = packet.size();
+        let source = packet
+            .frame
+            .get(packet.ip_offset + 12..packet.ip_offset + 16)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok());
         let mut signals = Vec::new();
         let verdict = match &mut self.queue {
             Queue::Admission { aqm, fifo, bytes } => {
@@ -321,6 +328,14 @@ impl OutputPort {
             Verdict::DropFull => self.counters.drops_full += 1,
             Verdict::DropEarly => self.counters.drops_early += 1,
         }
+        if let (true, Some(src)) = (verdict.is_drop(), source) {
+            let d = self.drops_by_source.entry(src).or_default();
+            if verdict == Verdict::DropFull {
+                d.1 += 1;
+            } else {
+                d.0 += 1;
+            }
+        }
         self.counters.max_queue = self.counters.max_queue.max(self.len().packets);
         Admission { verdict, signals }
     }
@@ -331,6 +346,11 @@ impl OutputPort {
     pub fn poll_timeout(&self, now: Instant) -> Option<Instant> {
         let wire = self.wire.front().map(|&(t, _)| t);
         [self.start_timeout(now), wire].into_iter().flatten().min()
+    }
+
+    /// Drops by IPv4 source address: (early, full), in address order.
+    pub fn drops_by_source(&self) -> impl Iterator<Item = ([u8; 4], (u64, u64))> + '_ {
+        self.drops_by_source.iter().map(|(a, d)| (*a, *d))
     }
 
     /// Frames on the wire: started, not yet out of the propagation delay.
@@ -695,5 +715,26 @@ mod tests {
         // The queueing delay is the queue's alone: 0 and 1 ms.
         assert_eq!(p.delay().bins(), vec![(100, 1), (1_000, 1)]);
         assert_eq!(p.counters().sent, 2);
+    }
+
+    #[test]
+    fn drops_are_counted_by_the_packets_source_address() {
+        let mut p = port(
+            Discipline::DropTail(QueueLimit::Packets(1)),
+            Rate::from_mbps(10),
+        );
+        let mut rng = Rng::new(1);
+        let from = |a: u8| {
+            let mut q = packet(100);
+            q.frame[14 + 12..14 + 16].copy_from_slice(&[10, 0, 0, a]);
+            q
+        };
+        p.enqueue(Instant::ZERO, from(1), 0, &mut rng);
+        p.enqueue(Instant::ZERO, from(2), 0, &mut rng);
+        p.enqueue(Instant::ZERO, from(2), 0, &mut rng);
+        p.enqueue(Instant::ZERO, from(1), 0, &mut rng);
+        let d: Vec<_> = p.drops_by_source().collect();
+        assert_eq!(d, [([10, 0, 0, 1], (0, 1)), ([10, 0, 0, 2], (0, 2))]);
+        assert_eq!(p.counters().drops_full, 3);
     }
 }

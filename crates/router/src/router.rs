@@ -681,6 +681,10 @@ impl Router {
                 // L in thousandths, so that the status stays integer.
                 s += &format!(" eca_load_milli {}", (l * 1000.0).round() as u64);
             }
+            for (a, (early, full)) in p.drops_by_source() {
+                let src = format!("src_{}_{}_{}_{}", a[0], a[1], a[2], a[3]);
+                s += &format!(" {src}_drops_early {early} {src}_drops_full {full}");
+            }
             let delay = p.delay();
             s += &format!(" delay_samples {}", delay.total());
             if let Some(q) = crate::delay::quantile_us(&delay.bins(), 0.9) {

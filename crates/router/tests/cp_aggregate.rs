@@ -201,6 +201,7 @@ fn run(
     .expect("the test bed comes up (run as root)");
     let s = bed.topology.host_addr("s", bed.net).expect("s");
     let d = bed.topology.host_addr("d", bed.net).expect("d");
+    let t_addr = bed.topology.host_addr("t", bed.net).expect("t");
     let end = Instant::from_secs(setting.duration_s);
     let window = (Instant::from_secs(setting.warmup_s), end);
     let lo = |p: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, p));
@@ -274,6 +275,12 @@ fn run(
             })
         })
         .collect();
+    // r1's drops by source host at the end of the warm-up, so that the log gives the drops
+    // of each host's flows within the counted window.
+    while clock.now() < window.0 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let drops_at_warmup = source_drops(&bed, &[s, t_addr]);
     let secs = (setting.duration_s - setting.warmup_s) as f64;
     let bps = |bytes: u64| bytes as f64 * 8.0 / secs;
     let cp: Vec<f64> = sinks.join().expect("sinks").into_iter().map(bps).collect();
@@ -334,6 +341,27 @@ fn run(
             udp_counter(&snmp, "SndbufErrors")
         );
     }
+    // The router writes its status every few hundred ms; wait for one after the end.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let drops_at_end = source_drops(&bed, &[s, t_addr]);
+    let pkts = |bps: f64| bps * secs / 8.0 / PAYLOAD as f64;
+    let delivered = [
+        pkts(cp.iter().sum::<f64>()),
+        pkts(tfrc.iter().sum::<f64>()),
+    ];
+    for (k, host) in ["s (CP aggregate)", "t (TFRC)"].iter().enumerate() {
+        let (e, f) = (
+            drops_at_end[k].0 - drops_at_warmup[k].0,
+            drops_at_end[k].1 - drops_at_warmup[k].1,
+        );
+        report += &format!(
+            "r1 drops of host {host} in the window: early {e} full {f}; per packet {:.5} \
+             (whole run: early {} full {})\n",
+            (e + f) as f64 / (delivered[k] + (e + f) as f64),
+            drops_at_end[k].0,
+            drops_at_end[k].1
+        );
+    }
     report += "router r1:";
     for k in [
         "port.d.drops_early",
@@ -349,6 +377,21 @@ fn run(
         report,
         cp_on_the_wire,
     }
+}
+
+/// r1's drops at its port to d of packets from each of `hosts`: (early, full).
+fn source_drops(bed: &Bed, hosts: &[Ipv4Addr]) -> Vec<(u64, u64)> {
+    hosts
+        .iter()
+        .map(|h| {
+            let [a, b, c, d] = h.octets();
+            let key = format!("port.d.src_{a}_{b}_{c}_{d}_drops_");
+            (
+                bed.counter("r1", &format!("{key}early")),
+                bed.counter("r1", &format!("{key}full")),
+            )
+        })
+        .collect()
 }
 
 /// Each flow's goodput in the simulator twin, by flow name, bit/s.
