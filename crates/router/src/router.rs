@@ -114,8 +114,11 @@ pub struct Router {
     reflect: BTreeMap<u32, ReflectEdge>,
     /// Per port, its ingress propagation delay and the frames that arrived on it and are
     /// still held for it, with the time each is taken, in order.
-    ingress: Vec<(Duration, VecDeque<(Instant, Vec<u8>)>)>,
+    ingress: Vec<(Duration, HeldFrames)>,
 }
+
+/// Frames held by a port's ingress propagation delay: each with the time it is taken, in order.
+type HeldFrames = VecDeque<(Instant, Vec<u8>)>;
 
 /// A packet held by a host's UDP leaky bucket at its edge router.
 #[derive(Debug)]

@@ -345,10 +345,7 @@ fn run(
     std::thread::sleep(std::time::Duration::from_millis(600));
     let drops_at_end = source_drops(&bed, &[s, t_addr]);
     let pkts = |bps: f64| bps * secs / 8.0 / PAYLOAD as f64;
-    let delivered = [
-        pkts(cp.iter().sum::<f64>()),
-        pkts(tfrc.iter().sum::<f64>()),
-    ];
+    let delivered = [pkts(cp.iter().sum::<f64>()), pkts(tfrc.iter().sum::<f64>())];
     for (k, host) in ["s (CP aggregate)", "t (TFRC)"].iter().enumerate() {
         let (e, f) = (
             drops_at_end[k].0 - drops_at_warmup[k].0,
