@@ -526,6 +526,42 @@ mod tests {
     }
 
     #[test]
+    fn a_send_later_than_one_gap_past_its_time_is_counted_with_the_time_it_lost() {
+        let mut a = core(true);
+        for _ in 0..2 {
+            a.on_app_datagram(0, &[0; 972]);
+        }
+        assert!(a.poll_transmit(us(0)).is_some());
+        // Before feedback the gap is 1 s: the second is due at 1 s; sent at 3.5 s it used its
+        // one packet of credit (1 s) and lost 1.5 s.
+        assert!(a.poll_transmit(us(3_500_000)).is_some());
+        assert_eq!(
+            (a.counters().late_sends, a.counters().pacing_lost_us),
+            (1, 1_500_000)
+        );
+        assert!(a
+            .status()
+            .contains("late_sends 1\npacing_lost_us 1500000\n"));
+    }
+
+    #[test]
+    fn the_status_gives_the_means_of_x_p_and_r_over_the_window() {
+        let mut s = setup(true, Flowshares::Single);
+        s.measure = Some((us(0), us(2_000_000)));
+        let mut a = ApCore::new(s, us(0)).unwrap_or_else(|e| panic!("{e}"));
+        // Before feedback X is one packet per second, 8000 bit/s, p 0, no R: X's mean over
+        // the window is 8000, p's 0, R's none yet.
+        a.sample(us(0));
+        a.sample(us(2_000_000));
+        let st = a.status();
+        assert!(st.contains("mean_flowshare_bps 8000\n"), "{st}");
+        assert!(
+            st.contains("mean_loss_event_rate_ppm 0\nmean_rtt_us 0\n"),
+            "{st}"
+        );
+    }
+
+    #[test]
     fn the_remote_ap_strips_the_header_and_delivers_the_flows_datagram() {
         let (mut a, mut b) = (core(true), core(false));
         a.on_app_datagram(3, b"payload");
