@@ -184,7 +184,9 @@ def _frame(blocks):
 
 class Result:
     """A finished run: its tables as pandas DataFrames (read on first use), the summary and
-    metadata as dicts, and the scenario as run.
+    metadata as dicts, and the scenario as run. The extension makes each output when first
+    asked for: flows from the summary figures, the series tables (channels, goodput, queues,
+    delay, ...) from the finished simulator, kept until one of them is read.
 
     The tables are the files `concord run` writes, with the same columns and numbers: flows,
     channels, goodput, queues, delays (delay.csv: per-flow histogram buckets), cwnd and
