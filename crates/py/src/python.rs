@@ -5,8 +5,9 @@
 #![allow(unsafe_code)]
 
 use crate::columns::csv_blocks;
+use crate::lazy::LazyRun;
 use crate::local::run_local;
-use crate::run::{run_source, RunError as RustRunError, RunOutput};
+use crate::run::RunError as RustRunError;
 use crate::sweep::{RunRecord, Sweep};
 use crate::tidy::write_sweep_dir;
 use concord_sim::scenario::{OverrideValue, ScenarioSource};
@@ -169,10 +170,11 @@ impl PyScenario {
     }
 }
 
-/// A finished run: the tables as CSV text and the JSON documents of `concord run`.
+/// A finished run: the tables as CSV text and the JSON documents of `concord run`, each made
+/// on first use.
 #[pyclass(name = "RawRun", module = "concord._concord", frozen)]
 pub struct RawRun {
-    output: RunOutput,
+    output: LazyRun,
 }
 
 #[pymethods]
@@ -191,14 +193,17 @@ impl RawRun {
 
     /// The scenario as run, as TOML.
     #[getter]
-    fn scenario_toml(&self) -> String {
-        self.output.scenario_toml.clone()
+    fn scenario_toml(&self) -> PyResult<String> {
+        self.output
+            .scenario_toml()
+            .map(str::to_string)
+            .map_err(|e| RunError::new_err(e.to_string()))
     }
 
     /// The names of the tables (`flows`, `channels`, `goodput`, ...).
     #[getter]
     fn table_names(&self) -> Vec<&'static str> {
-        self.output.tables.iter().map(|(s, _)| *s).collect()
+        self.output.tables().iter().map(|(s, _)| *s).collect()
     }
 
     /// The table `name` as CSV text, or None.
@@ -240,7 +245,8 @@ impl RawRun {
 
     /// Writes what `concord run` writes into `dir`.
     fn write(&self, dir: PathBuf) -> PyResult<()> {
-        self.output.write_dir(&dir).map_err(|e| {
+        let output = self.output.to_output().map_err(run_error)?;
+        output.write_dir(&dir).map_err(|e| {
             RunError::new_err(format!(
                 "cannot write results to {}: {e}; choose a writable directory",
                 dir.display()
@@ -285,7 +291,7 @@ fn run(
             .map_err(scenario_error)?;
     }
     let output = py
-        .detach(move || run_source(&source, capture_dir.as_deref(), command_line))
+        .detach(move || LazyRun::run(&source, capture_dir.as_deref(), command_line))
         .map_err(run_error)?;
     Ok(RawRun { output })
 }

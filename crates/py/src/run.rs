@@ -62,13 +62,29 @@ pub fn run_source(
     capture_dir: Option<&Path>,
     command_line: Vec<String>,
 ) -> Result<RunOutput, RunError> {
-    let sc = source.build()?;
+    let (results, meta, sim) = simulate(source, capture_dir, command_line)?;
     let scenario_toml = source.render()?;
+    let tables = results.tables(&sim);
+    Ok(RunOutput {
+        results,
+        tables,
+        meta,
+        scenario_toml,
+    })
+}
+
+/// Builds `source`'s scenario and runs it to the end: the summary figures, the metadata and
+/// the finished simulator (whose recorded series the tables are made from).
+pub fn simulate(
+    source: &ScenarioSource,
+    capture_dir: Option<&Path>,
+    command_line: Vec<String>,
+) -> Result<(RunResults, RunMeta, Simulator), RunError> {
+    let sc = source.build()?;
     let mut sim = Simulator::with_capture_dir(&sc, capture_dir)
         .map_err(|e| RunError::Runtime(e.to_string()))?;
     sim.run().map_err(|e| RunError::Runtime(e.to_string()))?;
     let results = RunResults::from_simulator(&sim);
-    let tables = results.tables(&sim);
     let meta = RunMeta {
         concord_version: crate::VERSION.to_string(),
         git_revision: crate::GIT_REVISION.to_string(),
@@ -82,12 +98,7 @@ pub fn run_source(
         seed: sc.seed,
         command_line,
     };
-    Ok(RunOutput {
-        results,
-        tables,
-        meta,
-        scenario_toml,
-    })
+    Ok((results, meta, sim))
 }
 
 #[cfg(test)]

@@ -332,7 +332,9 @@ impl RunResults {
         tables
     }
 
-    fn flows_csv(&self) -> String {
+    /// `flows.csv`'s text, the first of [`RunResults::tables`]: made from these figures alone,
+    /// without the simulator.
+    pub fn flows_csv(&self) -> String {
         let mut s = String::from("flow,kind,cc,ecn,cm,cm_weight,from,to,goodput_bps,delivered_bytes,retransmissions,timeouts,ecn_reductions,mean_rtt_s,mean_rto_s,delay_mean_ms,delay_p50_ms,delay_p90_ms,delay_p99_ms,completion_s,injected_losses,queue_drops\n");
         for f in &self.flows {
             let _ = writeln!(
