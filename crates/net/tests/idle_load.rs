@@ -48,7 +48,12 @@ fn largest_resident(pid: u32, n: usize) -> Vec<(u64, String)> {
     let mut header = String::new();
     for line in smaps.lines() {
         if let Some(rss) = line.strip_prefix("Rss:") {
-            let kb = rss.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+            let kb = rss
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0);
             regions.push((kb, header.clone()));
         } else if line.split(' ').next().is_some_and(|f| f.contains('-')) {
             header = line.split_whitespace().collect::<Vec<_>>().join(" ");
