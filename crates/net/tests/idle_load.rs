@@ -59,7 +59,7 @@ fn largest_resident(pid: u32, n: usize) -> Vec<(u64, String)> {
             header = line.split_whitespace().collect::<Vec<_>>().join(" ");
         }
     }
-    regions.sort_by(|a, b| b.0.cmp(&a.0));
+    regions.sort_by_key(|r| std::cmp::Reverse(r.0));
     regions.truncate(n);
     regions
 }
