@@ -7,6 +7,7 @@
 //! cargo run --release -p concord-net --example daemon_bench -- 10000   # 10,000 flows
 //! cargo run --release -p concord-net --example daemon_bench -- rtt      # round trips
 //! cargo run --release -p concord-net --example daemon_bench -- pipelined # grants/s
+//! cargo run --release -p concord-net --example daemon_bench -- embedded  # its embedded half
 //! ```
 //!
 //! `rtt` counts request-to-grant round trips per second of one flow, one at a time (request,
@@ -406,6 +407,12 @@ fn pipelined_embedded(
 /// Pipelined grants per second over the Unix socket and embedded, two seconds each.
 async fn pipelined_rates() -> Result<(), Box<dyn std::error::Error>> {
     let run = Duration::from_secs(2);
+    pipelined_socket_rate(run).await?;
+    pipelined_embedded_rate(run).await
+}
+
+/// Pipelined grants per second over the Unix socket for `run`.
+async fn pipelined_socket_rate(run: Duration) -> Result<(), Box<dyn std::error::Error>> {
     let dir = TempDir::new("pipe")?;
     let socket = dir.0.join("cm.sock");
     let hub = Hub::new(no_aging())?;
@@ -424,6 +431,11 @@ async fn pipelined_rates() -> Result<(), Box<dyn std::error::Error>> {
         n as f64 / run.as_secs_f64(),
         cpu.as_secs_f64() * 1e6 / n.max(1) as f64
     );
+    Ok(())
+}
+
+/// Pipelined grants per second with the hub in-process for `run`.
+async fn pipelined_embedded_rate(run: Duration) -> Result<(), Box<dyn std::error::Error>> {
     let hub = Hub::new(no_aging())?;
     tokio::spawn(Arc::clone(&hub).run_timer());
     let (n, cpu) = tokio::task::spawn_blocking(move || {
@@ -445,6 +457,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let flows = match std::env::args().nth(1) {
         Some(a) if a == "rtt" => return round_trip_rates().await,
         Some(a) if a == "pipelined" => return pipelined_rates().await,
+        Some(a) if a == "embedded" => return pipelined_embedded_rate(Duration::from_secs(2)).await,
         None => PER_CONNECTION,
         Some(a) => a
             .parse()

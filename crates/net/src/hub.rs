@@ -7,6 +7,7 @@
 //! to the other flows of their macroflows.
 
 use crate::clock::Clock;
+use crate::handle_hash::{HandleMap, HandleSet};
 use crate::protocol::{
     ErrorCode, Event, MacroflowInfo, Reply, Request, Status, MACROFLOWS_PER_PAGE,
 };
@@ -18,7 +19,6 @@ use concord_cc::cm::{
 use concord_cc::rng::Rng;
 use concord_cc::{Duration, Instant};
 use std::collections::VecDeque;
-use std::collections::{HashMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -62,7 +62,7 @@ pub struct ClientId(pub u64);
 #[derive(Debug)]
 struct ClientState {
     /// Flows it opened and has not closed.
-    flows: HashSet<FlowId>,
+    flows: HandleSet<FlowId>,
     /// Where its events go.
     events: mpsc::Sender<Event>,
 }
@@ -73,12 +73,12 @@ struct HubState {
     /// The manager.
     cm: CongestionManager,
     /// Attached clients.
-    clients: HashMap<ClientId, ClientState>,
+    clients: HandleMap<ClientId, ClientState>,
     /// Which client opened each open flow.
-    owner: HashMap<FlowId, ClientId>,
+    owner: HandleMap<FlowId, ClientId>,
     /// Per open flow, the bytes reported sent (`notify`) and not yet reported received
     /// (`update`): the most the next update may acknowledge.
-    unacked: HashMap<FlowId, u64>,
+    unacked: HandleMap<FlowId, u64>,
     /// The next client handle.
     next_client: u64,
     /// The deadline the timer task sleeps until, if any.
@@ -142,9 +142,9 @@ impl Hub {
         Ok(Arc::new(Hub {
             state: Mutex::new(HubState {
                 cm,
-                clients: HashMap::new(),
-                owner: HashMap::new(),
-                unacked: HashMap::new(),
+                clients: HandleMap::default(),
+                owner: HandleMap::default(),
+                unacked: HandleMap::default(),
                 next_client: 0,
                 armed: None,
                 malformed_frames: 0,
@@ -206,7 +206,7 @@ impl Hub {
         s.clients.insert(
             id,
             ClientState {
-                flows: HashSet::new(),
+                flows: HandleSet::default(),
                 events: tx,
             },
         );

@@ -11,18 +11,20 @@
 //!   manager hosted in-process behind the same API.
 //! - [`capture`]: the receiving daemon's count of registered flows' arrivals, from an
 //!   `AF_PACKET` socket with a BPF filter.
+//! - [`handle_hash`]: the hash of the hub's tables, keyed by handles the hub assigns.
 //! - [`clock`]: the monotonic clock mapped to the algorithms' integer-nanosecond time.
 //! - [`testbed`]: sender hosts, a router and a receiver in network namespaces, an htb + bfifo
 //!   bottleneck and [`delay_line`], a user-space delay line on a TUN device.
 //! - [`sys`]: the two Linux calls the rest needs (TUN, setns).
-//! - [`thread_caches`]: glibc's malloc tuned in `concordd` (no per-thread caches, fixed trim
-//!   thresholds), so memory freed after a burst of connections is handed back.
+//! - [`thread_caches`]: glibc's malloc tuned in `concordd` (no per-thread caches, one arena,
+//!   fixed trim thresholds), so memory freed after a burst of connections is handed back.
 
 pub mod capture;
 pub mod client;
 pub mod clock;
 pub mod daemon;
 pub mod delay_line;
+pub mod handle_hash;
 pub mod hub;
 pub mod protocol;
 pub mod sys;

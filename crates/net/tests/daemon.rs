@@ -326,7 +326,7 @@ fn concord_cm_status_prints_the_counters() {
 }
 
 /// The running daemon has glibc's malloc tuned (it started itself again with `GLIBC_TUNABLES`
-/// set: no per-thread cache, fixed trim thresholds) and keeps a value the user gave. The raw
+/// set: no per-thread cache, fixed trim thresholds, one arena) and keeps a value the user gave. The raw
 /// environment is searched: glibc cuts the variable's value in place as it parses it.
 #[test]
 fn the_daemon_runs_with_glibc_malloc_tuned() {
@@ -342,6 +342,7 @@ fn the_daemon_runs_with_glibc_malloc_tuned() {
     );
     assert!(env.contains("glibc.malloc.trim_threshold=131072"), "{env}");
     assert!(env.contains("glibc.malloc.mmap_threshold=131072"), "{env}");
+    assert!(env.contains("glibc.malloc.arena_max=1"), "{env}");
     // It listens (Daemon::start waited for that) after starting again.
     drop(d);
     let d = Daemon::start_with_env(&[], &[("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3")]);

@@ -39,6 +39,31 @@ fn vm_rss_kb(pid: u32) -> u64 {
         .expect("VmRSS in /proc/PID/status")
 }
 
+/// The daemon's mappings that hold the most resident memory, largest first: (`Rss` in kB, the
+/// mapping's line of `/proc/PID/smaps`). glibc's thread arenas are the anonymous read-write
+/// mappings of up to 64 MiB (`HEAP_MAX_SIZE`), its main arena is `[heap]`.
+fn largest_resident(pid: u32, n: usize) -> Vec<(u64, String)> {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut regions: Vec<(u64, String)> = Vec::new();
+    let mut header = String::new();
+    for line in smaps.lines() {
+        if let Some(rss) = line.strip_prefix("Rss:") {
+            let kb = rss
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            regions.push((kb, header.clone()));
+        } else if line.split(' ').next().is_some_and(|f| f.contains('-')) {
+            header = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        }
+    }
+    regions.sort_by_key(|r| std::cmp::Reverse(r.0));
+    regions.truncate(n);
+    regions
+}
+
 /// Reads one frame from a blocking stream.
 fn read_frame(s: &mut UnixStream) -> std::io::Result<ServerMessage> {
     let mut prefix = [0u8; 4];
@@ -121,6 +146,8 @@ struct Figures {
     rss_start_kb: u64,
     rss_peak_kb: u64,
     rss_after_kb: u64,
+    /// The largest resident mappings after the load.
+    regions_after: Vec<(u64, String)>,
     served_in: Duration,
     opened: usize,
     refused: usize,
@@ -273,11 +300,13 @@ fn idle_load(with_flows: bool) -> Figures {
     }
     std::thread::sleep(Duration::from_millis(4500));
     let rss_after_kb = vm_rss_kb(pid);
+    let regions_after = largest_resident(pid, 4);
     drop(daemon);
     Figures {
         rss_start_kb,
         rss_peak_kb,
         rss_after_kb,
+        regions_after,
         served_in,
         opened,
         refused,
@@ -300,6 +329,9 @@ fn check(what: &str, f: &Figures) {
         f.rss_after_kb,
         (f.rss_after_kb as f64 / f.rss_start_kb as f64 - 1.0) * 100.0
     );
+    for (kb, region) in &f.regions_after {
+        println!("  resident after: {kb:>6} kB  {region}");
+    }
     assert!(f.served_in <= SERVED_WITHIN, "{f:?}");
     assert!(
         f.rss_after_kb as f64 <= f.rss_start_kb as f64 * (1.0 + RSS_TOLERANCE),

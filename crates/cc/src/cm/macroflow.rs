@@ -115,6 +115,10 @@ pub struct Macroflow {
     pub(super) emptied_at: Option<Instant>,
     /// Its flows by where their `ChangeRate` thresholds fire.
     pub(super) thresh_index: ThreshIndex,
+    /// [`Macroflow::next_timeout`] as of the last change ([`Macroflow::file_deadline`]), so
+    /// that the manager's `poll_timeout` after each request reads it rather than working it
+    /// out again for every macroflow.
+    pub(super) deadline: Option<Instant>,
 }
 
 impl Macroflow {
@@ -167,6 +171,12 @@ impl Macroflow {
     pub(super) fn on_feedback(&mut self, now: Instant) {
         let k = self.aging.on_feedback(now, &self.aimd.rtt_summary());
         self.aimd.on_aged(k);
+    }
+
+    /// Files [`Macroflow::next_timeout`] as its deadline; call after every change to its
+    /// scheduler, AIMD or aging.
+    pub(super) fn file_deadline(&mut self) {
+        self.deadline = self.next_timeout();
     }
 
     /// When the macroflow next needs the clock: a grant, a grant expiry or a halving.

@@ -256,6 +256,8 @@ impl CongestionManager {
                 min_rate: self.config.min_rate,
                 emptied_at: Some(now),
                 thresh_index: ThreshIndex::new(),
+                // No flow, no grant, no silence clock: nothing to time.
+                deadline: None,
             },
         );
         Ok(id)
@@ -577,7 +579,15 @@ impl CongestionManager {
     /// When [`CongestionManager::on_timeout`] is next due: a grant, a grant expiry, an aging
     /// halving or a probe. A timer that saturated at [`Instant::MAX`] never fires.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let macroflows = self.macroflows.values().filter_map(Macroflow::next_timeout);
+        let macroflows = self.macroflows.values().filter_map(|m| {
+            debug_assert_eq!(
+                m.deadline,
+                m.next_timeout(),
+                "{} filed a stale deadline",
+                m.id
+            );
+            m.deadline
+        });
         let probes = self.probes.values().filter_map(Prober::next_probe_time);
         macroflows.chain(probes).filter(|t| *t < Instant::MAX).min()
     }
@@ -589,7 +599,7 @@ impl CongestionManager {
         let due: Vec<MacroflowId> = self
             .macroflows
             .values()
-            .filter(|m| m.next_timeout().is_some_and(|t| t <= now))
+            .filter(|m| m.deadline.is_some_and(|t| t <= now))
             .map(|m| m.id)
             .collect();
         for id in due {
@@ -682,6 +692,7 @@ impl CongestionManager {
                 });
             }
         }
+        m.file_deadline();
     }
 
     /// A probe-protocol datagram from `from` arrived at `now`: decodes it and takes the
@@ -836,11 +847,13 @@ impl CongestionManager {
         };
         let aimd = m.aimd.split_off(fraction);
         let aging = m.aging.clone();
+        m.file_deadline();
         let Ok(to) = self.create_macroflow(now, dst, Some(aimd)) else {
             return;
         };
         if let Some(n) = self.macroflows.get_mut(&to) {
             n.aging = aging;
+            n.file_deadline();
         }
         for f in &moving {
             self.move_flow(now, *f, mf, to);

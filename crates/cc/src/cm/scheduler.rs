@@ -286,12 +286,16 @@ impl Scheduler {
         if now < self.next_slot || self.active.is_empty() || self.rate.bps() == 0 {
             return None;
         }
-        let min_weight = self
-            .active
-            .iter()
-            .filter_map(|f| self.flows.get(f))
-            .map(FlowQueue::effective_weight)
-            .fold(f64::INFINITY, f64::min);
+        // With every weight 1 (`non_unit` 0) the smallest is 1, without a pass over the flows.
+        let min_weight = if self.non_unit == 0 {
+            1.0
+        } else {
+            self.active
+                .iter()
+                .filter_map(|f| self.flows.get(f))
+                .map(FlowQueue::effective_weight)
+                .fold(f64::INFINITY, f64::min)
+        };
         // Each visit credits at least one MTU, so every flow is served within one round: the
         // loop ends within `active.len() + 1` turns.
         for _ in 0..=self.active.len() {
@@ -331,6 +335,10 @@ impl Scheduler {
     /// Removes the grants whose lifetime ended by `now` (RFC 3124 grant expiry) and returns
     /// them, in flow order.
     pub fn expire(&mut self, now: Instant) -> Vec<Grant> {
+        if self.expiries.first().is_none_or(|(at, _)| *at > now) {
+            // Nothing expires yet: no walk, no allocation.
+            return Vec::new();
+        }
         let mut due: Vec<FlowId> = self
             .expiries
             .range(..=(now, FlowId(u32::MAX)))

@@ -145,10 +145,26 @@ impl ThreshIndex {
         self.len() == 0
     }
 
+    /// True if no flow can be due at `per_weight_bps` and `srtt_secs`: none unreported, and
+    /// each set's extreme key on the side that fires not crossed (the sets of
+    /// [`ThreshIndex::candidates`] are then all empty).
+    fn none_crossed(&self, per_weight_bps: f64, srtt_secs: f64) -> bool {
+        let (u, r) = (Key(per_weight_bps), Key(srtt_secs));
+        self.unreported.is_empty()
+            && self.rate_down.last().is_none_or(|(k, _)| *k <= u)
+            && self.rate_up.first().is_none_or(|(k, _)| *k >= u)
+            && self.rtt_down.last().is_none_or(|(k, _)| *k <= r)
+            && self.rtt_up.first().is_none_or(|(k, _)| *k >= r)
+    }
+
     /// The flows that may be due when the rate per unit weight is `per_weight_bps` (bit/s) and
     /// the srtt `srtt_secs` (seconds), in handle order, each once. Every flow whose report is
     /// due is among them.
     pub fn candidates(&self, per_weight_bps: f64, srtt_secs: f64) -> Vec<FlowId> {
+        if self.none_crossed(per_weight_bps, srtt_secs) {
+            // The common case of a request or a grant: no key crossed, no walk, no allocation.
+            return Vec::new();
+        }
         let above = |set: &BTreeSet<(Key, FlowId)>, x: f64| {
             set.range((
                 Bound::Excluded((Key(x), FlowId(u32::MAX))),
