@@ -223,17 +223,20 @@ pub fn summary_lines(r: &Report) -> Vec<String> {
     lines
 }
 
-/// `mean [lo, hi]` for tables, or the value alone when it is one figure; a replicated claim
-/// adds its replicate seed block's: `0.99 [0.85, 1.12]; replicate 0.88 [0.72, 1.03]`.
+/// `mean [lo, hi]` for tables, or the value alone when it is one figure; a claim pooled over
+/// two seed blocks (the pooling rule) adds each block's own figure after `blocks`:
+/// `0.71 [0.67, 0.76]; blocks 0.77 [0.76, 0.78], 0.66 [0.61, 0.70]`.
 pub fn mean_ci_text(c: &Claim) -> String {
-    let own = block_text(&c.values, c.ours, c.ci95, c.deterministic);
-    match &c.replicate {
-        Some(r) => format!(
-            "{own}; replicate {}",
-            block_text(&r.values, r.ours, r.ci95, false)
-        ),
-        None => own,
+    let pooled = block_text(&c.values, c.ours, c.ci95, c.deterministic);
+    if c.blocks.is_empty() {
+        return pooled;
     }
+    let blocks: Vec<String> = c
+        .blocks
+        .iter()
+        .map(|b| block_text(&b.values, b.ours, b.ci95, false))
+        .collect();
+    format!("{pooled}; blocks {}", blocks.join(", "))
 }
 
 /// One seed block's `mean [lo, hi]`, or its value alone when it is one figure.
@@ -246,16 +249,21 @@ fn block_text(values: &[f64], mean: f64, ci: [f64; 2], deterministic: bool) -> S
 }
 
 /// The seeds in words: `1-5`, `1-20`, `deterministic (seed 1)`, `1-5 and 1001-1005` for a
-/// replicated claim.
+/// claim pooled over two seed blocks, `1-5, pooled` for one value over a block's seeds.
 pub fn seeds_text(c: &Claim) -> String {
-    let range = range_text(&c.seeds);
-    let range = match &c.replicate {
-        Some(r) => format!("{range} and {}", range_text(&r.seeds)),
-        None => range,
+    let (range, one_value_per_block) = if c.blocks.is_empty() {
+        (range_text(&c.seeds), c.values.len() == 1)
+    } else {
+        let ranges: Vec<String> = c.blocks.iter().map(|b| range_text(&b.seeds)).collect();
+        (
+            ranges.join(" and "),
+            c.blocks.iter().all(|b| b.values.len() == 1),
+        )
     };
+    let per_block_seeds = c.blocks.first().map_or(c.seeds.len(), |b| b.seeds.len());
     if c.deterministic {
         format!("deterministic (seed {range})")
-    } else if c.values.len() == 1 && c.seeds.len() > 1 {
+    } else if one_value_per_block && per_block_seeds > 1 {
         format!("{range}, pooled")
     } else {
         range
@@ -541,9 +549,9 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
         m,
         "Each row: the paper's words and section, the target and tolerance fixed before the result was seen, the \
          setting (`paper` or the deviation), the seeds, concord's mean with its 95% confidence interval over the seeds, \
-         and the verdict from where that interval lies. A stochastic claim is judged on two disjoint seed blocks (the \
-         run's own and a replicate block 1000 seeds on, shown after `replicate`); when the two verdicts differ the \
-         row is seed-dependent ([the replication rule]({ANALYSIS_DOC}#replication-rule)). Figures and raw tables link into `{report_dir}/`, written by the \
+         and the verdict from where that interval lies. A stochastic claim is measured on two disjoint seed blocks (the \
+         run's own and a replicate block 1000 seeds on) and judged on their values pooled; each block's own figure \
+         follows `blocks` ([the pooling rule]({ANALYSIS_DOC}#replication-rule)). Figures and raw tables link into `{report_dir}/`, written by the \
          command above; rows that do not reproduce link to their analysis in [{ANALYSIS_DOC}]({ANALYSIS_DOC}).\n"
     );
     let links = |c: &Claim| {
