@@ -699,10 +699,21 @@ mod tests {
         let pooled = a.clone().pooled_with(&edge_block);
         // Mean 0.713, sd 0.06567, half-width 2.262 * 0.06567 / sqrt(10) = 0.04697.
         assert!((pooled.ours - 0.713).abs() < 1e-12, "{}", pooled.ours);
-        assert!((pooled.ci95[0] - 0.666149).abs() < 1e-6, "{:?}", pooled.ci95);
-        assert!((pooled.ci95[1] - 0.759851).abs() < 1e-6, "{:?}", pooled.ci95);
+        assert!(
+            (pooled.ci95[0] - 0.666149).abs() < 1e-6,
+            "{:?}",
+            pooled.ci95
+        );
+        assert!(
+            (pooled.ci95[1] - 0.759851).abs() < 1e-6,
+            "{:?}",
+            pooled.ci95
+        );
         assert_eq!(pooled.verdict, Verdict::Reproduced);
-        assert_eq!(pooled.seeds, vec![1, 2, 3, 4, 5, 1001, 1002, 1003, 1004, 1005]);
+        assert_eq!(
+            pooled.seeds,
+            vec![1, 2, 3, 4, 5, 1001, 1002, 1003, 1004, 1005]
+        );
         assert_eq!(pooled.values.len(), 10);
         assert_eq!(pooled.blocks.len(), 2, "each block is kept beside the pool");
         assert_eq!(pooled.blocks[0].verdict, Verdict::Reproduced);

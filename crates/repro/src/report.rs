@@ -3,6 +3,7 @@
 //! never leaves a torn report.
 
 use crate::claim::{fmt_num, slug, Claim, Kind, Paper, Verdict};
+use crate::not_run::NOT_RUN;
 use crate::runner::{Experiment, Outcome, ReproError, Work};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -214,6 +215,17 @@ pub fn summary_lines(r: &Report) -> Vec<String> {
             counts_sentence(verdict_counts(of_paper.into_iter()))
         ));
     }
+    let not_run: Vec<String> = NOT_RUN
+        .iter()
+        .map(|n| format!("{} {}", paper_title(n.paper), short_figure(n.figure)))
+        .collect();
+    if !not_run.is_empty() {
+        lines.push(format!(
+            "Paper results not run, because the model lacks what they need: {} ({}).",
+            not_run.len(),
+            not_run.join(", ")
+        ));
+    }
     let checks: Vec<&Claim> = r.checks().collect();
     let held = checks.iter().filter(|c| c.holds()).count();
     lines.push(format!(
@@ -221,6 +233,54 @@ pub fn summary_lines(r: &Report) -> Vec<String> {
         checks.len()
     ));
     lines
+}
+
+/// The paper results not run, as a Markdown section: the paper's words, what it reports and
+/// what concord's model lacks, each linked to its analysis.
+fn not_run_markdown() -> String {
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let mut m = String::from(
+        "### Results: paper results not run\n\nWhat concord's model lacks to run them; they carry no verdict and are not counted above.\n\n\
+         | paper | figure | the paper's words | the paper reports | missing from the model | analysis |\n|---|---|---|---|---|---|\n",
+    );
+    for n in NOT_RUN {
+        let _ = writeln!(
+            m,
+            "| {} | {} | \"{}\" ({}) | {} | {} | [not run]({ANALYSIS_DOC}#{}) |",
+            n.paper.name(),
+            cell(n.figure),
+            cell(n.quote),
+            cell(n.section),
+            cell(n.paper_value),
+            cell(n.missing),
+            n.anchor
+        );
+    }
+    m.push('\n');
+    m
+}
+
+/// [`not_run_markdown`] as an HTML section.
+fn not_run_html() -> String {
+    let mut h = String::from(
+        "<h2 id=\"not-run\">Paper results not run</h2>\n<p>What concord's model lacks to run them; they carry no verdict and are not counted above.</p>\n\
+         <table><tr><th>paper</th><th>figure</th><th>the paper's words</th><th>the paper reports</th><th>missing from the model</th></tr>\n",
+    );
+    for n in NOT_RUN {
+        let _ = writeln!(
+            h,
+            "<tr id=\"{}\"><td>{}</td><td>{}</td><td>\"{}\" ({})</td><td>{}</td><td>{}</td></tr>",
+            n.anchor,
+            n.paper.name(),
+            escape(n.figure),
+            escape(n.quote),
+            escape(n.section),
+            escape(n.paper_value),
+            escape(n.missing)
+        );
+    }
+    h.push_str("</table>\n");
+    h
 }
 
 /// `mean [lo, hi]` for tables, or the value alone when it is one figure; a claim pooled over
@@ -474,6 +534,7 @@ pub fn render_html(r: &Report) -> String {
         }
         h.push_str("</table>\n");
     }
+    h.push_str(&not_run_html());
     h.push_str("<h2 id=\"checks\">concord's own checks</h2>\n<p>Baselines, claims concord derived from the designs, and feature demonstrations: not paper results, never counted as reproductions.</p>\n");
     h.push_str("<table><tr><th>paper</th><th>figure</th><th>metric</th><th>expected</th><th>tolerance</th><th>seeds</th><th>concord: mean [95% CI]</th><th>verdict</th><th>links</th></tr>\n");
     for c in r.checks() {
@@ -544,6 +605,7 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
             figures_of(&claims).join(", ")
         );
     }
+    m.push_str("- [paper results not run](#results-paper-results-not-run)\n");
     m.push_str("- [concord's own checks](#results-concords-own-checks)\n\n");
     let _ = writeln!(
         m,
@@ -623,6 +685,7 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
         }
         m.push('\n');
     }
+    m.push_str(&not_run_markdown());
     m.push_str("### Results: concord's own checks\n\nBaselines, claims concord derived from the designs, and feature demonstrations: not paper results.\n\n");
     m.push_str("| paper | figure | metric | expected | tolerance | seeds | concord: mean [95% CI] | holds | links |\n|---|---|---|---|---|---|---|---|---|\n");
     for c in r.checks() {
@@ -996,6 +1059,40 @@ mod tests {
         assert!(
             section.ends_with("![g1 x](docs/figures/g1.svg)\n\n"),
             "{section}"
+        );
+    }
+
+    #[test]
+    fn the_report_lists_the_paper_results_not_run_apart_from_the_verdicts() {
+        let r = Report {
+            concord_version: "0".into(),
+            quick: true,
+            seed_base: 0,
+            claims: vec![],
+            experiments: vec![],
+        };
+        let lines = summary_lines(&r);
+        assert!(
+            lines.contains(
+                &"Paper results not run, because the model lacks what they need: 1 (ECA Fig. 9)."
+                    .to_string()
+            ),
+            "{lines:#?}"
+        );
+        let md = render_markdown(&r);
+        assert!(md.contains("### Results: paper results not run"), "{md}");
+        assert!(
+            md.contains("| eca | Fig. 9: ECN/RED with ECT on SYNs | \"a modification was made"),
+            "{md}"
+        );
+        assert!(
+            md.contains("[not run](docs/analysis.md#eca-fig-9-not-run) |"),
+            "{md}"
+        );
+        let html = render_html(&r);
+        assert!(
+            html.contains("<tr id=\"eca-fig-9-not-run\"><td>eca</td>"),
+            "{html}"
         );
     }
 }

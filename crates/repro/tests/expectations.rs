@@ -69,6 +69,13 @@ fn every_row_that_does_not_reproduce_has_its_analysis() {
         "write an analysis in docs/analysis.md for: {missing:#?}"
     );
     assert!(ANALYSIS.contains("<a id=\"seed-dependent-rows\"></a>"));
+    for n in concord_repro::not_run::NOT_RUN {
+        assert!(
+            ANALYSIS.contains(&format!("<a id=\"{}\"></a>", n.anchor)),
+            "write why {} is not run in docs/analysis.md",
+            n.figure
+        );
+    }
 }
 
 #[test]
