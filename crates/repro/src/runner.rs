@@ -38,7 +38,7 @@ pub struct Ctx {
     /// Added to every seed of every experiment (`--seed-base`), so that a verdict can be
     /// checked on fresh seeds: 0 runs seeds 1, 2, ...
     pub seed_base: u64,
-    /// Judge every stochastic claim on a replicate seed block too (the replication rule,
+    /// Judge every stochastic claim on a replicate seed block too (the pooling rule,
     /// docs/analysis.md; `concord reproduce` always sets it).
     pub replicate: bool,
 }
@@ -356,7 +356,7 @@ pub fn run_experiments(
     .collect()
 }
 
-/// Which seed block a unit of work runs (the replication rule, [`crate::replicate`]).
+/// Which seed block a unit of work runs (the pooling rule, [`crate::replicate`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Block {
     /// The run's own seeds.
