@@ -162,8 +162,8 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<bool, Failure> {
     let ctx = Ctx {
         quick: a.quick,
         seed_base: a.seed_base,
-        // The replication rule (docs/analysis.md): every stochastic claim is judged on a
-        // second, disjoint seed block too, and is seed-dependent when the two disagree.
+        // The pooling rule (docs/analysis.md): every stochastic claim is measured on a second,
+        // disjoint seed block too, and judged on both blocks' values pooled.
         replicate: true,
     };
     let on = match &a.dask {

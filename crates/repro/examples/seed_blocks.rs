@@ -4,7 +4,7 @@
 //!
 //! `cargo run --release -p concord-repro --example seed_blocks -- EXPERIMENT [--full] BASE...`
 //! runs experiment `EXPERIMENT` (e.g. `cp/single-flowshare`) once per seed base (without the
-//! replication rule: each block alone) and prints one tab-separated line per claim and block:
+//! pooling rule: each block alone) and prints one tab-separated line per claim and block:
 //! base, the claim's figure and metric, mean, 95% interval, verdict, per-seed values.
 
 use concord_repro::{registry, Ctx};

@@ -250,11 +250,13 @@ pub struct Claim {
     pub check: Check,
     /// The check in words.
     pub tolerance: String,
-    /// The seeds, one per value.
+    /// The seeds, one per value (a block's seeds for a value pooled over them); under the
+    /// pooling rule, both blocks' seeds.
     #[serde(default)]
     pub seeds: Vec<u64>,
-    /// The measurement of each seed (a single value when the figure is one over all seeds);
-    /// a measurement that failed is NaN, written as `null`.
+    /// The measurement of each seed (a single value when the figure is one over all seeds of a
+    /// block); under the pooling rule, both blocks' values, the run's own block first. A
+    /// measurement that failed is NaN, written as `null`.
     #[serde(default, deserialize_with = "nan_as_null::vec")]
     pub values: Vec<f64>,
     /// The measurement does not depend on the seed: nothing in the scenario draws from it.
@@ -274,13 +276,14 @@ pub struct Claim {
     /// Which of the paper's numbers contradict each other, when they do.
     #[serde(default)]
     pub inconsistency: Option<String>,
-    /// The verdict (see [`Claim::replicated`]: seed-dependent when the replicate block's
-    /// verdict differs from this block's).
+    /// The verdict from where `ci95` lies (under the pooling rule, see [`Claim::pooled_with`],
+    /// the interval of both seed blocks' values pooled).
     pub verdict: Verdict,
-    /// The same claim judged on the replicate seed block (docs/analysis.md, "the replication
-    /// rule"); `null` for a deterministic claim or a run without replication.
+    /// Each seed block judged alone, the run's own first, then the replicate block
+    /// (docs/analysis.md, "the pooling rule"); shown beside the pooled figure, never deciding
+    /// the verdict. Empty for a deterministic claim or a run without replication.
     #[serde(default)]
-    pub replicate: Option<Replicate>,
+    pub blocks: Vec<Block>,
     /// How far the mean lies outside the tolerance, as a fraction of the bound (0 inside).
     #[serde(deserialize_with = "nan_as_null::one")]
     pub miss: f64,
@@ -290,11 +293,11 @@ pub struct Claim {
     pub quick: bool,
 }
 
-/// A claim's measurement on the replicate seed block: its seeds, values, mean, 95% interval
-/// and the verdict that block alone gives.
+/// A claim's measurement on one seed block: its seeds, values, mean, 95% interval and the
+/// verdict that block alone gives.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Replicate {
-    /// The seeds of the replicate block, one per value.
+pub struct Block {
+    /// The seeds of the block, one per value (or all of them for a value pooled over them).
     pub seeds: Vec<u64>,
     /// The measurement of each seed (NaN, written as `null`, when a measurement failed).
     #[serde(deserialize_with = "nan_as_null::vec")]
@@ -458,7 +461,7 @@ impl Claim {
             ci95: [ours, ours],
             inconsistency: None,
             verdict: Verdict::NotReproduced,
-            replicate: None,
+            blocks: Vec::new(),
             miss: 0.0,
             scenario: scenario.to_string(),
             quick,
@@ -544,32 +547,37 @@ impl Claim {
         };
     }
 
-    /// The replication rule (docs/analysis.md): `other` is this claim measured on the
-    /// replicate seed block. Its figures are kept beside this block's; when the two blocks'
-    /// verdicts differ the verdict is seed-dependent, since it hangs on the seed block. A
-    /// deterministic claim has nothing to replicate and is left as it is.
-    pub fn replicated(mut self, other: &Claim) -> Claim {
+    /// This claim's own seed block alone.
+    fn block(&self) -> Block {
+        Block {
+            seeds: self.seeds.clone(),
+            values: self.values.clone(),
+            ours: self.ours,
+            ci95: self.ci95,
+            verdict: self.verdict,
+        }
+    }
+
+    /// The pooling rule (docs/analysis.md, "the pooling rule"): `other` is this claim measured
+    /// on the replicate seed block. The claim is judged once on both blocks' values pooled
+    /// (their mean and 95% interval, Law and Kelton section 9.4.1); each block's own figures
+    /// and verdict are kept in `blocks`. A deterministic claim has nothing to pool and is left
+    /// as it is.
+    pub fn pooled_with(mut self, other: &Claim) -> Claim {
         if self.deterministic {
             return self;
         }
-        if other.verdict != self.verdict {
-            self.verdict = Verdict::SeedDependent;
-        }
-        self.replicate = Some(Replicate {
-            seeds: other.seeds.clone(),
-            values: other.values.clone(),
-            ours: other.ours,
-            ci95: other.ci95,
-            verdict: other.verdict,
-        });
+        self.blocks = vec![self.block(), other.block()];
+        self.seeds.extend_from_slice(&other.seeds);
+        self.values.extend_from_slice(&other.values);
+        self.judge();
         self
     }
 
-    /// The verdict of this claim's own seed block alone (before the replication rule).
+    /// The verdict of this claim's own seed block alone (the pooled verdict when it was not
+    /// pooled).
     pub fn block_verdict(&self) -> Verdict {
-        let mut own = self.clone();
-        own.judge();
-        own.verdict
+        self.blocks.first().map_or(self.verdict, |b| b.verdict)
     }
 
     /// True when the verdict is reproduced (at the paper's setting or under the row's
@@ -680,27 +688,53 @@ mod tests {
     }
 
     #[test]
-    fn a_verdict_that_differs_between_the_seed_blocks_is_seed_dependent() {
+    fn two_seed_blocks_are_judged_on_their_pooled_values() {
+        // Tolerance 0.6545..0.8855; t(9) = 2.262 over the ten pooled values.
         let a = ratio_claim(&[0.76, 0.78, 0.77, 0.77, 0.77]);
-        let same = ratio_claim(&[0.75, 0.79, 0.78, 0.76, 0.77]);
-        let both = a.clone().replicated(&same);
-        assert_eq!(both.verdict, Verdict::Reproduced);
-        let r = both
-            .replicate
-            .as_ref()
-            .expect("the replicate block is kept");
-        assert_eq!(r.verdict, Verdict::Reproduced);
-        assert_eq!(r.values, vec![0.75, 0.79, 0.78, 0.76, 0.77]);
-        assert_eq!(both.ours, a.ours, "the tables show the run's own block");
-        // The replicate block straddles the edge 0.6545.
+        // Alone, 0.656 [0.608, 0.704]: across the edge 0.6545.
         let edge = ratio_claim(&[0.60, 0.70, 0.66, 0.64, 0.68]);
         assert_eq!(edge.verdict, Verdict::SeedDependent);
-        let flipped = a.clone().replicated(&edge);
-        assert_eq!(flipped.verdict, Verdict::SeedDependent);
-        assert_eq!(flipped.block_verdict(), Verdict::Reproduced);
-        // Not reproduced on one block, reproduced on the other: seed-dependent too.
+        let mut edge_block = edge.clone();
+        edge_block.seeds = vec![1001, 1002, 1003, 1004, 1005];
+        let pooled = a.clone().pooled_with(&edge_block);
+        // Mean 0.713, sd 0.06567, half-width 2.262 * 0.06567 / sqrt(10) = 0.04697.
+        assert!((pooled.ours - 0.713).abs() < 1e-12, "{}", pooled.ours);
+        assert!(
+            (pooled.ci95[0] - 0.666149).abs() < 1e-6,
+            "{:?}",
+            pooled.ci95
+        );
+        assert!(
+            (pooled.ci95[1] - 0.759851).abs() < 1e-6,
+            "{:?}",
+            pooled.ci95
+        );
+        assert_eq!(pooled.verdict, Verdict::Reproduced);
+        assert_eq!(
+            pooled.seeds,
+            vec![1, 2, 3, 4, 5, 1001, 1002, 1003, 1004, 1005]
+        );
+        assert_eq!(pooled.values.len(), 10);
+        assert_eq!(pooled.blocks.len(), 2, "each block is kept beside the pool");
+        assert_eq!(pooled.blocks[0].verdict, Verdict::Reproduced);
+        assert_eq!(pooled.blocks[0].ours, a.ours);
+        assert_eq!(pooled.blocks[1].verdict, Verdict::SeedDependent);
+        assert_eq!(pooled.blocks[1].seeds, vec![1001, 1002, 1003, 1004, 1005]);
+        assert_eq!(pooled.block_verdict(), Verdict::Reproduced);
+        // Reproduced on one block, not on the other: pooled 0.59 [0.454, 0.726], across the
+        // edge.
         let out = ratio_claim(&[0.40, 0.42, 0.41, 0.41, 0.41]);
-        assert_eq!(out.replicated(&a).verdict, Verdict::SeedDependent);
+        assert_eq!(out.verdict, Verdict::NotReproduced);
+        let split = a.pooled_with(&out);
+        assert_eq!(split.verdict, Verdict::SeedDependent);
+        assert!((split.ci95[0] - 0.454196).abs() < 1e-6, "{:?}", split.ci95);
+    }
+
+    #[test]
+    fn a_pooled_significance_claim_across_the_bound_is_not_reproduced() {
+        let a = ratio_claim(&[0.76, 0.78, 0.77, 0.77, 0.77]).significance();
+        let out = ratio_claim(&[0.40, 0.42, 0.41, 0.41, 0.41]).significance();
+        assert_eq!(a.pooled_with(&out).verdict, Verdict::NotReproduced);
     }
 
     /// A deterministic concord check (no quote) whose one value 0.071 lies within 10% of 0.072.
@@ -723,12 +757,13 @@ mod tests {
     }
 
     #[test]
-    fn a_deterministic_claim_is_not_replicated() {
+    fn a_deterministic_claim_is_not_pooled() {
         let c = table_1_check();
         let other = c.clone();
-        let r = c.replicated(&other);
+        let r = c.pooled_with(&other);
         assert_eq!(r.verdict, Verdict::Reproduced);
-        assert!(r.replicate.is_none());
+        assert!(r.blocks.is_empty());
+        assert_eq!(r.values, vec![0.071]);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod cp;
 pub mod eca;
 pub mod gcca;
 pub mod mccp;
+pub mod not_run;
 pub mod plot;
 pub mod replicate;
 pub mod report;

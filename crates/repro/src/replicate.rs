@@ -1,7 +1,7 @@
-//! The replication rule (docs/analysis.md, "the replication rule"): every stochastic claim is
-//! judged on the run's own seed block and on a disjoint replicate block [`REPLICATE_OFFSET`]
-//! seeds on; a claim whose verdict differs between the two is seed-dependent (Law and Kelton,
-//! *Simulation Modeling and Analysis*, 3rd ed., section 9.4: independent replications).
+//! The pooling rule (docs/analysis.md, "the pooling rule"): every stochastic claim is measured
+//! on the run's own seed block and on a disjoint replicate block [`REPLICATE_OFFSET`] seeds on,
+//! and judged once on the two blocks' values pooled (Law and Kelton, *Simulation Modeling and
+//! Analysis*, 3rd ed., section 9.4.1: independent replications, a t interval over them).
 
 use crate::runner::{Ctx, Experiment, Outcome, ReproError};
 
@@ -11,7 +11,7 @@ pub const REPLICATE_OFFSET: u64 = 1000;
 
 /// Runs `e` on the run's own seeds and, when `ctx.replicate` is set and any of its claims
 /// draws from the seed, again on the replicate block; the claims of the two runs are paired
-/// in order and each is judged by [`crate::Claim::replicated`]. Figures and raw tables are the
+/// in order and each is judged by [`crate::Claim::pooled_with`]. Figures and raw tables are the
 /// own block's.
 pub fn run(e: &Experiment, ctx: &Ctx) -> Result<Outcome, ReproError> {
     let own = (e.run)(ctx)?;
@@ -27,7 +27,7 @@ pub fn run(e: &Experiment, ctx: &Ctx) -> Result<Outcome, ReproError> {
     pair(e.id, own, &other)
 }
 
-/// `own` with each claim judged beside its counterpart in `other` (the same experiment on the
+/// `own` with each claim judged pooled with its counterpart in `other` (the same experiment on the
 /// replicate block), or an error naming the first claim that has none.
 pub fn pair(experiment: &str, mut own: Outcome, other: &Outcome) -> Result<Outcome, ReproError> {
     let mismatch = |message: String| ReproError::Simulation {
@@ -49,7 +49,7 @@ pub fn pair(experiment: &str, mut own: Outcome, other: &Outcome) -> Result<Outco
                 a.figure, a.metric, b.figure, b.metric
             )));
         }
-        claims.push(a.replicated(b));
+        claims.push(a.pooled_with(b));
     }
     own.claims = claims;
     Ok(own)
@@ -82,7 +82,7 @@ mod tests {
         .over_seeds(&seeds, &values)
     }
 
-    /// Inside the band on seeds 1..5, on its edge on the replicate block.
+    /// Inside the band on seeds 1..5, on its edge on the replicate block, inside pooled.
     fn edge(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let mean = if ctx.seed_base == 0 { 0.75 } else { 0.80 };
         Ok(Outcome {
@@ -129,13 +129,22 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_whose_verdict_differs_on_the_replicate_block_is_seed_dependent() {
+    fn a_claim_is_judged_on_both_blocks_pooled_and_each_block_is_kept() {
         let o = run(&experiment(edge), &replicating()).expect("runs");
-        assert_eq!(o.claims[0].verdict, Verdict::SeedDependent);
-        let r = o.claims[0].replicate.as_ref().expect("replicated");
-        assert_eq!(r.seeds, vec![1001, 1002, 1003, 1004, 1005]);
-        assert_eq!(r.verdict, Verdict::SeedDependent, "0.80 sits on the edge");
-        assert_eq!(o.claims[0].seeds, vec![1, 2, 3, 4, 5]);
+        let c = &o.claims[0];
+        // Pooled: mean 0.775, sd 0.02739 over ten values, half-width 0.0196: 0.755..0.795.
+        assert_eq!(c.verdict, Verdict::Reproduced);
+        assert!((c.ours - 0.775).abs() < 1e-12, "{}", c.ours);
+        assert!(c.ci95[1] < 0.8, "{:?}", c.ci95);
+        assert_eq!(c.seeds, vec![1, 2, 3, 4, 5, 1001, 1002, 1003, 1004, 1005]);
+        assert_eq!(c.blocks[0].seeds, vec![1, 2, 3, 4, 5]);
+        assert_eq!(c.blocks[0].verdict, Verdict::Reproduced);
+        assert_eq!(c.blocks[1].seeds, vec![1001, 1002, 1003, 1004, 1005]);
+        assert_eq!(
+            c.blocks[1].verdict,
+            Verdict::SeedDependent,
+            "0.80 sits on the edge"
+        );
         assert_eq!(o.claims[1].verdict, Verdict::Reproduced);
     }
 
@@ -143,14 +152,15 @@ mod tests {
     fn without_replication_the_run_is_judged_on_its_own_block() {
         let o = run(&experiment(edge), &Ctx::default()).expect("runs");
         assert_eq!(o.claims[0].verdict, Verdict::Reproduced);
-        assert!(o.claims[0].replicate.is_none());
+        assert!(o.claims[0].blocks.is_empty());
+        assert_eq!(o.claims[0].seeds, vec![1, 2, 3, 4, 5]);
     }
 
     #[test]
     fn an_experiment_of_deterministic_claims_runs_once() {
         let o = run(&experiment(deterministic), &replicating()).expect("runs");
         assert_eq!(DETERMINISTIC_RUNS.load(Ordering::SeqCst), 1);
-        assert!(o.claims[0].replicate.is_none());
+        assert!(o.claims[0].blocks.is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! never leaves a torn report.
 
 use crate::claim::{fmt_num, slug, Claim, Kind, Paper, Verdict};
+use crate::not_run::NOT_RUN;
 use crate::runner::{Experiment, Outcome, ReproError, Work};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -214,6 +215,17 @@ pub fn summary_lines(r: &Report) -> Vec<String> {
             counts_sentence(verdict_counts(of_paper.into_iter()))
         ));
     }
+    let not_run: Vec<String> = NOT_RUN
+        .iter()
+        .map(|n| format!("{} {}", paper_title(n.paper), short_figure(n.figure)))
+        .collect();
+    if !not_run.is_empty() {
+        lines.push(format!(
+            "Paper results not run, because the model lacks what they need: {} ({}).",
+            not_run.len(),
+            not_run.join(", ")
+        ));
+    }
     let checks: Vec<&Claim> = r.checks().collect();
     let held = checks.iter().filter(|c| c.holds()).count();
     lines.push(format!(
@@ -223,17 +235,68 @@ pub fn summary_lines(r: &Report) -> Vec<String> {
     lines
 }
 
-/// `mean [lo, hi]` for tables, or the value alone when it is one figure; a replicated claim
-/// adds its replicate seed block's: `0.99 [0.85, 1.12]; replicate 0.88 [0.72, 1.03]`.
-pub fn mean_ci_text(c: &Claim) -> String {
-    let own = block_text(&c.values, c.ours, c.ci95, c.deterministic);
-    match &c.replicate {
-        Some(r) => format!(
-            "{own}; replicate {}",
-            block_text(&r.values, r.ours, r.ci95, false)
-        ),
-        None => own,
+/// The paper results not run, as a Markdown section: the paper's words, what it reports and
+/// what concord's model lacks, each linked to its analysis.
+fn not_run_markdown() -> String {
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let mut m = String::from(
+        "### Results: paper results not run\n\nWhat concord's model lacks to run them; they carry no verdict and are not counted above.\n\n\
+         | paper | figure | the paper's words | the paper reports | missing from the model | analysis |\n|---|---|---|---|---|---|\n",
+    );
+    for n in NOT_RUN {
+        let _ = writeln!(
+            m,
+            "| {} | {} | \"{}\" ({}) | {} | {} | [not run]({ANALYSIS_DOC}#{}) |",
+            n.paper.name(),
+            cell(n.figure),
+            cell(n.quote),
+            cell(n.section),
+            cell(n.paper_value),
+            cell(n.missing),
+            n.anchor
+        );
     }
+    m.push('\n');
+    m
+}
+
+/// [`not_run_markdown`] as an HTML section.
+fn not_run_html() -> String {
+    let mut h = String::from(
+        "<h2 id=\"not-run\">Paper results not run</h2>\n<p>What concord's model lacks to run them; they carry no verdict and are not counted above.</p>\n\
+         <table><tr><th>paper</th><th>figure</th><th>the paper's words</th><th>the paper reports</th><th>missing from the model</th></tr>\n",
+    );
+    for n in NOT_RUN {
+        let _ = writeln!(
+            h,
+            "<tr id=\"{}\"><td>{}</td><td>{}</td><td>\"{}\" ({})</td><td>{}</td><td>{}</td></tr>",
+            n.anchor,
+            n.paper.name(),
+            escape(n.figure),
+            escape(n.quote),
+            escape(n.section),
+            escape(n.paper_value),
+            escape(n.missing)
+        );
+    }
+    h.push_str("</table>\n");
+    h
+}
+
+/// `mean [lo, hi]` for tables, or the value alone when it is one figure; a claim pooled over
+/// two seed blocks (the pooling rule) adds each block's own figure after `blocks`:
+/// `0.71 [0.67, 0.76]; blocks 0.77 [0.76, 0.78], 0.66 [0.61, 0.70]`.
+pub fn mean_ci_text(c: &Claim) -> String {
+    let pooled = block_text(&c.values, c.ours, c.ci95, c.deterministic);
+    if c.blocks.is_empty() {
+        return pooled;
+    }
+    let blocks: Vec<String> = c
+        .blocks
+        .iter()
+        .map(|b| block_text(&b.values, b.ours, b.ci95, false))
+        .collect();
+    format!("{pooled}; blocks {}", blocks.join(", "))
 }
 
 /// One seed block's `mean [lo, hi]`, or its value alone when it is one figure.
@@ -246,16 +309,21 @@ fn block_text(values: &[f64], mean: f64, ci: [f64; 2], deterministic: bool) -> S
 }
 
 /// The seeds in words: `1-5`, `1-20`, `deterministic (seed 1)`, `1-5 and 1001-1005` for a
-/// replicated claim.
+/// claim pooled over two seed blocks, `1-5, pooled` for one value over a block's seeds.
 pub fn seeds_text(c: &Claim) -> String {
-    let range = range_text(&c.seeds);
-    let range = match &c.replicate {
-        Some(r) => format!("{range} and {}", range_text(&r.seeds)),
-        None => range,
+    let (range, one_value_per_block) = if c.blocks.is_empty() {
+        (range_text(&c.seeds), c.values.len() == 1)
+    } else {
+        let ranges: Vec<String> = c.blocks.iter().map(|b| range_text(&b.seeds)).collect();
+        (
+            ranges.join(" and "),
+            c.blocks.iter().all(|b| b.values.len() == 1),
+        )
     };
+    let per_block_seeds = c.blocks.first().map_or(c.seeds.len(), |b| b.seeds.len());
     if c.deterministic {
         format!("deterministic (seed {range})")
-    } else if c.values.len() == 1 && c.seeds.len() > 1 {
+    } else if one_value_per_block && per_block_seeds > 1 {
         format!("{range}, pooled")
     } else {
         range
@@ -466,6 +534,7 @@ pub fn render_html(r: &Report) -> String {
         }
         h.push_str("</table>\n");
     }
+    h.push_str(&not_run_html());
     h.push_str("<h2 id=\"checks\">concord's own checks</h2>\n<p>Baselines, claims concord derived from the designs, and feature demonstrations: not paper results, never counted as reproductions.</p>\n");
     h.push_str("<table><tr><th>paper</th><th>figure</th><th>metric</th><th>expected</th><th>tolerance</th><th>seeds</th><th>concord: mean [95% CI]</th><th>verdict</th><th>links</th></tr>\n");
     for c in r.checks() {
@@ -536,14 +605,15 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
             figures_of(&claims).join(", ")
         );
     }
+    m.push_str("- [paper results not run](#results-paper-results-not-run)\n");
     m.push_str("- [concord's own checks](#results-concords-own-checks)\n\n");
     let _ = writeln!(
         m,
         "Each row: the paper's words and section, the target and tolerance fixed before the result was seen, the \
          setting (`paper` or the deviation), the seeds, concord's mean with its 95% confidence interval over the seeds, \
-         and the verdict from where that interval lies. A stochastic claim is judged on two disjoint seed blocks (the \
-         run's own and a replicate block 1000 seeds on, shown after `replicate`); when the two verdicts differ the \
-         row is seed-dependent ([the replication rule]({ANALYSIS_DOC}#replication-rule)). Figures and raw tables link into `{report_dir}/`, written by the \
+         and the verdict from where that interval lies. A stochastic claim is measured on two disjoint seed blocks (the \
+         run's own and a replicate block 1000 seeds on) and judged on their values pooled; each block's own figure \
+         follows `blocks` ([the pooling rule]({ANALYSIS_DOC}#replication-rule)). Figures and raw tables link into `{report_dir}/`, written by the \
          command above; rows that do not reproduce link to their analysis in [{ANALYSIS_DOC}]({ANALYSIS_DOC}).\n"
     );
     let links = |c: &Claim| {
@@ -615,6 +685,7 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
         }
         m.push('\n');
     }
+    m.push_str(&not_run_markdown());
     m.push_str("### Results: concord's own checks\n\nBaselines, claims concord derived from the designs, and feature demonstrations: not paper results.\n\n");
     m.push_str("| paper | figure | metric | expected | tolerance | seeds | concord: mean [95% CI] | holds | links |\n|---|---|---|---|---|---|---|---|---|\n");
     for c in r.checks() {
@@ -988,6 +1059,40 @@ mod tests {
         assert!(
             section.ends_with("![g1 x](docs/figures/g1.svg)\n\n"),
             "{section}"
+        );
+    }
+
+    #[test]
+    fn the_report_lists_the_paper_results_not_run_apart_from_the_verdicts() {
+        let r = Report {
+            concord_version: "0".into(),
+            quick: true,
+            seed_base: 0,
+            claims: vec![],
+            experiments: vec![],
+        };
+        let lines = summary_lines(&r);
+        assert!(
+            lines.contains(
+                &"Paper results not run, because the model lacks what they need: 1 (ECA Fig. 9)."
+                    .to_string()
+            ),
+            "{lines:#?}"
+        );
+        let md = render_markdown(&r);
+        assert!(md.contains("### Results: paper results not run"), "{md}");
+        assert!(
+            md.contains("| eca | Fig. 9: ECN/RED with ECT on SYNs | \"a modification was made"),
+            "{md}"
+        );
+        assert!(
+            md.contains("[not run](docs/analysis.md#eca-fig-9-not-run) |"),
+            "{md}"
+        );
+        let html = render_html(&r);
+        assert!(
+            html.contains("<tr id=\"eca-fig-9-not-run\"><td>eca</td>"),
+            "{html}"
         );
     }
 }

@@ -38,7 +38,7 @@ pub struct Ctx {
     /// Added to every seed of every experiment (`--seed-base`), so that a verdict can be
     /// checked on fresh seeds: 0 runs seeds 1, 2, ...
     pub seed_base: u64,
-    /// Judge every stochastic claim on a replicate seed block too (the replication rule,
+    /// Judge every stochastic claim on a replicate seed block too (the pooling rule,
     /// docs/analysis.md; `concord reproduce` always sets it).
     pub replicate: bool,
 }
@@ -356,7 +356,7 @@ pub fn run_experiments(
     .collect()
 }
 
-/// Which seed block a unit of work runs (the replication rule, [`crate::replicate`]).
+/// Which seed block a unit of work runs (the pooling rule, [`crate::replicate`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Block {
     /// The run's own seeds.
@@ -732,8 +732,9 @@ mod tests {
                 }
             }
         }
-        // The edge claim is seed-dependent (its two blocks disagree) and carries the
-        // replicate block; its work is both blocks' runs: 1.5 + 0.25 + 1.5 + 1000.25 s.
+        // The edge claim is judged on both blocks pooled (reproduced, though its replicate
+        // block alone straddles the edge) and carries both blocks; its work is both blocks'
+        // runs: 1.5 + 0.25 + 1.5 + 1000.25 s.
         let (r, work) = sequential(
             &Experiment {
                 id: "test/split",
@@ -744,8 +745,12 @@ mod tests {
             &ctx,
         );
         let o = r.expect("runs");
-        assert_eq!(o.claims[0].verdict, crate::claim::Verdict::SeedDependent);
-        assert!(o.claims[0].replicate.is_some());
+        assert_eq!(o.claims[0].verdict, crate::claim::Verdict::Reproduced);
+        assert_eq!(o.claims[0].blocks.len(), 2);
+        assert_eq!(
+            o.claims[0].blocks[1].verdict,
+            crate::claim::Verdict::SeedDependent
+        );
         assert_eq!(work.runs, 4);
         assert_eq!(work.simulated_s, 1.5 + 0.25 + 1.5 + 1000.25);
     }

@@ -163,7 +163,7 @@ fn report() -> Report {
         paper(&[3.8; 5]).inconsistent("the loss point and 30.3 disagree"),
         paper(&[3.8, f64::NAN, 3.8, 3.8, 3.8]),
         paper(&[30.0; 5]).deviation("loss at 16 Mbit/s"),
-        paper(&[30.0; 5]).replicated(&paper(&[3.8; 5])),
+        paper(&[30.0; 5]).pooled_with(&paper(&[3.8; 5])),
     ]
     .into_iter()
     .enumerate()
@@ -189,8 +189,8 @@ fn results_json_validates_against_its_schema() {
     assert!(
         json["claims"].as_array().is_some_and(|c| c
             .iter()
-            .any(|c| c["replicate"]["verdict"] == "not_reproduced")),
-        "a replicated claim is in the report"
+            .any(|c| c["blocks"][1]["verdict"] == "not_reproduced")),
+        "a claim pooled over two seed blocks is in the report"
     );
 }
 
@@ -207,9 +207,9 @@ fn the_validator_finds_what_breaks_the_schema() {
     json["experiments"][0]["surprise"] = Value::Bool(true);
     json["seed_base"] = Value::from(-1);
     let last = json["claims"].as_array().map_or(0, Vec::len) - 1;
-    json["claims"][last]["replicate"]["verdict"] = Value::String("pass".into());
+    json["claims"][last]["blocks"][1]["verdict"] = Value::String("pass".into());
     let errors = errors_of(&json);
-    let replicate = format!("$.claims[{last}].replicate.verdict: \"pass\" is not one of");
+    let replicate = format!("$.claims[{last}].blocks[1].verdict: \"pass\" is not one of");
     assert!(
         errors.iter().any(|e| e.starts_with(&replicate)),
         "{replicate} not found in {errors:#?}"
