@@ -17,6 +17,7 @@
 //! rate = "2.5Mbps"
 //! forward = { queue = "gcca", limit = "30pkt", min_th = 1, max_th = 3, w_q = 0.2, max_p = 0.1 }
 //! reverse = { queue = "droptail", limit = "100pkt" }
+//! delay = "50ms"           # propagation delay, each way (default 0)
 //! ```
 //!
 //! The bed keeps a record of the namespaces it made in [`RECORD_DIR`], written before each is
@@ -147,6 +148,11 @@ pub struct Link {
     /// The second node's output queue, if it is a router.
     #[serde(default)]
     pub reverse: QueueSpec,
+    /// The propagation delay each way (e.g. "50ms"), run by the link's routers: a router
+    /// holds what arrives over the link that long (`ingress_delay` of its port), and a router
+    /// facing a host holds what it sends to the host that long (`delay`), so that each
+    /// direction is delayed once. A link needs a router at one end at least.
+    pub delay: Option<String>,
 }
 
 /// A topology file.
@@ -230,6 +236,20 @@ impl Topology {
             }
             if l.between[0] == l.between[1] {
                 return Err(format!("link {:?} joins a node to itself", l.between));
+            }
+            if let Some(d) = &l.delay {
+                let hosts_only = l
+                    .between
+                    .iter()
+                    .all(|e| t.index(e).is_some_and(|i| t.node[i].kind == Kind::Host));
+                if hosts_only {
+                    return Err(format!(
+                        "link {:?}: a delay needs a router at one end (the routers run it)",
+                        l.between
+                    ));
+                }
+                concord_cc::units::parse_duration(d)
+                    .map_err(|e| format!("link {:?} delay {d:?}: {e}", l.between))?;
             }
         }
         if t.router_realtime.is_some_and(|p| !(1..=99).contains(&p)) {
@@ -328,6 +348,14 @@ impl Topology {
                 l.rate,
                 mac_text(f.mac)
             );
+            if let Some(d) = &l.delay {
+                // Into this router: always here. Out of it: here if the other end is a host
+                // (a router there holds it as its own ingress).
+                let _ = writeln!(s, "ingress_delay = {d:?}");
+                if self.node[f.peer].kind == Kind::Host {
+                    let _ = writeln!(s, "delay = {d:?}");
+                }
+            }
             if let Some(q) = &spec.queue {
                 let _ = writeln!(s, "queue = {q:?}");
             }
@@ -958,6 +986,45 @@ mod tests {
         assert_eq!(get("port.r2.congestion_sent"), Some(0));
         assert_eq!(get("nonsense"), None);
         assert_eq!(parse_status("port\nx y\nz 3 4\n"), []);
+    }
+
+    #[test]
+    fn a_links_delay_is_run_once_each_way_by_its_routers() {
+        use concord_cc::time::Duration;
+        // r1 - r2 is delayed 5 ms and r2 - b 50 ms: r2 holds what arrives from r1 (ingress)
+        // and r1 what arrives from r2; r2 holds what arrives from b and what it sends to b.
+        let t = Topology::parse(
+            &FIG4
+                .replace(
+                    "between = [\"r1\", \"r2\"]",
+                    "between = [\"r1\", \"r2\"]\ndelay = \"5ms\"",
+                )
+                .replace(
+                    "between = [\"r2\", \"b\"]",
+                    "between = [\"r2\", \"b\"]\ndelay = \"50ms\"",
+                ),
+        )
+        .expect("valid");
+        let port = |router: usize, name: &str| {
+            RouterConfig::parse(&t.router_config(router, 9, 1))
+                .expect("parses")
+                .ports
+                .into_iter()
+                .find(|p| p.name == name)
+                .map(|p| (p.delay, p.ingress_delay))
+        };
+        let ms = Duration::from_millis;
+        assert_eq!(port(1, "r2"), Some((Duration::ZERO, ms(5))));
+        assert_eq!(port(1, "a"), Some((Duration::ZERO, Duration::ZERO)));
+        assert_eq!(port(2, "r1"), Some((Duration::ZERO, ms(5))));
+        assert_eq!(port(2, "b"), Some((ms(50), ms(50))));
+        let bad = FIG4.replace(
+            "between = [\"r2\", \"b\"]",
+            "between = [\"r2\", \"b\"]\ndelay = \"50\"",
+        );
+        assert!(Topology::parse(&bad)
+            .expect_err("no unit")
+            .contains("delay"));
     }
 
     #[test]

@@ -16,6 +16,10 @@
 //! min_th = 1                    # RED's (and the detector's) parameters: min_th, max_th,
 //! max_th = 3                    # w_q, max_p, gentle, mean_pktsize; defaults from
 //! w_q = 0.2                     # RedConfig::for_limit
+//! delay = "50ms"                # propagation delay out of the port: a frame leaves this long
+//!                               # after its transmission starts (default 0)
+//! ingress_delay = "50ms"        # propagation delay into the port: a frame that arrives is
+//!                               # held this long before the router takes it (default 0)
 //!
 //! [[neighbour]]
 //! port = "r2"                   # the port it is reached through
@@ -38,6 +42,7 @@
 use concord_cc::aqm::{CodelConfig, QueueLimit, RedConfig};
 use concord_cc::eca::load_estimator::LoadEstimatorConfig;
 use concord_cc::gcca::{DetectorConfig, LeakyBucketConfig};
+use concord_cc::time::Duration;
 use concord_cc::units::{parse_bytes, parse_fraction, Rate};
 use serde::Deserialize;
 use std::net::Ipv4Addr;
@@ -113,6 +118,8 @@ struct FilePort {
     eca: Option<bool>,
     eca_target: Option<f64>,
     mac: Option<String>,
+    delay: Option<String>,
+    ingress_delay: Option<String>,
 }
 
 fn default_queue() -> String {
@@ -187,6 +194,32 @@ pub struct PortConfig {
     /// arrivals every 100 ms against the target utilisation, stamped as max(LOAD, L) into the
     /// IPv4 TOS byte in the prototype's 8-bit code (section V.A.1).
     pub eca: Option<LoadEstimatorConfig>,
+    /// The link's propagation delay out of this port: a frame leaves this long after its
+    /// transmission starts (ns-2's link delay; zero: at once).
+    pub delay: Duration,
+    /// The link's propagation delay into this port: a frame that arrives is held this long
+    /// before the router takes it (zero: at once).
+    pub ingress_delay: Duration,
+}
+
+/// The longest propagation delay a port takes, each way: 10 s.
+pub const MAX_DELAY: Duration = Duration::from_secs(10);
+
+/// A port's `what` delay from the file (zero if absent), at most [`MAX_DELAY`].
+fn port_delay(port: &str, what: &str, text: Option<&str>) -> Result<Duration, ConfigError> {
+    let Some(text) = text else {
+        return Ok(Duration::ZERO);
+    };
+    let bad = |fix: String| ConfigError::Value {
+        what: format!("port {port:?} {what}"),
+        value: text.to_string(),
+        fix,
+    };
+    let d = concord_cc::units::parse_duration(text).map_err(|e| bad(e.to_string()))?;
+    if d > MAX_DELAY {
+        return Err(bad("give at most 10s".into()));
+    }
+    Ok(d)
 }
 
 /// Who a neighbour is.
@@ -528,6 +561,8 @@ impl RouterConfig {
                 discipline,
                 bucket,
                 eca,
+                delay: port_delay(&p.name, "delay", p.delay.as_deref())?,
+                ingress_delay: port_delay(&p.name, "ingress_delay", p.ingress_delay.as_deref())?,
             });
         }
         let mut neighbours = Vec::new();
@@ -691,6 +726,22 @@ mod tests {
         assert_eq!(c.routes[0].via, 0);
         assert!(c.routes[1].contains(Ipv4Addr::new(1, 2, 3, 4)));
         assert!(!c.routes[0].contains(Ipv4Addr::new(10, 9, 2, 1)));
+        assert_eq!(
+            (c.ports[0].delay, c.ports[0].ingress_delay),
+            (Duration::ZERO, Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn a_ports_propagation_delays_are_read_each_way() {
+        let text = TEXT.replace(
+            "limit = \"50pkt\"",
+            "limit = \"50pkt\"\ndelay = \"50ms\"\ningress_delay = \"1.5ms\"",
+        );
+        let c = RouterConfig::parse(&text).expect("valid");
+        assert_eq!(c.ports[0].delay, Duration::from_millis(50));
+        assert_eq!(c.ports[0].ingress_delay, Duration::from_micros(1500));
+        assert_eq!(c.ports[1].delay, Duration::ZERO);
     }
 
     #[test]
@@ -712,6 +763,17 @@ mod tests {
             (
                 TEXT.replace("seed = 7", "seed = 7\ncolour = 1"),
                 "unknown field",
+            ),
+            (
+                TEXT.replace("limit = \"50pkt\"", "limit = \"50pkt\"\ndelay = \"50\""),
+                "delay",
+            ),
+            (
+                TEXT.replace(
+                    "limit = \"50pkt\"",
+                    "limit = \"50pkt\"\ningress_delay = \"11s\"",
+                ),
+                "at most 10s",
             ),
         ];
         for (text, needle) in cases {

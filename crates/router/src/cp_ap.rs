@@ -23,6 +23,7 @@
 //! [`run_ap`] drives it on UDP sockets.
 
 use crate::sys::wait_readable;
+use crate::time_average::TimeAverage;
 use concord_cc::cp::{
     AggregationPoint, ApConfig, AppConfig, CpHeader, Flowshares, Inbound, Outbound,
 };
@@ -71,6 +72,9 @@ pub struct ApSetup {
     pub peer: SocketAddr,
     /// The seed of BFLD's draws.
     pub seed: u64,
+    /// The window `[from, to)` over which the status gives the time-weighted means of the
+    /// flowshare rate X, the loss event rate p and the RTT R (`None`: no means).
+    pub measure: Option<(Instant, Instant)>,
 }
 
 /// Counters of an aggregation point.
@@ -91,6 +95,12 @@ pub struct ApCounters {
     /// Datagrams from the other AP that are not CP (bad header), for an unknown flow, or of
     /// another application: counted and ignored.
     pub bad_in: u64,
+    /// Aggregate datagrams sent more than one gap after they were due: the caller woke so
+    /// late that the one packet of pacing credit did not cover it.
+    pub late_sends: u64,
+    /// The sending time those late datagrams lost beyond the one packet of credit, us: the
+    /// aggregate sent this much less than its estimate allowed because the AP was not run.
+    pub pacing_lost_us: u64,
 }
 
 /// The sans-IO aggregation point: both roles for one application.
@@ -111,6 +121,8 @@ pub struct ApCore {
     counters: ApCounters,
     /// Bytes delivered per flow (application payload), for the sink-side count.
     delivered_bytes: Vec<u64>,
+    /// Time-weighted means over `setup.measure` of X (bit/s), p and R (s).
+    means: Option<[TimeAverage; 3]>,
 }
 
 /// Why an aggregation point cannot be set up.
@@ -152,7 +164,11 @@ impl ApCore {
             ap.add_application(now, setup.app, config)?;
         }
         let n = setup.flows.len();
+        let means = setup
+            .measure
+            .map(|(a, b)| std::array::from_fn(|_| TimeAverage::new(a, b)));
         Ok(ApCore {
+            means,
             setup,
             ap,
             queues: vec![VecDeque::new(); n],
@@ -222,7 +238,13 @@ impl ApCore {
         // One packet of credit, no more, for a caller woken late (as TFRC's own pacing,
         // RFC 5348 section 4.6).
         let nominal = if self.last_sent.is_some() {
-            scheduled.max(now - self.gap(size))
+            let gap = self.gap(size);
+            let lost = now.saturating_since(scheduled).saturating_sub(gap);
+            if lost > Duration::ZERO {
+                self.counters.late_sends += 1;
+                self.counters.pacing_lost_us += lost.as_micros();
+            }
+            scheduled.max(now - gap)
         } else {
             now
         };
@@ -295,19 +317,36 @@ impl ApCore {
         self.counters
     }
 
+    /// Samples X, p and R at `now` for their means over `setup.measure` (each value holds
+    /// until the next sample).
+    pub fn sample(&mut self, now: Instant) {
+        let Some(st) = self.ap.status(self.setup.app) else {
+            return;
+        };
+        if let Some([x, p, r]) = &mut self.means {
+            x.sample(now, st.flowshare_rate.bps() as f64);
+            p.sample(now, st.loss_event_rate);
+            if let Some(rtt) = st.rtt {
+                r.sample(now, rtt.as_secs_f64());
+            }
+        }
+    }
+
     /// The status as `key value` lines: counters, the application's estimate and BFLD's state.
     pub fn status(&self) -> String {
         let c = self.counters;
         let mut s = format!(
             "app_in {}\napp_dropped {}\ncp_sent {}\ncontrol_sent {}\ndelivered {}\n\
-             control_received {}\nbad_in {}\n",
+             control_received {}\nbad_in {}\nlate_sends {}\npacing_lost_us {}\n",
             c.app_in,
             c.app_dropped,
             c.cp_sent,
             c.control_sent,
             c.delivered,
             c.control_received,
-            c.bad_in
+            c.bad_in,
+            c.late_sends,
+            c.pacing_lost_us
         );
         if let Some(st) = self.ap.status(self.setup.app) {
             let _ = write!(
@@ -320,6 +359,15 @@ impl ApCore {
                 (st.loss_event_rate * 1e6).round() as u64,
                 st.bfld_offered_kept.0,
                 st.bfld_offered_kept.1,
+            );
+        }
+        if let Some([x, p, r]) = &self.means {
+            let _ = write!(
+                s,
+                "mean_flowshare_bps {}\nmean_loss_event_rate_ppm {}\nmean_rtt_us {}\n",
+                x.mean().map_or(0, |v| v.round() as u64),
+                p.mean().map_or(0, |v| (v * 1e6).round() as u64),
+                r.mean().map_or(0, |v| (v * 1e6).round() as u64),
             );
         }
         for (f, b) in self.delivered_bytes.iter().enumerate() {
@@ -390,6 +438,7 @@ pub fn run_ap(
             }
         }
         let now = clock();
+        core.sample(now);
         while let Some(d) = core.poll_transmit(now) {
             let _ = peer_sock.send_to(&d, peer);
         }
@@ -427,6 +476,7 @@ mod tests {
             bind: addr(9000),
             peer: addr(9001),
             seed: 1,
+            measure: None,
         }
     }
 
@@ -473,6 +523,42 @@ mod tests {
         assert_eq!((h.flow, h.probe.map(|p| p.seq)), (2, Some(1)));
         assert_eq!(&second[len..], &d(b'a')[..]);
         assert_eq!(a.counters().cp_sent, 2);
+    }
+
+    #[test]
+    fn a_send_later_than_one_gap_past_its_time_is_counted_with_the_time_it_lost() {
+        let mut a = core(true);
+        for _ in 0..2 {
+            a.on_app_datagram(0, &[0; 972]);
+        }
+        assert!(a.poll_transmit(us(0)).is_some());
+        // Before feedback the gap is 1 s: the second is due at 1 s; sent at 3.5 s it used its
+        // one packet of credit (1 s) and lost 1.5 s.
+        assert!(a.poll_transmit(us(3_500_000)).is_some());
+        assert_eq!(
+            (a.counters().late_sends, a.counters().pacing_lost_us),
+            (1, 1_500_000)
+        );
+        assert!(a
+            .status()
+            .contains("late_sends 1\npacing_lost_us 1500000\n"));
+    }
+
+    #[test]
+    fn the_status_gives_the_means_of_x_p_and_r_over_the_window() {
+        let mut s = setup(true, Flowshares::Single);
+        s.measure = Some((us(0), us(2_000_000)));
+        let mut a = ApCore::new(s, us(0)).unwrap_or_else(|e| panic!("{e}"));
+        // Before feedback X is one packet per second, 8000 bit/s, p 0, no R: X's mean over
+        // the window is 8000, p's 0, R's none yet.
+        a.sample(us(0));
+        a.sample(us(2_000_000));
+        let st = a.status();
+        assert!(st.contains("mean_flowshare_bps 8000\n"), "{st}");
+        assert!(
+            st.contains("mean_loss_event_rate_ppm 0\nmean_rtt_us 0\n"),
+            "{st}"
+        );
     }
 
     #[test]

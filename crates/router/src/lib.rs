@@ -11,6 +11,7 @@
 //! - [`tfrc_udp`]: a TFRC flow over UDP, the CP experiments' competing flow.
 //! - [`loadgen`]: constant-bit-rate UDP sources and counting sinks.
 //! - [`delay`]: a port's queueing-delay histogram.
+//! - [`time_average`]: the time-weighted mean of a quantity over a window (the CP runs' logs).
 //! - [`eca_edge`]: ECA's end-system half run at a host's edge router: WTP shapers, LOAD
 //!   reflection.
 //! - [`ipv4`]: the header checks and rewrites a router does.
@@ -30,4 +31,5 @@ pub mod router;
 pub mod run;
 pub mod sys;
 pub mod tfrc_udp;
+pub mod time_average;
 pub mod vnet;

@@ -10,6 +10,14 @@
 //! until the clock catches up, and the long-run rate stays the configured one. That is a token
 //! bucket at the rate with a depth of 1 ms (1250 bytes at 10 Mbit/s).
 //!
+//! # Propagation delay
+//!
+//! A port with a `delay` holds each frame on its "wire" for that long after its transmission
+//! starts, as ns-2's link delay holds it after the link sends it: the queue drains at the rate
+//! while up to rate * delay of frames are in flight behind it. The frame leaves at the start of
+//! its transmission plus the delay (with no delay, at the start, as before): the token clock
+//! spaces the frames; the veth carries each at once.
+//!
 //! The clock is the router's, not an htb below it, because the queue the discipline sees must be
 //! the queue that builds: with htb under a user-space FIFO, packets would leave the router's
 //! queue at once and wait in htb's, where RED and the GCCP detector cannot see them.
@@ -23,7 +31,7 @@ use concord_cc::gcca::{GccpDetector, LeakyBucket, Signal};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
 use concord_cc::units::{Bytes, Rate};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// How far the token clock may lag `now`: 1 ms.
 pub const CLOCK_DEPTH: Duration = Duration::from_millis(1);
@@ -133,6 +141,12 @@ pub struct OutputPort {
     counters: PortCounters,
     eca: Option<LoadEstimator>,
     delay: DelayHistogram,
+    /// The propagation delay out of the port.
+    propagation: Duration,
+    /// Frames in flight on the wire, with the time each leaves, in order.
+    wire: VecDeque<(Instant, Packet)>,
+    /// Drops by the packet's IPv4 source address: (early, full).
+    drops_by_source: BTreeMap<[u8; 4], (u64, u64)>,
 }
 
 /// Why a port cannot be made.
@@ -196,6 +210,9 @@ impl OutputPort {
             free_at: Instant::ZERO,
             counters: PortCounters::default(),
             delay: DelayHistogram::default(),
+            propagation: config.delay,
+            wire: VecDeque::new(),
+            drops_by_source: BTreeMap::new(),
             eca: config
                 .eca
                 .clone()
@@ -266,6 +283,10 @@ impl OutputPort {
         packet.arrived = now;
         let len = self.len();
         let size = packet.size();
+        let source = packet
+            .frame
+            .get(packet.ip_offset + 12..packet.ip_offset + 16)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok());
         let mut signals = Vec::new();
         let verdict = match &mut self.queue {
             Queue::Admission { aqm, fifo, bytes } => {
@@ -307,13 +328,39 @@ impl OutputPort {
             Verdict::DropFull => self.counters.drops_full += 1,
             Verdict::DropEarly => self.counters.drops_early += 1,
         }
+        if let (true, Some(src)) = (verdict.is_drop(), source) {
+            let d = self.drops_by_source.entry(src).or_default();
+            if verdict == Verdict::DropFull {
+                d.1 += 1;
+            } else {
+                d.0 += 1;
+            }
+        }
         self.counters.max_queue = self.counters.max_queue.max(self.len().packets);
         Admission { verdict, signals }
     }
 
+    /// When [`poll_transmit`](Self::poll_transmit) next has a frame: the next packet's start
+    /// (with no propagation delay), or the earlier of that start and the time the wire's
+    /// first frame leaves.
+    pub fn poll_timeout(&self, now: Instant) -> Option<Instant> {
+        let wire = self.wire.front().map(|&(t, _)| t);
+        [self.start_timeout(now), wire].into_iter().flatten().min()
+    }
+
+    /// Drops by IPv4 source address: (early, full), in address order.
+    pub fn drops_by_source(&self) -> impl Iterator<Item = ([u8; 4], (u64, u64))> + '_ {
+        self.drops_by_source.iter().map(|(a, d)| (*a, *d))
+    }
+
+    /// Frames on the wire: started, not yet out of the propagation delay.
+    pub fn in_flight(&self) -> usize {
+        self.wire.len()
+    }
+
     /// The earliest time the next packet may start, if one is queued: the token clock and the
     /// leaky bucket both allow it.
-    pub fn poll_timeout(&self, now: Instant) -> Option<Instant> {
+    fn start_timeout(&self, now: Instant) -> Option<Instant> {
         let head = match &self.queue {
             Queue::Admission { fifo, .. } | Queue::Gcca { fifo, .. } => fifo.front()?.size(),
             Queue::CoDel(q) => {
@@ -331,10 +378,26 @@ impl OutputPort {
         Some(at)
     }
 
-    /// The next packet to send at `now`, if the port may start one; NORMAL signals the detector
-    /// gives as the queue drains are appended to `signals`.
+    /// The next frame to hand to the interface at `now`: with no propagation delay, the next
+    /// packet if the port may start one; with one, the wire's first frame once its delay is
+    /// over, after starting every packet the port may start by `now`. NORMAL signals the
+    /// detector gives as the queue drains are appended to `signals`.
     pub fn poll_transmit(&mut self, now: Instant, signals: &mut Vec<Signal>) -> Option<Packet> {
-        let due = self.poll_timeout(now)?;
+        if self.propagation == Duration::ZERO {
+            return self.start(now, signals).map(|(_, p)| p);
+        }
+        while let Some((start, p)) = self.start(now, signals) {
+            self.wire.push_back((start + self.propagation, p));
+        }
+        if self.wire.front().is_some_and(|&(t, _)| t <= now) {
+            return self.wire.pop_front().map(|(_, p)| p);
+        }
+        None
+    }
+
+    /// Starts the next packet at `now` if the port may; returns it with its start time.
+    fn start(&mut self, now: Instant, signals: &mut Vec<Signal>) -> Option<(Instant, Packet)> {
+        let due = self.start_timeout(now)?;
         if due > now {
             return None;
         }
@@ -389,7 +452,7 @@ impl OutputPort {
         self.free_at = start + self.rate.transmit_time(size);
         self.counters.sent += 1;
         self.counters.sent_bytes += size;
-        Some(packet)
+        Some((start, packet))
     }
 
     /// Marks CE on the packet that arrived last, if it is still queued and ECN-capable; true if
@@ -461,6 +524,8 @@ mod tests {
             discipline,
             bucket: None,
             eca: None,
+            delay: Duration::ZERO,
+            ingress_delay: Duration::ZERO,
         })
         .expect("valid")
     }
@@ -586,6 +651,8 @@ mod tests {
                 Rate::from_mbps(10),
             )),
             eca: None,
+            delay: Duration::ZERO,
+            ingress_delay: Duration::ZERO,
         })
         .expect("valid");
         assert!(p.on_gccp(Instant::ZERO, concord_cc::gcca::Code::Congestion));
@@ -610,5 +677,64 @@ mod tests {
         assert!(p.poll_transmit(Instant::from_millis(5), &mut sig).is_some());
         assert!(p.poll_transmit(Instant::from_millis(6), &mut sig).is_some());
         assert_eq!(p.delay().bins(), vec![(4_000, 1), (5_000, 1)]);
+    }
+
+    #[test]
+    fn a_delayed_port_sends_each_frame_its_delay_after_its_start_in_order() {
+        let mut p = OutputPort::new(&PortConfig {
+            name: "p".into(),
+            mac: Some([2, 0, 0, 0, 0, 1]),
+            rate: Rate::from_mbps(10),
+            discipline: Discipline::DropTail(QueueLimit::Packets(10)),
+            bucket: None,
+            eca: None,
+            delay: Duration::from_millis(50),
+            ingress_delay: Duration::ZERO,
+        })
+        .expect("valid");
+        let mut rng = Rng::new(1);
+        let mut sig = Vec::new();
+        let ms = Instant::from_millis;
+        p.enqueue(ms(0), packet(1250), 0, &mut rng);
+        p.enqueue(ms(0), packet(1250), 0, &mut rng);
+        // Both start by 1 ms (1250 bytes at 10 Mbit/s take 1 ms) and go on the wire: none
+        // leaves before 50 ms, and the queue is empty while they are in flight.
+        assert_eq!(p.poll_transmit(ms(0), &mut sig), None);
+        assert_eq!(p.poll_transmit(ms(1), &mut sig), None);
+        assert_eq!((p.in_flight(), p.len().packets), (2, 0));
+        assert_eq!(p.poll_timeout(ms(1)), Some(ms(50)));
+        assert_eq!(
+            p.poll_transmit(Instant::from_micros(49_999), &mut sig),
+            None
+        );
+        assert!(p.poll_transmit(ms(50), &mut sig).is_some());
+        assert_eq!(p.poll_transmit(ms(50), &mut sig), None);
+        assert_eq!(p.poll_timeout(ms(50)), Some(ms(51)));
+        assert!(p.poll_transmit(ms(51), &mut sig).is_some());
+        assert_eq!((p.in_flight(), p.poll_timeout(ms(51))), (0, None));
+        // The queueing delay is the queue's alone: 0 and 1 ms.
+        assert_eq!(p.delay().bins(), vec![(100, 1), (1_000, 1)]);
+        assert_eq!(p.counters().sent, 2);
+    }
+
+    #[test]
+    fn drops_are_counted_by_the_packets_source_address() {
+        let mut p = port(
+            Discipline::DropTail(QueueLimit::Packets(1)),
+            Rate::from_mbps(10),
+        );
+        let mut rng = Rng::new(1);
+        let from = |a: u8| {
+            let mut q = packet(100);
+            q.frame[14 + 12..14 + 16].copy_from_slice(&[10, 0, 0, a]);
+            q
+        };
+        p.enqueue(Instant::ZERO, from(1), 0, &mut rng);
+        p.enqueue(Instant::ZERO, from(2), 0, &mut rng);
+        p.enqueue(Instant::ZERO, from(2), 0, &mut rng);
+        p.enqueue(Instant::ZERO, from(1), 0, &mut rng);
+        let d: Vec<_> = p.drops_by_source().collect();
+        assert_eq!(d, [([10, 0, 0, 1], (0, 1)), ([10, 0, 0, 2], (0, 2))]);
+        assert_eq!(p.counters().drops_full, 3);
     }
 }

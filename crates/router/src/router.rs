@@ -27,7 +27,7 @@ use concord_cc::gcca::{
     Padding, Signal, TcpConnections, TcpWindow, GCCP_ETHERTYPE,
 };
 use concord_cc::rng::Rng;
-use concord_cc::time::Instant;
+use concord_cc::time::{Duration, Instant};
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
 
@@ -112,7 +112,13 @@ pub struct Router {
     wtp: BTreeMap<u32, WtpEdge<Held>>,
     /// ECA's load reflectors run here for host neighbours (`eca_reflect`), by neighbour.
     reflect: BTreeMap<u32, ReflectEdge>,
+    /// Per port, its ingress propagation delay and the frames that arrived on it and are
+    /// still held for it, with the time each is taken, in order.
+    ingress: Vec<(Duration, HeldFrames)>,
 }
+
+/// Frames held by a port's ingress propagation delay: each with the time it is taken, in order.
+type HeldFrames = VecDeque<(Instant, Vec<u8>)>;
 
 /// A packet held by a host's UDP leaky bucket at its edge router.
 #[derive(Debug)]
@@ -167,6 +173,11 @@ impl Router {
             );
         }
         Ok(Router {
+            ingress: config
+                .ports
+                .iter()
+                .map(|p| (p.ingress_delay, VecDeque::new()))
+                .collect(),
             ports,
             neighbours: config.neighbours.clone(),
             routes: config.routes.clone(),
@@ -231,8 +242,37 @@ impl Router {
             .position(|n| n.port == port && n.mac[..] == *mac)
     }
 
-    /// Processes a frame that arrived on port `port` at `now`. Never panics, whatever the bytes.
+    /// Processes a frame that arrived on port `port` at `now`, or, on a port with an ingress
+    /// propagation delay, holds it until that delay is over (a later
+    /// [`poll_transmit`](Self::poll_transmit) takes it). Never panics, whatever the bytes.
     pub fn on_frame(&mut self, now: Instant, port: usize, frame: &[u8]) {
+        if let Some((delay, held)) = self.ingress.get_mut(port) {
+            if *delay > Duration::ZERO {
+                held.push_back((now + *delay, frame.to_vec()));
+                return;
+            }
+        }
+        self.take_frame(now, port, frame);
+    }
+
+    /// Takes in the frames whose ingress delay is over by `now`, each at the time it was due.
+    fn take_held_frames(&mut self, now: Instant) {
+        for port in 0..self.ingress.len() {
+            while self.ingress[port].1.front().is_some_and(|&(t, _)| t <= now) {
+                if let Some((t, frame)) = self.ingress[port].1.pop_front() {
+                    self.take_frame(t, port, &frame);
+                }
+            }
+        }
+    }
+
+    /// Frames held by ingress propagation delays.
+    pub fn held_by_ingress_delay(&self) -> usize {
+        self.ingress.iter().map(|(_, q)| q.len()).sum()
+    }
+
+    /// Processes a frame that arrived on port `port` at `now`.
+    fn take_frame(&mut self, now: Instant, port: usize, frame: &[u8]) {
         self.counters.received += 1;
         if frame.len() < ETH_LEN || port >= self.ports.len() {
             self.counters.runt += 1;
@@ -539,6 +579,7 @@ impl Router {
     /// The next frame to send at `now` and its port: GCCP messages first, then any port whose
     /// token clock and leaky bucket allow a packet.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<(usize, Vec<u8>)> {
+        self.take_held_frames(now);
         if let Some(c) = self.control.pop_front() {
             return Some(c);
         }
@@ -581,7 +622,11 @@ impl Router {
             })
         });
         let shaped = self.wtp.values().filter_map(WtpEdge::poll_timeout);
-        ports.chain(held).chain(shaped).min()
+        let arriving = self
+            .ingress
+            .iter()
+            .filter_map(|(_, q)| q.front().map(|&(t, _)| t));
+        ports.chain(held).chain(shaped).chain(arriving).min()
     }
 
     /// The status as text: one `key value` line per counter, then one block per port.
@@ -638,6 +683,10 @@ impl Router {
             if let Some(l) = p.eca_load() {
                 // L in thousandths, so that the status stays integer.
                 s += &format!(" eca_load_milli {}", (l * 1000.0).round() as u64);
+            }
+            for (a, (early, full)) in p.drops_by_source() {
+                let src = format!("src_{}_{}_{}_{}", a[0], a[1], a[2], a[3]);
+                s += &format!(" {src}_drops_early {early} {src}_drops_full {full}");
             }
             let delay = p.delay();
             s += &format!(" delay_samples {}", delay.total());
@@ -747,6 +796,32 @@ mod tests {
         assert_eq!(frame.len(), 14 + 20 + 8 + 100);
         assert_eq!(r.counters().forwarded, 1);
         assert_eq!(r.poll_transmit(Instant::ZERO), None);
+    }
+
+    #[test]
+    fn a_port_with_an_ingress_delay_takes_its_frames_that_much_later_in_order() {
+        let mut c = config("droptail");
+        c.ports[0].ingress_delay = Duration::from_millis(50);
+        let mut r = Router::new(&c).expect("valid");
+        let ms = Instant::from_millis;
+        r.on_frame(ms(0), 0, &from_a(100));
+        r.on_frame(ms(2), 0, &from_a(200));
+        // Held: not yet received, nothing to send, the router wakes at 50 ms.
+        assert_eq!(r.counters().received, 0);
+        assert_eq!(r.held_by_ingress_delay(), 2);
+        assert_eq!(r.poll_transmit(ms(49)), None);
+        assert_eq!(r.poll_timeout(ms(49)), Some(ms(50)));
+        // At 50 ms the first is taken and forwarded; the second waits for 52 ms.
+        let (port, frame) = r.poll_transmit(ms(50)).expect("forwarded");
+        assert_eq!((port, frame.len()), (1, 14 + 20 + 8 + 100));
+        assert_eq!(r.counters().received, 1);
+        assert_eq!(r.poll_timeout(ms(50)), Some(ms(52)));
+        // The second is taken at 52 ms; port b (1 Mbit/s) finished the first 142-byte frame
+        // at 51.136 ms, so it goes at once.
+        assert_eq!(r.poll_transmit(Instant::from_micros(51_999)), None);
+        let (_, frame) = r.poll_transmit(ms(52)).expect("forwarded");
+        assert_eq!(frame.len(), 14 + 20 + 8 + 200);
+        assert_eq!((r.counters().received, r.held_by_ingress_delay()), (2, 0));
     }
 
     #[test]

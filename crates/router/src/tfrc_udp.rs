@@ -15,6 +15,7 @@
 
 use crate::cp_ap::UDP_IP;
 use crate::sys::wait_readable;
+use crate::time_average::TimeAverage;
 use concord_cc::tfrc::{DataHeader, Feedback, TfrcConfig, TfrcReceiver, TfrcSender};
 use concord_cc::time::{Duration, Instant};
 use concord_cc::units::Rate;
@@ -99,15 +100,37 @@ pub fn decode_feedback(b: &[u8]) -> Option<Feedback> {
     })
 }
 
+/// What a TFRC sender did, for the run's log.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SenderReport {
+    /// Data packets sent.
+    pub sent: u64,
+    /// Packets sent more than one t_ipi after they were due: the sender woke so late that the
+    /// one packet of credit (RFC 5348 section 4.6) did not cover it.
+    pub late_sends: u64,
+    /// The sending time those packets lost beyond the one packet of credit, us.
+    pub pacing_lost_us: u64,
+    /// Over the measuring window, the time-weighted mean of X (bit/s), of the pacing rate
+    /// X_inst (bit/s), of p and of R (s); `None` where nothing was sampled.
+    pub mean_x_bps: Option<f64>,
+    /// See `mean_x_bps`.
+    pub mean_x_inst_bps: Option<f64>,
+    /// See `mean_x_bps`.
+    pub mean_p: Option<f64>,
+    /// See `mean_x_bps`.
+    pub mean_rtt_s: Option<f64>,
+}
+
 /// Sends a greedy TFRC flow of `segment_size`-byte IP packets from `bind` to `to` until
-/// `stop(now)`; returns the packets sent.
+/// `stop(now)`; returns what it did, with X, p and R averaged over `measure`.
 pub fn run_sender(
     bind: SocketAddr,
     to: SocketAddr,
     segment_size: u64,
+    measure: (Instant, Instant),
     clock: impl Fn() -> Instant,
     mut stop: impl FnMut(Instant) -> bool,
-) -> std::io::Result<u64> {
+) -> std::io::Result<SenderReport> {
     let sock = UdpSocket::bind(bind)?;
     sock.set_nonblocking(true)?;
     let config = TfrcConfig {
@@ -120,11 +143,17 @@ pub fn run_sender(
     let fds = [sock.as_raw_fd()];
     let mut ready = Vec::new();
     let mut buf = vec![0u8; 2048];
-    let mut sent = 0u64;
+    let mut report = SenderReport::default();
+    let [mut x, mut x_inst, mut p, mut r] =
+        std::array::from_fn(|_| TimeAverage::new(measure.0, measure.1));
     loop {
         let now = clock();
         if stop(now) {
-            return Ok(sent);
+            report.mean_x_bps = x.mean();
+            report.mean_x_inst_bps = x_inst.mean();
+            report.mean_p = p.mean();
+            report.mean_rtt_s = r.mean();
+            return Ok(report);
         }
         let next = tx
             .next_send_time()
@@ -140,9 +169,24 @@ pub fn run_sender(
         if tx.poll_timeout().is_some_and(|t| t <= now) {
             tx.handle_timeout(now);
         }
-        while let Some(h) = tx.poll_send(now) {
+        x.sample(now, tx.rate().bps() as f64);
+        x_inst.sample(now, tx.sending_rate().bps() as f64);
+        p.sample(now, tx.loss_event_rate());
+        if let Some(rtt) = tx.rtt() {
+            r.sample(now, rtt.as_secs_f64());
+        }
+        loop {
+            let (scheduled, t_ipi) = (tx.next_send_time(), tx.t_ipi());
+            let Some(h) = tx.poll_send(now) else {
+                break;
+            };
+            let lost = now.saturating_since(scheduled).saturating_sub(t_ipi);
+            if lost > Duration::ZERO {
+                report.late_sends += 1;
+                report.pacing_lost_us += lost.as_micros();
+            }
             if sock.send_to(&encode_data(&h, len), to).is_ok() {
-                sent += 1;
+                report.sent += 1;
             }
         }
     }

@@ -2,9 +2,9 @@
 //! flows behind a real aggregation point (a UDP proxy running TFRC on the aggregate, BFLD for m
 //! flowshares: `concord_router::cp_ap`) beside TFRC flows over UDP, through a concord router's
 //! Table I bottleneck (15 Mbit/s, RED queue of 300 packets): scenarios/testbed/cp-aggregate.toml.
-//! Root only; `#[ignore]`d because each run takes 40 s: .ci/checks.d/55-router.sh runs the
-//! single-flowshare one; the BFLD one is run by hand (`-- --ignored bfld`), because it fell short
-//! of its bars in 2 of 3 runs (docs/router.md has the figures).
+//! Root only; `#[ignore]`d because each run takes 40 s (180 s at Table I's setting):
+//! .ci/checks.d/55-router.sh runs the two CI-setting ones; the two at the paper's setting are run
+//! by hand (`-- --ignored at_the_papers_setting`). docs/router.md has the figures.
 //!
 //! The bars, fixed before any run, with the band concord reads from the slides' Fig. 5, 6 and 10
 //! (`crates/repro/src/cp.rs`, FAIR):
@@ -14,8 +14,10 @@
 //!   0.8-1.25 of m (the same ratio with m flowshares);
 //! - against the simulator twin (scenarios/cp/testbed-*.toml), each flow's goodput within 15%.
 //!
-//! Deviations from Table I, fixed before any run: no added propagation delay (Table I's 50 ms),
-//! and 40 s runs counted after 10 s (Table I's 180 s), to stay within the CI's minutes.
+//! Table I's setting (scenarios/testbed/cp-aggregate-paper.toml): the bottleneck's 50 ms of
+//! propagation delay each way, 180 s runs counted after 10 s. The CI setting deviates from it,
+//! fixed before any run: no added propagation delay, 40 s runs counted after 10 s, to stay
+//! within the CI's minutes. Both run the routers and the endpoints under SCHED_FIFO.
 
 use concord_cc::cp::Flowshares;
 use concord_cc::time::Instant;
@@ -28,9 +30,36 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 
-/// The run's length and the warm-up left out of the counts, seconds.
-const DURATION_S: u64 = 40;
-const WARMUP_S: u64 = 10;
+/// A setting: the test bed's topology, the run's length and the warm-up left out of the
+/// counts (seconds), and the twins' files for m = 1 and BFLD m = 4.
+#[derive(Clone, Copy)]
+struct Setting {
+    topology: &'static str,
+    duration_s: u64,
+    warmup_s: u64,
+    twin_single: &'static str,
+    twin_bfld4: &'static str,
+}
+
+/// The CI setting (a deviation from Table I, fixed before any run): no added propagation
+/// delay, 40 s runs counted after 10 s.
+const CI: Setting = Setting {
+    topology: "scenarios/testbed/cp-aggregate.toml",
+    duration_s: 40,
+    warmup_s: 10,
+    twin_single: "scenarios/cp/testbed-single.toml",
+    twin_bfld4: "scenarios/cp/testbed-bfld4.toml",
+};
+
+/// Table I's setting: the bottleneck's 50 ms of propagation delay each way, 180 s runs
+/// (counted after 10 s).
+const PAPER: Setting = Setting {
+    topology: "scenarios/testbed/cp-aggregate-paper.toml",
+    duration_s: 180,
+    warmup_s: 10,
+    twin_single: "scenarios/cp/testbed-paper-single.toml",
+    twin_bfld4: "scenarios/cp/testbed-paper-bfld4.toml",
+};
 /// The application's flows, and the rate of each flow's CBR source: 6 Mbit/s, so that the four
 /// (24 Mbit/s) always exceed what the aggregate may send and keep the AP's queues full.
 const CP_FLOWS: usize = 4;
@@ -43,10 +72,29 @@ const FAIR: (f64, f64) = (0.8, 1.25);
 /// How far a flow's goodput on the test bed may be from the twin's, as a fraction.
 const TWIN_TOLERANCE: f64 = 0.15;
 
-fn in_ns<T: Send + 'static>(ns: String, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+/// The SCHED_FIFO priority of the routers and of the endpoints' threads (the APs, the TFRC
+/// senders and receivers, the CBR sources and sinks): the topology's `router_realtime` (20),
+/// as ECA's routers run; `CONCORD_CP_REALTIME=0` runs all under the default scheduler, and
+/// `=N` at priority N. Under the default scheduler a loaded machine descheduled the TFRC
+/// sender for up to 3.9 s of a 40 s run in all (docs/router.md, "CP").
+fn realtime(topology: Option<u8>) -> Option<u8> {
+    match std::env::var("CONCORD_CP_REALTIME") {
+        Ok(v) => v.trim().parse().ok().filter(|&p| p > 0),
+        Err(_) => topology,
+    }
+}
+
+fn in_ns<T: Send + 'static>(
+    rt: Option<u8>,
+    ns: String,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> JoinHandle<T> {
     std::thread::spawn(move || {
         concord_net::sys::enter_netns(Path::new(&format!("/run/netns/{ns}")))
             .expect("enter the namespace");
+        if let Some(p) = rt {
+            concord_router::sys::set_realtime(p).expect("SCHED_FIFO (run as root)");
+        }
         f()
     })
 }
@@ -93,6 +141,11 @@ fn capture(bed: &Bed, pcap: &Path, to: SocketAddr) -> Child {
 
 /// `Udp: RcvbufErrors` of a namespace's /proc/net/snmp.
 fn udp_rcvbuf_errors(snmp: &str) -> u64 {
+    udp_counter(snmp, "RcvbufErrors")
+}
+
+/// The `Udp:` counter `name` of a namespace's /proc/net/snmp (0 if absent).
+fn udp_counter(snmp: &str, name: &str) -> u64 {
     let mut udp = snmp.lines().filter(|l| l.starts_with("Udp: "));
     let (Some(names), Some(values)) = (udp.next(), udp.next()) else {
         return 0;
@@ -100,7 +153,7 @@ fn udp_rcvbuf_errors(snmp: &str) -> u64 {
     names
         .split_whitespace()
         .zip(values.split_whitespace())
-        .find(|(n, _)| *n == "RcvbufErrors")
+        .find(|(n, _)| *n == name)
         .and_then(|(_, v)| v.parse().ok())
         .unwrap_or(0)
 }
@@ -124,12 +177,22 @@ fn count_cp(pcap: &Path, port: u16) -> u64 {
     String::from_utf8_lossy(&out.stdout).lines().count() as u64
 }
 
-fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool) -> Run {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/testbed/cp-aggregate.toml");
-    let prefix = format!("cr4{tag}{}", std::process::id() % 1000);
+fn run(
+    setting: Setting,
+    flowshares: Flowshares,
+    tfrc_flows: usize,
+    tag: &str,
+    with_capture: bool,
+) -> Run {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(setting.topology);
+    let prefix = format!("cr5{tag}{}", std::process::id() % 1000);
+    let mut topology = Topology::load(&path).expect("topology");
+    let rt = realtime(topology.router_realtime);
+    topology.router_realtime = rt;
     let bed = Bed::up(
-        Topology::load(&path).expect("topology"),
+        topology,
         &prefix,
         95,
         Path::new(env!("CARGO_BIN_EXE_concord-router")),
@@ -138,8 +201,9 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool)
     .expect("the test bed comes up (run as root)");
     let s = bed.topology.host_addr("s", bed.net).expect("s");
     let d = bed.topology.host_addr("d", bed.net).expect("d");
-    let end = Instant::from_secs(DURATION_S);
-    let window = (Instant::from_secs(WARMUP_S), end);
+    let t_addr = bed.topology.host_addr("t", bed.net).expect("t");
+    let end = Instant::from_secs(setting.duration_s);
+    let window = (Instant::from_secs(setting.warmup_s), end);
     let lo = |p: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, p));
     let ap_port = 9000;
     let setup = |local: bool| ApSetup {
@@ -156,6 +220,7 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool)
         bind: SocketAddr::from((if local { s } else { d }, ap_port)),
         peer: SocketAddr::from((if local { d } else { s }, ap_port)),
         seed: 1,
+        measure: Some(window),
     };
     let stop = move |now: Instant| now >= end;
     let pcap = bed.dir.join("cp.pcap");
@@ -164,18 +229,18 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool)
     // Host d: the remote AP, the CP flows' sinks and the TFRC receivers.
     let (remote, local_setup) = (setup(false), setup(true));
     // The remote AP stops 0.5 s after the rest, so that what is in flight at the end (the
-    // RED queue holds at most 160 ms) reaches it.
+    // RED queue holds at most 160 ms, the delay line 50 ms) reaches it.
     let drained = end + concord_cc::time::Duration::from_millis(500);
-    let remote_ap = in_ns(bed.ns("d"), move || {
+    let remote_ap = in_ns(rt, bed.ns("d"), move || {
         run_ap(remote, || clock.now(), move |now| now >= drained, None).expect("remote AP")
     });
-    let sinks = in_ns(bed.ns("d"), move || {
+    let sinks = in_ns(rt, bed.ns("d"), move || {
         let binds: Vec<_> = (0..CP_FLOWS as u16).map(|i| lo(7000 + i)).collect();
         loadgen::run_sinks(&binds, window, || clock.now(), stop).expect("sinks")
     });
     let receivers: Vec<_> = (0..tfrc_flows as u16)
         .map(|j| {
-            in_ns(bed.ns("d"), move || {
+            in_ns(rt, bed.ns("d"), move || {
                 tfrc_udp::run_receiver((d, 6000 + j).into(), PACKET, window, || clock.now(), stop)
                     .expect("TFRC receiver")
             })
@@ -183,13 +248,13 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool)
         .collect();
     std::thread::sleep(std::time::Duration::from_millis(100));
     // Host s: the local AP and the application's CBR sources; host t: the TFRC senders.
-    let local_ap = in_ns(bed.ns("s"), move || {
+    let local_ap = in_ns(rt, bed.ns("s"), move || {
         run_ap(local_setup, || clock.now(), stop, None).expect("local AP")
     });
     std::thread::sleep(std::time::Duration::from_millis(100));
     let sources: Vec<_> = (0..CP_FLOWS as u16)
         .map(|i| {
-            in_ns(bed.ns("s"), move || {
+            in_ns(rt, bed.ns("s"), move || {
                 loadgen::run_cbr(lo(8000 + i), PAYLOAD, SOURCE_BPS, || clock.now(), stop)
                     .expect("CBR source")
             })
@@ -197,11 +262,12 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool)
         .collect();
     let senders: Vec<_> = (0..tfrc_flows as u16)
         .map(|j| {
-            in_ns(bed.ns("t"), move || {
+            in_ns(rt, bed.ns("t"), move || {
                 tfrc_udp::run_sender(
                     (Ipv4Addr::UNSPECIFIED, 0).into(),
                     (d, 6000 + j).into(),
                     PACKET,
+                    window,
                     || clock.now(),
                     stop,
                 )
@@ -209,14 +275,20 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool)
             })
         })
         .collect();
-    let secs = (DURATION_S - WARMUP_S) as f64;
+    // r1's drops by source host at the end of the warm-up, so that the log gives the drops
+    // of each host's flows within the counted window.
+    while clock.now() < window.0 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let drops_at_warmup = source_drops(&bed, &[s, t_addr]);
+    let secs = (setting.duration_s - setting.warmup_s) as f64;
     let bps = |bytes: u64| bytes as f64 * 8.0 / secs;
     let cp: Vec<f64> = sinks.join().expect("sinks").into_iter().map(bps).collect();
     let tfrc: Vec<f64> = receivers
         .into_iter()
         .map(|r| bps(r.join().expect("receiver")))
         .collect();
-    let sent: Vec<u64> = senders
+    let sent: Vec<tfrc_udp::SenderReport> = senders
         .into_iter()
         .map(|t| t.join().expect("sender"))
         .collect();
@@ -239,12 +311,60 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool)
         )
     });
     let mut report = format!(
-        "TFRC packets sent {sent:?}; CBR datagrams offered {offered}\nlocal AP:\n{local_status}remote AP:\n{remote_status}router r1:"
+        "{}: realtime {rt:?}; CBR datagrams offered {offered}\n",
+        setting.topology
     );
+    for (j, t) in sent.iter().enumerate() {
+        report += &format!(
+            "tfrc{}: sent {} late_sends {} pacing_lost_us {} mean X {:.0} bit/s, mean X_inst {:.0} \
+             bit/s, mean p {:.5}, mean R {:.1} ms\n",
+            j + 1,
+            t.sent,
+            t.late_sends,
+            t.pacing_lost_us,
+            t.mean_x_bps.unwrap_or(0.0),
+            t.mean_x_inst_bps.unwrap_or(0.0),
+            t.mean_p.unwrap_or(0.0),
+            t.mean_rtt_s.unwrap_or(0.0) * 1e3,
+        );
+    }
+    report += &format!("local AP:\n{local_status}remote AP:\n{remote_status}");
+    for host in ["s", "t", "d"] {
+        let snmp = bed
+            .exec(host, &["cat", "/proc/net/snmp"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        report += &format!(
+            "host {host}: Udp RcvbufErrors {} SndbufErrors {}\n",
+            udp_counter(&snmp, "RcvbufErrors"),
+            udp_counter(&snmp, "SndbufErrors")
+        );
+    }
+    // The router writes its status every few hundred ms; wait for one after the end.
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let drops_at_end = source_drops(&bed, &[s, t_addr]);
+    let pkts = |bps: f64| bps * secs / 8.0 / PAYLOAD as f64;
+    let delivered = [pkts(cp.iter().sum::<f64>()), pkts(tfrc.iter().sum::<f64>())];
+    for (k, host) in ["s (CP aggregate)", "t (TFRC)"].iter().enumerate() {
+        let (e, f) = (
+            drops_at_end[k].0 - drops_at_warmup[k].0,
+            drops_at_end[k].1 - drops_at_warmup[k].1,
+        );
+        report += &format!(
+            "r1 drops of host {host} in the window: early {e} full {f}; per packet {:.5} \
+             (whole run: early {} full {})\n",
+            (e + f) as f64 / (delivered[k] + (e + f) as f64),
+            drops_at_end[k].0,
+            drops_at_end[k].1
+        );
+    }
+    report += "router r1:";
     for k in [
         "port.d.drops_early",
         "port.d.drops_full",
         "port.d.sent_bytes",
+        "port.d.delay_p90_us",
     ] {
         report += &format!(" {k} {}", bed.counter("r1", k));
     }
@@ -254,6 +374,21 @@ fn run(flowshares: Flowshares, tfrc_flows: usize, tag: &str, with_capture: bool)
         report,
         cp_on_the_wire,
     }
+}
+
+/// r1's drops at its port to d of packets from each of `hosts`: (early, full).
+fn source_drops(bed: &Bed, hosts: &[Ipv4Addr]) -> Vec<(u64, u64)> {
+    hosts
+        .iter()
+        .map(|h| {
+            let [a, b, c, d] = h.octets();
+            let key = format!("port.d.src_{a}_{b}_{c}_{d}_drops_");
+            (
+                bed.counter("r1", &format!("{key}early")),
+                bed.counter("r1", &format!("{key}full")),
+            )
+        })
+        .collect()
 }
 
 /// Each flow's goodput in the simulator twin, by flow name, bit/s.
@@ -325,10 +460,8 @@ fn check(r: &Run, m: f64, twin: &str) {
     );
 }
 
-#[test]
-#[ignore = "root, 40 s: .ci/checks.d/55-router.sh"]
-fn one_flowshare_of_4_flows_against_one_tfrc_flow_is_fair_and_matches_its_twin() {
-    let r = run(Flowshares::Single, 1, "s", true);
+fn one_flowshare(setting: Setting) {
+    let r = run(setting, Flowshares::Single, 1, "s", true);
     let (wire, taken, rcvbuf) = r.cp_on_the_wire.expect("a capture");
     eprintln!(
         "CP datagrams on the wire to the remote AP: {wire} (tshark); the AP took {taken}; \
@@ -340,12 +473,34 @@ fn one_flowshare_of_4_flows_against_one_tfrc_flow_is_fair_and_matches_its_twin()
         wire >= taken && wire - taken <= rcvbuf,
         "tshark counted {wire} CP datagrams, the remote AP took {taken}, {rcvbuf} dropped"
     );
-    check(&r, 1.0, "scenarios/cp/testbed-single.toml");
+    check(&r, 1.0, setting.twin_single);
+}
+
+fn bfld_4(setting: Setting) {
+    let r = run(setting, Flowshares::Bfld { m: 4 }, 4, "b", false);
+    check(&r, 4.0, setting.twin_bfld4);
 }
 
 #[test]
-#[ignore = "root, 40 s; by hand: short of its bars in 2 of 3 runs (docs/router.md)"]
+#[ignore = "root, 40 s: .ci/checks.d/55-router.sh"]
+fn one_flowshare_of_4_flows_against_one_tfrc_flow_is_fair_and_matches_its_twin() {
+    one_flowshare(CI);
+}
+
+#[test]
+#[ignore = "root, 40 s: .ci/checks.d/55-router.sh"]
 fn bfld_m_4_against_4_tfrc_flows_takes_4_flowshares_and_matches_its_twin() {
-    let r = run(Flowshares::Bfld { m: 4 }, 4, "b", false);
-    check(&r, 4.0, "scenarios/cp/testbed-bfld4.toml");
+    bfld_4(CI);
+}
+
+#[test]
+#[ignore = "root, 180 s: Table I's setting, run by hand (docs/router.md)"]
+fn at_the_papers_setting_one_flowshare_is_fair_and_matches_its_twin() {
+    one_flowshare(PAPER);
+}
+
+#[test]
+#[ignore = "root, 180 s: Table I's setting, run by hand (docs/router.md)"]
+fn at_the_papers_setting_bfld_m_4_takes_4_flowshares_and_matches_its_twin() {
+    bfld_4(PAPER);
 }

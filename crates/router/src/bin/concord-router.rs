@@ -224,6 +224,7 @@ fn cp_ap(a: CpApArgs) -> Result<(), String> {
         bind: a.bind,
         peer: a.peer,
         seed: a.seed,
+        measure: None,
     };
     let clock = concord_net::clock::Clock::new();
     let (_, status) = run_ap(
