@@ -22,8 +22,8 @@ if ! cargo test -p concord-bpf --features datapath --test kernel_tcp -- --test-t
   done
 fi
 rm -f "$kernel_log"
-# The simulator twin (each flow within 15% of the simulator) does not hold (docs/ebpf.md, The
-# simulator twin): it runs once and its figures are reported; it does not gate.
+# The simulator twin (each flow within 15% of the simulator) holds in 6 of 8 runs, not reliably
+# (docs/ebpf.md, The simulator twin): it runs once and its figures are reported; it does not gate.
 twin=the_simulator_twin_matches_the_test_bed
 cargo test -p concord-bpf --features datapath --test kernel_tcp -- --test-threads=1 --ignored --exact "$twin" --nocapture \
   || echo "REPORTED, NOT GATING: $twin: a flow more than 15% from the simulator"

@@ -19,6 +19,11 @@ pub struct AgentConfig {
     pub mccp: MccpConfig,
     /// The MSS the CM's windows count in, in bytes (its MTU).
     pub cm_mss: u64,
+    /// The slow-start threshold a window socket starts with, in bytes, in place of the kernel's
+    /// unbounded one (`None`: the kernel's). Applied at the socket's init record only; a socket
+    /// first seen mid-connection keeps the kernel's. The MCCP paper's ns-2 senders start with
+    /// 64 KiB (`scenarios/mccp/startup.toml`), which is what its Tables 1/2 measure.
+    pub initial_ssthresh: Option<u64>,
 }
 
 impl Default for AgentConfig {
@@ -26,6 +31,7 @@ impl Default for AgentConfig {
         AgentConfig {
             mccp: MccpConfig::default(),
             cm_mss: 1448,
+            initial_ssthresh: None,
         }
     }
 }
@@ -126,7 +132,12 @@ impl Agent {
             // opened before this agent started watching) sets the controller up from the
             // kernel's window. The configuration was checked when the agent started.
             match WindowSocket::new(cc, r) {
-                Ok(s) => {
+                Ok(mut s) => {
+                    if let (RecordKind::Init, Some(ssthresh)) =
+                        (r.kind, self.config.initial_ssthresh)
+                    {
+                        s.set_initial_ssthresh(ssthresh);
+                    }
                     slot.insert(s);
                 }
                 Err(_) => return,
@@ -179,6 +190,12 @@ pub fn validate(config: &AgentConfig) -> Result<(), String> {
         .map_err(|e| format!("mccp configuration: {e}"))?;
     if config.cm_mss == 0 {
         return Err("cm_mss is 0; give the sockets' MSS in bytes (1448 is usual)".into());
+    }
+    if config.initial_ssthresh == Some(0) {
+        return Err(
+            "initial ssthresh is 0 bytes; give at least two segments (65536 is the MCCP paper's), or leave it out for the kernel's"
+                .into(),
+        );
     }
     Ok(())
 }
@@ -271,6 +288,30 @@ mod tests {
         a.decisions(0, &mut out);
         assert_eq!(out[0].1.ssthresh, 30);
         assert_eq!(out[0].1.cwnd, 40);
+    }
+
+    #[test]
+    fn an_initial_ssthresh_replaces_the_kernels_at_init_only() {
+        let mut a = Agent::new(AgentConfig {
+            initial_ssthresh: Some(65_536),
+            ..AgentConfig::default()
+        })
+        .expect("valid");
+        a.on_record(&rec(1, Algorithm::NewReno, RecordKind::Init));
+        a.on_record(&rec(2, Algorithm::Mccp, RecordKind::Init));
+        // Opened before the agent: its first record is an ACK, with the kernel's ssthresh.
+        a.on_record(&rec(3, Algorithm::NewReno, RecordKind::Ack));
+        let mut out = Vec::new();
+        a.decisions(0, &mut out);
+        let ssthresh: Vec<(u64, u32)> = out.iter().map(|(id, d)| (*id, d.ssthresh)).collect();
+        // 65536 B / 1448 B = 45.26: 45 segments, rounded down.
+        assert_eq!(ssthresh, vec![(1, 45), (2, 45), (3, INFINITE_SSTHRESH)]);
+        assert!(validate(&AgentConfig {
+            initial_ssthresh: Some(0),
+            ..AgentConfig::default()
+        })
+        .expect_err("rejected")
+        .contains("initial ssthresh"));
     }
 
     #[test]

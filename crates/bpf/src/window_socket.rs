@@ -75,6 +75,12 @@ impl WindowSocket {
         })
     }
 
+    /// Starts the socket's slow start towards `ssthresh` bytes instead of the kernel's initial
+    /// ssthresh (at least two segments, as every ssthresh).
+    pub fn set_initial_ssthresh(&mut self, ssthresh: u64) {
+        self.ctl.set_ssthresh(ssthresh);
+    }
+
     /// The controller.
     pub fn controller(&self) -> &WindowCtl {
         &self.ctl

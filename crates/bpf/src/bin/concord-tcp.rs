@@ -24,6 +24,11 @@ struct Args {
     /// to the ACK inter-arrival time as the paper's experiments did (a deviation).
     #[arg(long)]
     mccp_adaptive_sampling: bool,
+    /// Start every new concord_newreno, concord_mccp, concord_westw and concord_cubic socket
+    /// with this slow-start threshold, in bytes, instead of the kernel's unbounded one (the
+    /// MCCP paper's ns-2 senders: 65536).
+    #[arg(long, value_name = "BYTES")]
+    initial_ssthresh: Option<u64>,
     /// Write every ACK record and every decision to this file as CSV lines
     /// (ack,time_ns,sock_id,bytes_acked,rtt_us,in_flight,ca_state and
     /// decision,time_ns,sock_id,cwnd,ssthresh,loss_ssthresh,loss_events).
@@ -53,6 +58,7 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let mut config = AgentConfig {
         cm_mss: args.cm_mss,
+        initial_ssthresh: args.initial_ssthresh,
         ..AgentConfig::default()
     };
     config.mccp.ncd = !args.mccp_no_ncd;

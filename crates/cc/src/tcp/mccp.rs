@@ -818,4 +818,70 @@ mod tests {
         m.on_congestion(Instant::MAX, CongestionKind::DupAcks, u64::MAX);
         assert!(m.cwnd() >= MSS && m.ssthresh() >= 2 * MSS);
     }
+
+    /// One RTT of `window` one-segment ACKs at 100 ms RTT: spaced `spacing` apart from `start`,
+    /// the rest of the RTT a gap. Returns the start of the next RTT.
+    fn one_rtt_of_acks(m: &mut Mccp, start: Instant, window: u64, spacing: Duration) -> Instant {
+        let rtt = Duration::from_millis(100);
+        let info = AckInfo {
+            bytes_acked: MSS,
+            rtt: Some(rtt),
+            srtt: rtt,
+            min_rtt: rtt,
+            bytes_in_flight: window * MSS,
+            in_recovery: false,
+            ece: false,
+        };
+        for i in 0..window {
+            m.on_ack(start + spacing * i, &info);
+        }
+        start + rtt
+    }
+
+    #[test]
+    fn fast_probing_leads_cwnd_only_when_the_acks_come_at_a_bottleneck_rate_above_the_sending_rate()
+    {
+        // Congestion avoidance at 20 segments (1000 B) of window, 100 ms RTT: the sending rate
+        // is 200 kB/s. A sender that paces at that rate gets its ACKs 5 ms apart (Linux paces
+        // at 120% of cwnd / srtt in congestion avoidance); one that sends the window as a burst
+        // gets them one bottleneck time apart, 0.25 ms at 4 MB/s (the paper's ns-2 sender, the
+        // simulator's). Fast probing raises ssthresh to ABE * RTT_min.
+        let (mut paced, mut burst) = (mccp(20 * MSS, 20 * MSS), mccp(20 * MSS, 20 * MSS));
+        let (mut t_paced, mut t_burst) = (Instant::ZERO, Instant::ZERO);
+        for _ in 0..10 {
+            let w = paced.cwnd() / MSS;
+            t_paced = one_rtt_of_acks(&mut paced, t_paced, w, Duration::from_millis(100) / w);
+            let w = burst.cwnd() / MSS;
+            t_burst = one_rtt_of_acks(&mut burst, t_burst, w, Duration::from_micros(250));
+        }
+        // Paced: every sample is the sending rate of its round trip, cwnd / RTT, so ABE is at
+        // most the current one and ABE * RTT_min at most the window: ssthresh follows cwnd and
+        // never leads it.
+        let abe = paced.abe().estimate().expect("samples");
+        let sending_rate = paced.cwnd() as f64 / 0.1;
+        assert!(
+            abe <= sending_rate && abe > 0.8 * sending_rate,
+            "paced ABE {abe} B/s against a sending rate of {sending_rate} B/s"
+        );
+        assert!(paced.ssthresh() <= paced.cwnd(), "{:?}", paced.trace());
+        // Bursts: the samples inside a burst read 4 MB/s, so ssthresh jumps to the
+        // bottleneck's 400 segments (4 MB/s * 100 ms) and slow start resumes towards it, as the
+        // simulator's MCCP does on the start-up path; paced, the window grew by one segment per
+        // round trip.
+        assert!(
+            burst.ssthresh() >= 360 * MSS && burst.cwnd() > 10 * paced.cwnd(),
+            "burst: ssthresh {} and cwnd {} B, paced cwnd {} B: {:?}",
+            burst.ssthresh(),
+            burst.cwnd(),
+            paced.cwnd(),
+            burst.trace()
+        );
+        // About one segment per round trip: 20 to 29-30 segments in ten (each round trip acks
+        // the whole number of segments of the window it began with).
+        assert!(
+            (29 * MSS..=30 * MSS).contains(&paced.cwnd()),
+            "{}",
+            paced.cwnd()
+        );
+    }
 }
