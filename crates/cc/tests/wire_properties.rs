@@ -4,8 +4,8 @@
 use concord_cc::rng::Rng;
 use concord_cc::wire::checksum::{checksum, Checksum, Payload};
 use concord_cc::wire::{
-    decode_ipv4_frame, encode_ipv4_frame, tcp, udp, Ecn, EthernetHeader, Ipv4Header, TcpFlags,
-    TcpHeader, Transport, UdpHeader, WireError,
+    decode_ipv4_frame, encode_ipv4_frame, tcp, udp, Ecn, EthernetHeader, Ipv4Header, SackOption,
+    TcpFlags, TcpHeader, Transport, UdpHeader, WireError,
 };
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
@@ -68,6 +68,7 @@ fn tcp_header(rng: &mut Rng) -> TcpHeader {
         } else {
             Some((u32_(rng), u32_(rng)))
         },
+        sack: SackOption::new((0..rng.below(4)).map(|_| (u32_(rng), u32_(rng)))),
     }
 }
 

@@ -9,6 +9,8 @@ use std::sync::Mutex;
 
 /// The ns-3 program's place when `--ns3` is not given, relative to the working directory.
 const DEFAULT_NS3: &str = "bench/ns3/build/validate";
+/// The ns-3 cache's place when `--ns3-cache` is not given: the repository's, committed.
+const DEFAULT_NS3_CACHE: &str = "bench/ns3/cache";
 
 /// The arguments of `concord validate`.
 #[derive(clap::Args, Debug)]
@@ -52,8 +54,9 @@ pub struct ValidateArgs {
     /// seeds: the same ns-3 settings) instead of running ns-3 again: to measure a changed concord.
     #[arg(long, value_name = "DIR")]
     pub reuse_ns3: Option<PathBuf>,
-    /// Where ns-3's outputs are kept, by ns-3 program and arguments, so a rerun reads them
-    /// back instead of simulating again [default: OUT/ns3-cache].
+    /// Where ns-3's outputs are kept, by ns-3 build (the wheel's version and validate.cc's
+    /// hash) and arguments (case, seed, switch), so a rerun reads them back instead of
+    /// simulating again [default: bench/ns3/cache, the repository's].
     #[arg(long, value_name = "DIR", conflicts_with = "no_ns3_cache")]
     pub ns3_cache: Option<PathBuf>,
     /// Run every ns-3 case again (neither read nor fill the ns-3 cache).
@@ -172,8 +175,16 @@ pub fn validate(a: &ValidateArgs) -> Result<(), Failure> {
             let dir = a
                 .ns3_cache
                 .clone()
-                .unwrap_or_else(|| a.out.join("ns3-cache"));
-            Some(concord_validate::ns3_cache::Ns3Cache::open(&dir, exe).map_err(Failure::runtime)?)
+                .unwrap_or_else(|| PathBuf::from(DEFAULT_NS3_CACHE));
+            let cache =
+                concord_validate::ns3_cache::Ns3Cache::open(&dir, exe).map_err(Failure::runtime)?;
+            eprintln!(
+                "concord validate: ns-3 cache {}: {} runs of this build ({})",
+                dir.display(),
+                cache.len(),
+                cache.build()
+            );
+            Some(cache)
         }
         _ => None,
     };

@@ -871,7 +871,8 @@ impl Simulator {
                 dst,
                 src,
                 f as FlowId,
-                t.header_bytes,
+                // The SACK option's bytes (RFC 2018 section 3) ride on the header's.
+                t.header_bytes + a.sack.wire_bytes(),
                 now,
                 Transport::TcpAck {
                     ack: a.ack,

@@ -51,6 +51,7 @@ fn tcp(seq: u32, ack: u32, flags: TcpFlags, timestamps: Option<(u32, u32)>) -> T
         flags,
         window: 65_535,
         timestamps,
+        sack: Default::default(),
     })
 }
 
@@ -106,6 +107,7 @@ fn cases() -> Vec<Case> {
                 flags: TcpFlags::ACK | TcpFlags::ECE,
                 window: 1_024,
                 timestamps: None,
+                sack: Default::default(),
             }),
             payload_len: 0,
         },

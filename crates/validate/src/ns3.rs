@@ -170,7 +170,7 @@ pub fn run_cached(
         parse_output(text, variant, seed, case.flow_count() as usize)
             .map_err(|e| format!("case {} seed {seed} ({}): {e}", case.id, variant.name()))
     };
-    if let Some(text) = cache.and_then(|c| c.get(&a)) {
+    if let Some(text) = cache.and_then(|c| c.get(&case.id, &a)) {
         if let Ok(m) = parse(&text) {
             return Ok(m);
         }
@@ -199,7 +199,7 @@ pub fn run_cached(
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("");
-        let _ = c.put(&a, line);
+        let _ = c.put(&case.id, &a, line);
     }
     Ok(m)
 }

@@ -53,6 +53,13 @@ impl SackBlocks {
         usize::from(self.len)
     }
 
+    /// Bytes the blocks' SACK option adds to the ACK on the wire: 0 without a block, else
+    /// `4 + 8n` (RFC 2018 section 3: kind, length and 8 bytes a block, after two NOPs that keep
+    /// the options on a 32-bit boundary, as Linux sends it).
+    pub fn wire_bytes(&self) -> u32 {
+        crate::wire::SackOption::wire_len(self.len()) as u32
+    }
+
     /// The blocks as absolute `[left, right)` ranges, given the ACK's cumulative `ack`.
     pub fn ranges(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.edges[..self.len()]
@@ -378,6 +385,14 @@ mod tests {
     use super::*;
 
     const MSS: Bytes = 1000;
+
+    #[test]
+    fn the_option_takes_two_nops_kind_length_and_eight_bytes_a_block() {
+        assert_eq!(SackBlocks::new(100, std::iter::empty()).wire_bytes(), 0);
+        assert_eq!(SackBlocks::new(100, [(200, 300)]).wire_bytes(), 12);
+        let four = [(200, 300), (400, 500), (600, 700), (800, 900)];
+        assert_eq!(SackBlocks::new(100, four).wire_bytes(), 28, "three kept");
+    }
 
     fn board(ranges: &[(u64, u64)], snd_max: u64) -> Scoreboard {
         let mut sb = Scoreboard::new(MSS, 3);

@@ -212,6 +212,7 @@ mod tests {
             flags: TcpFlags::ACK | TcpFlags::ECE,
             window: 1024,
             timestamps: Some((123, 456)),
+            sack: Default::default(),
         }
     }
 

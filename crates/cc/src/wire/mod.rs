@@ -14,7 +14,7 @@ pub mod udp;
 pub use ethernet::EthernetHeader;
 pub use frame::{decode_ipv4_frame, encode_ipv4_frame, Transport};
 pub use ipv4::{Ecn, Ipv4Header};
-pub use tcp::{TcpFlags, TcpHeader};
+pub use tcp::{SackOption, TcpFlags, TcpHeader};
 pub use udp::UdpHeader;
 
 /// Why bytes could not be decoded.

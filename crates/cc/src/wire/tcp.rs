@@ -1,5 +1,6 @@
-//! TCP header (RFC 9293 section 3.1) with the timestamps option (RFC 7323 section 3) and the ECN
-//! flags (RFC 3168 section 6.1), and the TCP checksum over the IPv4 pseudo-header.
+//! TCP header (RFC 9293 section 3.1) with the timestamps option (RFC 7323 section 3), the SACK
+//! option (RFC 2018 section 3) and the ECN flags (RFC 3168 section 6.1), and the TCP checksum
+//! over the IPv4 pseudo-header.
 
 use super::checksum::{pseudo_header_sum, Payload};
 use super::{Ipv4Header, WireError};
@@ -39,7 +40,7 @@ impl std::ops::BitOr for TcpFlags {
     }
 }
 
-/// A TCP header; of the options, only timestamps are represented.
+/// A TCP header; of the options, timestamps and SACK are represented.
 ///
 /// The checksum field and the urgent pointer are written as zero by [`TcpHeader::encode`] (see
 /// [`checksum`] to fill the former); reserved bits are zero.
@@ -61,6 +62,55 @@ pub struct TcpHeader {
     /// NOP, NOP, TS (12 bytes of options), so header and option take the 32 bytes that make a
     /// 1448-byte MSS fill a 1500-byte packet.
     pub timestamps: Option<(u32, u32)>,
+    /// The SACK option (RFC 2018 section 3); empty: none.
+    pub sack: SackOption,
+}
+
+/// The SACK option's blocks (RFC 2018 section 3): each the (left edge, right edge) of a block of
+/// data received above the cumulative acknowledgment, as 32-bit wire sequence numbers, the
+/// first the block holding the most recently received segment (section 4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackOption {
+    len: u8,
+    blocks: [(u32, u32); SackOption::MAX],
+}
+
+impl SackOption {
+    /// Blocks the option holds at most: 40 bytes of options take NOP, NOP and 2 + 8 x 4 bytes
+    /// (RFC 2018 section 3); three beside the timestamps option.
+    pub const MAX: usize = 4;
+
+    /// The option of `blocks`, the first [`SackOption::MAX`] kept.
+    pub fn new(blocks: impl IntoIterator<Item = (u32, u32)>) -> SackOption {
+        let mut out = SackOption::default();
+        for b in blocks.into_iter().take(Self::MAX) {
+            out.blocks[usize::from(out.len)] = b;
+            out.len += 1;
+        }
+        out
+    }
+
+    /// The blocks.
+    pub fn blocks(&self) -> &[(u32, u32)] {
+        &self.blocks[..usize::from(self.len)]
+    }
+
+    /// No block (the option is not sent).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes the option takes in a header carrying `blocks` blocks: none without a block, else
+    /// NOP, NOP, kind, length and 8 bytes a block, `4 + 8n` (RFC 2018 section 3: length
+    /// `2 + 8n`, padded by two NOPs to the 32-bit boundary RFC 9293 section 3.1 requires, as
+    /// Linux sends it).
+    pub const fn wire_len(blocks: usize) -> usize {
+        if blocks == 0 {
+            0
+        } else {
+            4 + 8 * blocks
+        }
+    }
 }
 
 /// Option kind: end of option list (RFC 9293 section 3.2).
@@ -71,6 +121,8 @@ const OPT_NOP: u8 = 1;
 const OPT_TIMESTAMPS: u8 = 8;
 /// Length of the timestamps option: kind, length, TSval, TSecr.
 const OPT_TIMESTAMPS_LEN: u8 = 10;
+/// Option kind: SACK (RFC 2018 section 3).
+const OPT_SACK: u8 = 5;
 
 /// Byte offset of the checksum field in the TCP header.
 pub const CHECKSUM_OFFSET: usize = 16;
@@ -82,7 +134,9 @@ impl TcpHeader {
     pub const LEN_WITH_TIMESTAMPS: usize = 32;
 
     /// Appends the header to `out`: 20 bytes, or 32 with NOP, NOP, timestamps (kind 8, length
-    /// 10, TSval, TSecr; RFC 7323 appendix A layout). Checksum and urgent pointer are zero.
+    /// 10, TSval, TSecr; RFC 7323 appendix A layout), then NOP, NOP, SACK (kind 5, length
+    /// 2 + 8n, the blocks' edges) when it carries blocks: at most three beside timestamps, four
+    /// without (the rest are not sent). Checksum and urgent pointer are zero.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let len = self.len();
         out.extend_from_slice(&self.src_port.to_be_bytes());
@@ -100,19 +154,36 @@ impl TcpHeader {
             out.extend_from_slice(&tsval.to_be_bytes());
             out.extend_from_slice(&tsecr.to_be_bytes());
         }
+        let blocks = self.sent_sack_blocks();
+        if !blocks.is_empty() {
+            out.extend_from_slice(&[OPT_NOP, OPT_NOP, OPT_SACK, (2 + 8 * blocks.len()) as u8]);
+            for (left, right) in blocks {
+                out.extend_from_slice(&left.to_be_bytes());
+                out.extend_from_slice(&right.to_be_bytes());
+            }
+        }
+    }
+
+    /// The SACK blocks that fit beside the other options in 40 bytes: three with timestamps.
+    fn sent_sack_blocks(&self) -> &[(u32, u32)] {
+        let fit = if self.timestamps.is_some() { 3 } else { 4 };
+        let b = self.sack.blocks();
+        &b[..b.len().min(fit)]
     }
 
     /// Reads a header from the start of `bytes`; returns it and the header length consumed
     /// (data offset x 4 bytes, options included).
     ///
     /// Options are walked by kind and length (RFC 9293 section 3.2): EOL ends the list, NOP is
-    /// skipped, the first timestamps option is kept, any other option is skipped by its length.
+    /// skipped, the first timestamps and SACK options are kept, any other option is skipped by
+    /// its length.
     /// The checksum is not checked here (it needs the pseudo-header: see [`verify_checksum`]);
     /// the urgent pointer and the reserved bits are ignored.
     ///
     /// Errors: fewer than 20 bytes is `Truncated`; a data offset below 5 or past the end of
     /// `bytes` is `BadLength`; an option without its length byte, with a length below 2 or past
-    /// the end of the options, or a timestamps option whose length is not 10, is `BadField`.
+    /// the end of the options, a timestamps option whose length is not 10, or a SACK option
+    /// whose length is not 2 + 8n for n of 1 to 4, is `BadField`.
     pub fn decode(bytes: &[u8]) -> Result<(TcpHeader, usize), WireError> {
         const WHAT: &str = "tcp";
         let Some(fixed) = bytes.get(..Self::MIN_LEN) else {
@@ -135,6 +206,7 @@ impl TcpHeader {
                 value: header_len,
             });
         };
+        let (timestamps, sack) = parse_options(options)?;
         let header = TcpHeader {
             src_port: u16::from_be_bytes([fixed[0], fixed[1]]),
             dst_port: u16::from_be_bytes([fixed[2], fixed[3]]),
@@ -142,27 +214,31 @@ impl TcpHeader {
             ack: u32::from_be_bytes([fixed[8], fixed[9], fixed[10], fixed[11]]),
             flags: TcpFlags(fixed[13]),
             window: u16::from_be_bytes([fixed[14], fixed[15]]),
-            timestamps: parse_timestamps(options)?,
+            timestamps,
+            sack,
         };
         Ok((header, header_len))
     }
 
-    /// Length of the encoded header, in bytes: 20, or 32 with timestamps.
+    /// Length of the encoded header, in bytes: 20, or 32 with timestamps, and
+    /// [`SackOption::wire_len`] more with SACK blocks.
     #[expect(clippy::len_without_is_empty, reason = "a header is never empty")]
     pub fn len(&self) -> usize {
-        if self.timestamps.is_some() {
+        let base = if self.timestamps.is_some() {
             Self::LEN_WITH_TIMESTAMPS
         } else {
             Self::MIN_LEN
-        }
+        };
+        base + SackOption::wire_len(self.sent_sack_blocks().len())
     }
 }
 
 /// Walks the options area of a TCP header and returns the first timestamps option's
-/// (TSval, TSecr), checking every option's length.
-fn parse_timestamps(options: &[u8]) -> Result<Option<(u32, u32)>, WireError> {
+/// (TSval, TSecr) and the first SACK option, checking every option's length.
+fn parse_options(options: &[u8]) -> Result<(Option<(u32, u32)>, SackOption), WireError> {
     const WHAT: &str = "tcp";
     let mut timestamps = None;
+    let mut sack = None;
     let mut rest = options;
     while let Some((&kind, after_kind)) = rest.split_first() {
         match kind {
@@ -200,11 +276,36 @@ fn parse_timestamps(options: &[u8]) -> Result<Option<(u32, u32)>, WireError> {
                         timestamps = Some((tsval, tsecr));
                     }
                 }
+                if kind == OPT_SACK {
+                    let blocks = usize::from(len.saturating_sub(2)) / 8;
+                    if usize::from(len) != 2 + 8 * blocks
+                        || !(1..=SackOption::MAX).contains(&blocks)
+                    {
+                        return Err(WireError::BadField {
+                            what: WHAT,
+                            field: "sack length",
+                            value: u64::from(len),
+                        });
+                    }
+                    if sack.is_none() {
+                        let word = |at: usize| {
+                            u32::from_be_bytes([
+                                option[at],
+                                option[at + 1],
+                                option[at + 2],
+                                option[at + 3],
+                            ])
+                        };
+                        sack = Some(SackOption::new(
+                            (0..blocks).map(|k| (word(2 + 8 * k), word(6 + 8 * k))),
+                        ));
+                    }
+                }
                 rest = &rest[usize::from(len)..];
             }
         }
     }
-    Ok(timestamps)
+    Ok((timestamps, sack.unwrap_or_default()))
 }
 
 /// The value of the TCP checksum field (RFC 9293 section 3.1) for the segment made of `header`
@@ -295,6 +396,7 @@ mod tests {
             flags: TcpFlags::ACK | TcpFlags::ECE | TcpFlags::CWR,
             window: 0xffff,
             timestamps: Some((0x1122_3344, 0x5566_7788)),
+            sack: SackOption::default(),
         }
     }
 
@@ -377,6 +479,86 @@ mod tests {
         let (h, len) = TcpHeader::decode(&with_options(&options)).expect("valid options");
         assert_eq!(len, 44);
         assert_eq!(h.timestamps, Some((9, 3)));
+    }
+
+    #[test]
+    fn sack_blocks_follow_the_timestamps_after_two_nops() {
+        let h = TcpHeader {
+            sack: SackOption::new([(0x0000_1000, 0x0000_2000), (0xffff_f000, 0x0000_0010)]),
+            ..sample()
+        };
+        let mut expected = SAMPLE_BYTES.to_vec();
+        // Data offset 13: 20 + 12 of timestamps + 4 + 2 x 8 of SACK = 52 bytes.
+        expected[12] = 0xd0;
+        expected.extend_from_slice(&[
+            0x01, 0x01, 0x05, 0x12, // NOP, NOP, SACK kind 5 length 18
+            0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x20, 0x00, // first block
+            0xff, 0xff, 0xf0, 0x00, 0x00, 0x00, 0x00, 0x10, // second block
+        ]);
+        assert_eq!(encoded(&h), expected);
+        assert_eq!(h.len(), 52);
+        assert_eq!(TcpHeader::decode(&expected), Ok((h, 52)));
+    }
+
+    #[test]
+    fn four_sack_blocks_fit_without_timestamps_and_three_beside_them() {
+        let four = SackOption::new([(1, 2), (3, 4), (5, 6), (7, 8), (9, 10)]);
+        assert_eq!(four.blocks().len(), 4, "the fifth is not kept");
+        let bare = TcpHeader {
+            timestamps: None,
+            sack: four,
+            ..sample()
+        };
+        assert_eq!(bare.len(), 20 + 4 + 32);
+        assert_eq!(TcpHeader::decode(&encoded(&bare)), Ok((bare, 56)));
+        let stamped = TcpHeader {
+            sack: four,
+            ..sample()
+        };
+        assert_eq!(
+            stamped.len(),
+            60,
+            "the option area's 40 bytes hold three blocks"
+        );
+        let (back, len) = TcpHeader::decode(&encoded(&stamped)).expect("decodes");
+        assert_eq!(len, 60);
+        assert_eq!(back.sack.blocks(), &[(1, 2), (3, 4), (5, 6)]);
+        assert_eq!(
+            [0, 1, 2, 3, 4].map(SackOption::wire_len),
+            [0, 12, 20, 28, 36]
+        );
+    }
+
+    #[test]
+    fn a_sack_option_of_a_length_not_two_plus_eight_n_is_refused() {
+        for len in [2u8, 9, 11, 42] {
+            let mut options = vec![5, len];
+            options.resize(44, 0);
+            let e = TcpHeader::decode(&with_options(&options[..40])).expect_err("bad length");
+            assert!(
+                matches!(
+                    e,
+                    WireError::BadField {
+                        field: "sack length",
+                        ..
+                    } | WireError::BadField {
+                        field: "option length",
+                        ..
+                    }
+                ),
+                "{len}: {e:?}"
+            );
+        }
+        let e = TcpHeader::decode(&with_options(&[1, 1, 5, 9, 0, 0, 0, 0, 0, 0, 0, 0]))
+            .expect_err("length 9");
+        assert_eq!(
+            e,
+            WireError::BadField {
+                what: "tcp",
+                field: "sack length",
+                value: 9
+            }
+        );
     }
 
     #[test]
@@ -470,6 +652,7 @@ mod tests {
             flags: TcpFlags::SYN,
             window: 29200,
             timestamps: None,
+            sack: SackOption::default(),
         };
         let mut bytes = encoded(&syn);
         assert_eq!(checksum(&ip(), &bytes, Payload::Zeros(0)), Ok(0x697e));

@@ -34,7 +34,9 @@ use concord_cc::gcca::message::encode_frame;
 use concord_cc::time::Instant;
 use concord_cc::wire::checksum::Payload;
 use concord_cc::wire::frame::{encode_ipv4_frame, Transport as WireTransport};
-use concord_cc::wire::{udp, EthernetHeader, Ipv4Header, TcpFlags, TcpHeader, UdpHeader};
+use concord_cc::wire::{
+    udp, EthernetHeader, Ipv4Header, SackOption, TcpFlags, TcpHeader, UdpHeader,
+};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufWriter;
@@ -303,11 +305,15 @@ impl Capture {
                     window: 65_535,
                     timestamps: with_timestamps(pkt.size.saturating_sub(len))
                         .then_some((ts_val, 0)),
+                    sack: SackOption::default(),
                 };
                 (WireTransport::Tcp(h), len as usize, 6)
             }
             Transport::TcpAck {
-                ack, ece, ts_ecr, ..
+                ack,
+                ece,
+                ts_ecr,
+                sack,
             } => {
                 let flags = if ece {
                     TcpFlags::ACK | TcpFlags::ECE
@@ -321,7 +327,10 @@ impl Capture {
                     ack: ack as u32,
                     flags,
                     window: 65_535,
-                    timestamps: with_timestamps(pkt.size).then_some((0, ts_ecr)),
+                    timestamps: with_timestamps(pkt.size.saturating_sub(sack.wire_bytes()))
+                        .then_some((0, ts_ecr)),
+                    // Edges as wire sequence numbers: the low 32 bits of the byte offsets.
+                    sack: SackOption::new(sack.ranges(ack).map(|(l, r)| (l as u32, r as u32))),
                 };
                 (WireTransport::Tcp(h), 0, 6)
             }
