@@ -7,6 +7,8 @@ use concord_cc::time::Duration;
 
 const SUB_BITS: u32 = 6;
 const SUB: u64 = 1 << SUB_BITS;
+/// Buckets of room a histogram's storage grows by at least: 8 counts, one 64-byte line.
+const ROOM_STEP: usize = 8;
 
 /// A histogram of durations with 1.6% relative resolution.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -62,18 +64,27 @@ impl Histogram {
             self.first = b;
         } else if b < self.first {
             let grow = self.first - b;
-            // Exactly the span, no doubling: a span widens only at a new extreme, rarely, and
-            // with thousands of flows the slack of doubling would be most of the memory.
-            self.counts.reserve_exact(grow);
+            self.reserve_span(self.counts.len() + grow);
             self.counts.splice(0..0, std::iter::repeat_n(0, grow));
             self.first = b;
         }
         let i = b - self.first;
         if i >= self.counts.len() {
-            self.counts.reserve_exact(i + 1 - self.counts.len());
+            self.reserve_span(i + 1);
             self.counts.resize(i + 1, 0);
         }
         self.counts[i] += n;
+    }
+
+    /// Makes room for a span of `len` buckets. The stored span is exact; the room is rounded up
+    /// to [`ROOM_STEP`] buckets (one 64-byte line), not doubled: a span widens only at a new
+    /// extreme, with thousands of flows the slack of doubling would be most of the memory, and
+    /// a span that creeps one bucket at a time is copied once per line, not once per bucket.
+    fn reserve_span(&mut self, len: usize) {
+        if len > self.counts.capacity() {
+            let room = len.next_multiple_of(ROOM_STEP);
+            self.counts.reserve_exact(room - self.counts.len());
+        }
     }
 
     /// Values counted.
@@ -177,8 +188,9 @@ mod tests {
             h.counts.len(),
             bucket_of(150_000_000) - bucket_of(50_000_000) + 1
         );
-        // No slack beyond the span.
-        assert_eq!(h.counts.capacity(), h.counts.len());
+        // Room for less than one line of counts beyond the span.
+        assert_eq!(h.counts.capacity() % ROOM_STEP, 0);
+        assert!(h.counts.capacity() < h.counts.len() + ROOM_STEP);
         let b: Vec<u64> = h.buckets().map(|(_, _, c)| c).collect();
         assert_eq!(b, vec![1, 1, 1]);
         assert_eq!(
@@ -188,6 +200,26 @@ mod tests {
                 lo + w / 2
             })
         );
+    }
+
+    #[test]
+    fn a_span_widening_one_bucket_at_a_time_grows_its_storage_once_per_line() {
+        // Below 128 ns a bucket is 1 ns wide: 64 buckets up from 64 ns, then 32 down from 63 ns,
+        // one new bucket a step.
+        let mut h = Histogram::new();
+        let mut grown = 0;
+        let mut capacity = h.counts.capacity();
+        for v in (64..128u64).chain((32..64u64).rev()) {
+            h.record(Duration::from_nanos(v));
+            if h.counts.capacity() != capacity {
+                grown += 1;
+                capacity = h.counts.capacity();
+            }
+        }
+        assert_eq!(h.counts.len(), 96);
+        assert_eq!(h.first, 32);
+        assert_eq!(grown, 96 / ROOM_STEP);
+        assert!(h.buckets().all(|(_, _, c)| c == 1));
     }
 
     #[test]
