@@ -30,7 +30,7 @@
 //! ([`crate::trace::capture::flow_ports`]) and its index as flow id.
 
 use crate::handles::Handles;
-use crate::packet::FlowId;
+use crate::packet::{FlowId, NodeId};
 use concord_cc::cm::{CongestionManager, FlowId as CmFlowId, ProbeResponder, Response};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
@@ -99,6 +99,9 @@ pub struct CmAppFlow {
 pub struct CmState {
     /// Each node's sending CM (`None`: it sends no CM flow).
     pub hosts: Vec<Option<HostCm>>,
+    /// The nodes whose entry in `hosts` is `Some`, ascending: a sample of the macroflows
+    /// visits these, not every node.
+    pub senders: Vec<NodeId>,
     /// Each node's probe responder (`None`: it receives no CM flow with probe feedback).
     pub responders: Vec<Option<ProbeResponder>>,
     /// Each flow's handle in its source's CM, once open (`None`: not a CM flow, or not started).

@@ -103,6 +103,10 @@ fn tcp_cm_flows_of_one_host_share_equally_and_together_take_less_than_as_many_tc
     );
     // The four flows are one macroflow on s1; the plain run has no CM.
     assert!(with_cm.cm().active() && !plain.cm().active());
+    // A macroflow sample visits s1's CM alone, and nothing in the plain run.
+    let s1 = with_cm.nodes().iter().position(|n| n.name == "s1");
+    assert_eq!(with_cm.cm().senders, vec![s1.unwrap_or(usize::MAX) as u32]);
+    assert!(plain.cm().senders.is_empty());
 }
 
 #[test]

@@ -132,6 +132,9 @@ impl Simulator {
                 _ => {}
             }
         }
+        state.senders = (0..n as NodeId)
+            .filter(|&h| state.hosts[h as usize].is_some())
+            .collect();
         if state.active() {
             state.rng = Some(Rng::stream(self.seed, PROBE_LOSS_STREAM));
         }

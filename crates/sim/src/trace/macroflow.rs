@@ -57,10 +57,13 @@ pub struct MacroflowTrace {
 }
 
 impl MacroflowTrace {
-    /// Records every macroflow that holds an open flow, on every host's CM, at `now`.
+    /// Records every macroflow that holds an open flow, on every host's CM, at `now`. Visits
+    /// the hosts that run a CM (`cm.senders`), so a run with many hosts and no CM pays nothing.
     pub fn sample(&mut self, now: Instant, cm: &CmState) {
-        for (host, h) in cm.hosts.iter().enumerate() {
-            let Some(h) = h else { continue };
+        for &host in &cm.senders {
+            let Some(Some(h)) = cm.hosts.get(host as usize) else {
+                continue;
+            };
             let mut members: BTreeMap<MacroflowId, (u32, u64, u64)> = BTreeMap::new();
             for flow in h.flows.keys() {
                 let Ok(id) = h.cm.get_macroflow(*flow) else {
@@ -79,7 +82,7 @@ impl MacroflowTrace {
                 };
                 self.samples.push(MacroflowSample {
                     at: now,
-                    host: host as NodeId,
+                    host,
                     macroflow: id.0,
                     dst: m.dst(),
                     flows,
