@@ -1,6 +1,6 @@
 // ns-3 side of the concord dumbbell benchmark.
 //
-// N senders -- 1 Gbps / 1 ms --> R1 == 10 Mbps / 25 ms, 100-packet DropTail ==> R2 -- 1 Gbps / 1 ms --> N
+// N senders -- 1 Gbps / 1 ms --> R1 == 10 Mbps / 25 ms (--rate, --delay), 100-packet DropTail ==> R2 -- 1 Gbps / 1 ms --> N
 // receivers, one TCP NewReno bulk transfer per sender/receiver pair. Nothing is traced during
 // the run: every figure is read from counters (PacketSink, the bottleneck device queue) after
 // Simulator::Run returns, and the result is printed as one JSON object.
@@ -120,6 +120,8 @@ main(int argc, char* argv[])
     std::string recovery = "classic";
     uint32_t bufBytes = 1 << 20;
     bool diag = false;
+    std::string rate = "10Mbps";
+    std::string delay = "25ms";
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("flows", "number of sender/receiver pairs", nFlows);
@@ -128,6 +130,8 @@ main(int argc, char* argv[])
     cmd.AddValue("queue", "bottleneck DropTail device queue, packets", queuePackets);
     cmd.AddValue("recovery", "loss recovery: classic (RFC 6582 NewReno) or prr (ns-3 default)", recovery);
     cmd.AddValue("buf", "TCP send and receive buffer, bytes", bufBytes);
+    cmd.AddValue("rate", "bottleneck data rate (concord bench --rate)", rate);
+    cmd.AddValue("delay", "bottleneck one-way delay (concord bench --delay)", delay);
     cmd.AddValue("diag", "count repeated segments on the bottleneck (slows the run)", diag);
     cmd.Parse(argc, argv);
 
@@ -188,8 +192,8 @@ main(int argc, char* argv[])
     access.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize(queueSize)));
 
     PointToPointHelper bottleneck;
-    bottleneck.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
-    bottleneck.SetChannelAttribute("Delay", StringValue("25ms"));
+    bottleneck.SetDeviceAttribute("DataRate", StringValue(rate));
+    bottleneck.SetChannelAttribute("Delay", StringValue(delay));
     bottleneck.SetQueue("ns3::DropTailQueue<Packet>",
                         "MaxSize",
                         QueueSizeValue(QueueSize(queueSize)));
@@ -295,7 +299,7 @@ main(int argc, char* argv[])
     // Everything the device queue accepted and no longer holds went onto the wire.
     const uint64_t txPackets = bnQueue->GetTotalReceivedPackets() - bnQueue->GetNPackets();
     const uint64_t txBytes = bnQueue->GetTotalReceivedBytes() - bnQueue->GetNBytes();
-    const double capacityBytes = 10e6 * duration / 8.0;
+    const double capacityBytes = DataRate(rate).GetBitRate() * duration / 8.0;
 
     Simulator::Destroy();
 
