@@ -489,13 +489,37 @@ mod tests {
     fn transmit_time_by_64_bits_equals_the_128_bit_quotient() {
         // Rates and sizes on both sides of the 64-bit limit of bytes * 8 * 10^9.
         let limit = u64::MAX / (8 * 1_000_000_000);
-        let rates = [1, 3, 7, 999, 64_000, 10_000_000, 999_999_937, 1_000_000_000, u64::MAX];
-        let sizes = [0, 1, 40, 1500, 65_535, limit - 1, limit, limit + 1, u64::MAX];
+        let rates = [
+            1,
+            3,
+            7,
+            999,
+            64_000,
+            10_000_000,
+            999_999_937,
+            1_000_000_000,
+            u64::MAX,
+        ];
+        let sizes = [
+            0,
+            1,
+            40,
+            1500,
+            65_535,
+            limit - 1,
+            limit,
+            limit + 1,
+            u64::MAX,
+        ];
         for bps in rates {
             for bytes in sizes {
                 let wide = (u128::from(bytes) * 8_000_000_000).div_ceil(u128::from(bps));
                 let want = Duration::from_nanos(u64::try_from(wide).unwrap_or(u64::MAX));
-                assert_eq!(Rate(bps).transmit_time(bytes), want, "{bytes} B at {bps} bit/s");
+                assert_eq!(
+                    Rate(bps).transmit_time(bytes),
+                    want,
+                    "{bytes} B at {bps} bit/s"
+                );
             }
         }
     }
