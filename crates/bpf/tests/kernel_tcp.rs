@@ -942,6 +942,16 @@ impl DaemonProc {
 
     /// The daemon's macroflows, as `concord-cm status` shows them.
     fn macroflows(&self) -> Vec<concord_net::protocol::MacroflowInfo> {
+        self.status().1
+    }
+
+    /// The daemon's counters and macroflows, as `concord-cm status` shows them.
+    fn status(
+        &self,
+    ) -> (
+        concord_net::protocol::Status,
+        Vec<concord_net::protocol::MacroflowInfo>,
+    ) {
         let sock = self.sock.clone();
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -951,7 +961,8 @@ impl DaemonProc {
                 let cm = concord_net::client::CmClient::connect(&sock)
                     .await
                     .expect("connect to concordd");
-                cm.macroflows().await.expect("macroflows")
+                let status = cm.status().await.expect("status");
+                (status, cm.macroflows().await.expect("macroflows"))
             })
     }
 }
@@ -1155,6 +1166,8 @@ fn a_kernel_tcp_connection_and_a_udp_cm_flow_share_one_macroflow_in_concordd() {
         let udp = cm_udp_client(&bed, daemon.sock.clone(), secs);
         std::thread::sleep(Duration::from_secs(5));
         let mid = daemon.macroflows();
+        std::thread::sleep(Duration::from_secs(secs - 6));
+        let (late, _) = daemon.status();
         let tcp = finish(c);
         let _ = srv.kill();
         let _ = srv.wait();
@@ -1164,10 +1177,11 @@ fn a_kernel_tcp_connection_and_a_udp_cm_flow_share_one_macroflow_in_concordd() {
         let udp_bps = udp_recd as f64 * 8.0 / secs as f64;
         let ratio = tcp_bps.max(udp_bps) / tcp_bps.min(udp_bps).max(1.0);
         eprintln!(
-            "one macroflow, two flows: kernel TCP {:.2} Mbit/s, UDP CM flow {:.2} Mbit/s received ({:.2} sent), larger/smaller {ratio:.3}; macroflows at 5 s: {mid:?}",
+            "one macroflow, two flows: kernel TCP {:.2} Mbit/s, UDP CM flow {:.2} Mbit/s received ({:.2} sent), larger/smaller {ratio:.3}; macroflows at 5 s: {mid:?}; daemon at {} s: {late:?}",
             tcp_bps / 1e6,
             udp_bps / 1e6,
-            udp_sent as f64 * 8.0 / secs as f64 / 1e6
+            udp_sent as f64 * 8.0 / secs as f64 / 1e6,
+            secs - 1
         );
         let to_rcv: Vec<_> = mid
             .iter()
