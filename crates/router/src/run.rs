@@ -65,13 +65,20 @@ pub fn run(
     let mut ready = Vec::new();
     let mut buf = vec![0u8; 65_536 + sys::VNET_HDR_LEN];
     let mut next_status = concord_cc::Instant::ZERO;
+    // Frames the kernel dropped on each port's socket, summed over the run.
+    let mut rx_dropped = vec![0u64; sockets.len()];
     let status_every = concord_cc::Duration::from_nanos(STATUS_INTERVAL.as_nanos() as u64);
     loop {
         let now = clock.now();
         if now >= next_status {
             next_status = now + status_every;
             if let Some(path) = &status {
-                if let Err(e) = write_status(path, &router.status(now)) {
+                let mut text = router.status(now);
+                for ((s, d), p) in sockets.iter().zip(&mut rx_dropped).zip(router.ports()) {
+                    *d += s.take_drops().unwrap_or(0);
+                    text += &format!("rx_dropped_{} {d}\n", p.name);
+                }
+                if let Err(e) = write_status(path, &text) {
                     eprintln!("concord-router: writing the status {}: {e}", path.display());
                 }
             }

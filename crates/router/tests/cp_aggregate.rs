@@ -184,10 +184,20 @@ fn run(
     tag: &str,
     with_capture: bool,
 ) -> Run {
+    // The wall time of each phase, seconds from the start: where a run's minutes go.
+    let wall = Clock::new();
+    let mut phases = String::new();
+    let mut phase = |name: &str| phases += &format!(" {name} {:.1}", wall.now().as_secs_f64());
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(setting.topology);
-    let prefix = format!("cr5{tag}{}", std::process::id() % 1000);
+    // The namespaces' prefix: `CONCORD_CP_PREFIX` (default "cr5"), then the run's tag and
+    // the process id, so that beds run side by side on one machine do not collide.
+    let prefix = format!(
+        "{}{tag}{}",
+        std::env::var("CONCORD_CP_PREFIX").unwrap_or_else(|_| "cr5".into()),
+        std::process::id() % 1000
+    );
     let mut topology = Topology::load(&path).expect("topology");
     let rt = realtime(topology.router_realtime);
     topology.router_realtime = rt;
@@ -199,6 +209,7 @@ fn run(
         1,
     )
     .expect("the test bed comes up (run as root)");
+    phase("bed_up");
     let s = bed.topology.host_addr("s", bed.net).expect("s");
     let d = bed.topology.host_addr("d", bed.net).expect("d");
     let t_addr = bed.topology.host_addr("t", bed.net).expect("t");
@@ -225,6 +236,7 @@ fn run(
     let stop = move |now: Instant| now >= end;
     let pcap = bed.dir.join("cp.pcap");
     let mut tshark = with_capture.then(|| capture(&bed, &pcap, SocketAddr::from((d, ap_port))));
+    phase("capture_ready");
     let clock = Clock::new();
     // Host d: the remote AP, the CP flows' sinks and the TFRC receivers.
     let (remote, local_setup) = (setup(false), setup(true));
@@ -295,6 +307,7 @@ fn run(
     let offered: u64 = sources.into_iter().map(|t| t.join().expect("source")).sum();
     let (_, local_status) = local_ap.join().expect("local AP");
     let (remote_counters, remote_status) = remote_ap.join().expect("remote AP");
+    phase("run_over");
     let cp_on_the_wire = tshark.as_mut().map(|t| {
         let _ = Command::new("kill")
             .args(["-INT", &t.id().to_string()])
@@ -310,6 +323,7 @@ fn run(
             udp_rcvbuf_errors(&String::from_utf8_lossy(&snmp.stdout)),
         )
     });
+    phase("counted");
     let mut report = format!(
         "{}: realtime {rt:?}; CBR datagrams offered {offered}\n",
         setting.topology
@@ -359,12 +373,19 @@ fn run(
             drops_at_end[k].1
         );
     }
+    phase("logged");
+    report += &format!("wall time (s):{phases}\n");
     report += "router r1:";
     for k in [
         "port.d.drops_early",
         "port.d.drops_full",
         "port.d.sent_bytes",
         "port.d.delay_p90_us",
+        "port.d.max_queue",
+        "port.d.clock_lost_us",
+        "rx_dropped_s",
+        "rx_dropped_t",
+        "rx_dropped_d",
     ] {
         report += &format!(" {k} {}", bed.counter("r1", k));
     }
