@@ -297,6 +297,40 @@ fn run(
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let drops_at_warmup = source_drops(&bed, &[s, t_addr]);
+    // r1's queue at the bottleneck through the window, from its status (rewritten every
+    // 200 ms): its length at each rewrite, and the rewrites whose interval saw full drops.
+    let mut queue = Vec::new();
+    let (mut full_intervals, mut last_full, mut last_seen) = (0u32, None, String::new());
+    while clock.now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let text = std::fs::read_to_string(bed.status_path("r1")).unwrap_or_default();
+        if text == last_seen {
+            continue;
+        }
+        let status = concord_router::bed::parse_status(&text);
+        let get = |k: &str| status.iter().find(|(n, _)| n == k).map(|&(_, v)| v);
+        if let (Some(q), Some(full)) = (get("port.d.queue_packets"), get("port.d.drops_full")) {
+            queue.push(q);
+            if last_full.is_some_and(|f| full > f) {
+                full_intervals += 1;
+            }
+            last_full = Some(full);
+        }
+        last_seen = text;
+    }
+    queue.sort_unstable();
+    let at =
+        |f: f64| queue.get(((queue.len() as f64 * f) as usize).min(queue.len().saturating_sub(1)));
+    let queue_line = format!(
+        "r1 queue to d in the window (packets, {} samples): p50 {:?} p90 {:?} p99 {:?} max {:?}; \
+         samples at or over 250 packets {}; 200 ms intervals with full drops {full_intervals}\n",
+        queue.len(),
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        queue.last(),
+        queue.iter().filter(|&&q| q >= 250).count(),
+    );
     let secs = (setting.duration_s - setting.warmup_s) as f64;
     let bps = |bytes: u64| bytes as f64 * 8.0 / secs;
     let cp: Vec<f64> = sinks.join().expect("sinks").into_iter().map(bps).collect();
@@ -377,6 +411,7 @@ fn run(
             drops_at_end[k].1
         );
     }
+    report += &queue_line;
     phase("logged");
     report += &format!("wall time (s):{phases}\n");
     report += "router r1:";
