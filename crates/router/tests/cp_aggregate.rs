@@ -425,6 +425,9 @@ fn run(
         "rx_dropped_s",
         "rx_dropped_t",
         "rx_dropped_d",
+        "wake_late_max_us",
+        "wake_late_over_10ms",
+        "wake_late_over_10ms_us",
     ] {
         report += &format!(" {k} {}", bed.counter("r1", k));
     }
