@@ -106,7 +106,7 @@ struct Run {
     cp: Vec<f64>,
     tfrc: Vec<f64>,
     report: String,
-    /// With a capture: CP datagrams tshark counted arriving at host d, and the datagrams the
+    /// With a capture: CP datagrams tshark captured arriving at host d, and the datagrams the
     /// remote AP took from its socket (delivered and refused), and the UDP datagrams host d's
     /// sockets dropped for a full receive buffer (`RcvbufErrors`).
     cp_on_the_wire: Option<(u64, u64, u64)>,
@@ -527,14 +527,14 @@ fn one_flowshare(setting: Setting) {
     let r = run(setting, Flowshares::Single, 1, "s", true);
     let (wire, taken, rcvbuf) = r.cp_on_the_wire.expect("a capture");
     eprintln!(
-        "CP datagrams on the wire to the remote AP: {wire} (tshark); the AP took {taken}; \
+        "CP datagrams on the wire to the remote AP: {wire} (tshark's capture); the AP took {taken}; \
          host d's UDP sockets dropped {rcvbuf} for a full receive buffer"
     );
     // Every datagram the AP took was on the wire; what the wire carried and the AP did not
     // take, a full socket buffer dropped (the count covers all of host d's UDP sockets).
     assert!(
         wire >= taken && wire - taken <= rcvbuf,
-        "tshark counted {wire} CP datagrams, the remote AP took {taken}, {rcvbuf} dropped"
+        "tshark captured {wire} CP datagrams, the remote AP took {taken}, {rcvbuf} dropped"
     );
     check(&r, 1.0, setting.twin_single);
 }
