@@ -971,6 +971,10 @@ impl Drop for DaemonProc {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The socket's private directory, made by the daemon.
+        if let Some(dir) = self.sock.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
