@@ -18,6 +18,12 @@ cargo clippy "${bpf_cargo[@]}" --all-targets -- -D warnings
 # (50-testbed-cm.sh) each gets one more run if the first falls short.
 # (`--lib --bins` take every member's unit tests, which the suite ran already: a few seconds more.)
 cargo test "${bpf_cargo[@]}" --lib --bins --test agent_bench -- --test-threads=1
+# `concordd --tcp` (concord-net's feature `tcp`): lint it, test its TCP side, and build the
+# concordd the test bed's TCP/CM-through-the-daemon tests run (next to the agent, profile test,
+# reusing the datapath built just above).
+cargo clippy -p concord-net --features tcp --all-targets -- -D warnings
+cargo build -p concord-net --features tcp --profile test --bin concordd
+cargo test -p concord-net --features tcp --lib kernel_tcp
 # The macroflow beside a reno flow from another host (bar 0.5x-2x) gates with the others.
 # A test that falls short of its bar on the loaded machine gets one more run, alone.
 kernel_log=$(mktemp)
