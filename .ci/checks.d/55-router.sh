@@ -2,7 +2,7 @@
 # eca_share.rs, cp_aggregate.rs): GCCA's Fig. 4 with kernel TCP moving 16 MiB through two concord
 # routers at the paper's rates (about a minute), TCP beside UDP at 150% of the bottleneck with
 # GCCA and with plain RED (30 s each), ECA's three kernel TCP flows weighted 1:2:3 through two
-# ECA routers and over DropTail (30 s each), and CP at Table I's setting (180 s each, 50 ms of
+# ECA routers and over DropTail (30 s each), and CP at Table I's setting (180 s, 50 ms of
 # propagation delay each way at a 15 Mbit/s RED bottleneck): 4 UDP flows behind a real
 # aggregation point with BFLD, m = 4, against 4 TFRC flows (one flowshare: below). The shorter CP setting without the delay (40 s) is a deviation run by hand only
 # (docs/router.md).
