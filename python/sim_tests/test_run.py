@@ -35,7 +35,8 @@ def test_run_prints_the_flows_table_with_the_numbers_of_concord_run(root, concor
     assert r.meta["git_revision"]
 
 
-@pytest.mark.parametrize("constructor", ["blocks", "arrays", "public", "generic-strings"])
+@pytest.mark.parametrize("constructor",
+                         ["direct", "blocks", "arrays", "public", "generic-strings"])
 def test_every_table_equals_pandas_reading_the_csv_of_concord_run(root, constructor, monkeypatch):
     """The DataFrames are built from typed columns, not CSV text: the same values and dtypes
     as pandas.read_csv of the files `concord run` writes, for every table of a CM run (with its
@@ -46,16 +47,21 @@ def test_every_table_equals_pandas_reading_the_csv_of_concord_run(root, construc
     import pandas as pd
     import pyarrow as pa
 
-    if constructor == "blocks":
-        # pandas 3 (this one): the frame is made from its blocks.
-        assert concord._api._from_blocks() is not None, "the block constructor is not taken"
+    if constructor == "direct":
+        # pandas 3 (this one): the frame's block manager is made straight from its blocks.
+        assert concord._api._direct() is not None, "the direct block manager is not taken"
     else:
+        monkeypatch.setattr(concord._api, "_DIRECT", None)
+    if constructor == "blocks":
+        # ... or by pandas' constructor from blocks.
+        assert concord._api._from_blocks() is not None, "the block constructor is not taken"
+    elif constructor != "direct":
         # A pandas without the constructor from blocks builds the same frames ...
         monkeypatch.setattr(concord._api, "_MAKE", None)
     if constructor == "public":
         # ... and one without the private constructor from arrays too.
         monkeypatch.delattr(pd.DataFrame, "_from_arrays")
-    if constructor in ("blocks", "arrays") and \
+    if constructor in ("direct", "blocks", "arrays") and \
             getattr(concord._api._string_dtype(), "storage", "") == "pyarrow":
         assert concord._api._strings().__name__ == "arrow", "the Arrow string path is not taken"
     if constructor == "generic-strings":
@@ -84,9 +90,9 @@ def test_every_table_equals_pandas_reading_the_csv_of_concord_run(root, construc
 
 
 def test_frames_of_one_layout_share_nothing_a_change_could_reach(root):
-    """Frames of the same columns share their layout (the column names and where each goes)
-    but no array: inserting, setting and renaming in one leaves the next one as pandas reads
-    the CSV."""
+    """Frames of the same columns share their layout (the column names and where each goes,
+    the blocks' placements) but no array: inserting, setting, renaming, retyping and deleting
+    columns in one leaves another made before it, and the next one, as pandas reads the CSV."""
     import io
 
     import pandas as pd
@@ -94,16 +100,25 @@ def test_frames_of_one_layout_share_nothing_a_change_could_reach(root):
     sc = concord.load(root / RED)
     sc.set("duration", "1s")
     first = concord.run(sc, seed=1).flows
+    before = concord.run(sc, seed=1).flows
     first.insert(0, "x", 1.5)
     first.loc[0, "flow"] = "changed"
     first.iloc[1, first.columns.get_loc("retransmissions")] = -1
     first.iloc[2, first.columns.get_loc("goodput_bps")] = -1.0
     first.columns.name = "renamed"
+    first.index.name = "row"
+    # Changes that split, drop and move blocks (new placements for the blocks left).
+    first["ecn"] = first["ecn"].astype(float)
+    del first["cc"]
+    first.pop("timeouts")
+    first.pop("kind")
     assert first.loc[0, "flow"] == "changed" and first["retransmissions"][1] == -1
     second = concord.run(sc, seed=1)
     want = pd.read_csv(io.StringIO(second.csv("flows")))
     pd.testing.assert_frame_equal(second.flows, want, check_exact=True)
-    assert second.flows.columns.name is None
+    pd.testing.assert_frame_equal(before, want, check_exact=True)
+    assert before.columns.name is None and before.index.name is None
+    assert second.flows.columns.name is None and second.flows.index.name is None
 
 
 def test_outputs_made_on_first_use_are_the_files_of_concord_run(root, concord_bin, tmp_path):
