@@ -249,3 +249,59 @@ def test_the_gil_is_released_while_simulating(root):
     assert elapsed > 0.1
     assert ticks > 10, (ticks, elapsed)
     assert len(result["r"].flows) == 4
+
+
+# A fresh interpreter: counts the collector's runs while the first table imports pandas
+# ("concord") or while the script imports it itself ("user"), and whether the collector is on
+# afterwards; argv: scenario, who imports pandas, "on" or "off" (the collector before).
+FIRST_TABLE = """
+import gc, sys
+import concord
+runs = []
+gc.callbacks.append(lambda phase, info: runs.append(1) if phase == "start" else None)
+sc = concord.load(sys.argv[1])
+sc.set("duration", "1s")
+r = concord.run(sc, seed=1)
+assert "pandas" not in sys.modules
+if sys.argv[3] == "off":
+    gc.disable()
+if sys.argv[2] == "user":
+    import pandas
+try:
+    r.flows
+finally:
+    print(len(runs), gc.isenabled())
+"""
+
+
+def first_table(root, who, collector, env=None):
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FIRST_TABLE, str(root / RED), who, collector],
+                         capture_output=True, text=True, env=env)
+    return out.returncode, out.stdout.split(), out.stderr
+
+
+def test_the_first_table_imports_pandas_with_the_collector_paused_then_as_it_was(root,
+                                                                                 tmp_path):
+    """The import of pandas makes tens of thousands of objects and next to no garbage: the
+    collector runs over a hundred times while a script imports it, and a few times while the
+    first table does (once it is back on, over what the import made, then as usual), which
+    leaves it on, or off when the script had turned it off; an import that fails raises and
+    still leaves the collector as it was."""
+    import os
+
+    code, user, err = first_table(root, "user", "on")
+    assert code == 0 and user[1] == "True", err
+    assert int(user[0]) > 50, user
+    code, ours, err = first_table(root, "concord", "on")
+    assert code == 0 and ours == [ours[0], "True"] and int(ours[0]) < 10, (ours, err)
+    code, off, err = first_table(root, "concord", "off")
+    assert code == 0 and off[1] == "False", (off, err)
+    broken = tmp_path / "pandas"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("raise ImportError('no pandas here')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    code, failed, err = first_table(root, "concord", "on", env)
+    assert code != 0 and "no pandas here" in err and failed[1] == "True", (failed, err)
