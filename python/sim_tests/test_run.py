@@ -293,9 +293,10 @@ def test_the_first_table_imports_pandas_with_the_collector_paused_then_as_it_was
 
     code, user, err = first_table(root, "user", "on")
     assert code == 0 and user[1] == "True", err
-    assert int(user[0]) > 50, user
     code, ours, err = first_table(root, "concord", "on")
     assert code == 0 and ours == [ours[0], "True"] and int(ours[0]) < 10, (ours, err)
+    # (144 against 2-3 with pandas 3.1 on Python 3.11.)
+    assert int(user[0]) > 2 * int(ours[0]), (user, ours)
     code, off, err = first_table(root, "concord", "off")
     assert code == 0 and off[1] == "False", (off, err)
     broken = tmp_path / "pandas"
