@@ -6,7 +6,7 @@
 //! switched each) to name its cause.
 
 use crate::compare::{cause, checks, finding, summarise, Check, Summary};
-use crate::grid::{Case, Topology};
+use crate::grid::{Case, CaseRecovery, Queue, Topology};
 use crate::measurement::Measurement;
 use crate::ns3::{self, Variant};
 use crate::{concord_run, grid};
@@ -139,8 +139,8 @@ pub struct CaseResult {
     pub verdict: Verdict,
     /// The measured cause of a difference (empty when within).
     pub cause: String,
-    /// The symptom that put the case in its diagnosis group (outside cases): the grid group,
-    /// the targets missed and concord's side of each.
+    /// The symptom that put the case in its diagnosis group (outside cases): the mechanisms it
+    /// exercises, the targets missed and concord's side of each ([`symptom`]).
     pub symptom: String,
     /// The case of its symptom group on which every variant ran (its own id when it is that
     /// case; empty when not diagnosed).
@@ -302,8 +302,12 @@ pub fn run_with(
     results
 }
 
-/// The symptom of a case outside its targets, the key of its diagnosis group: its grid group
-/// (the note for the main grid), the targets it misses and on which side of ns-3 concord lies.
+/// The symptom of a case outside its targets, the key of its diagnosis group: the mechanisms
+/// the case exercises (topology, queue discipline, random loss, the senders' recovery and SACK,
+/// a start-up case's first seconds), the targets it misses and on which side of ns-3 concord
+/// lies. The link rate, the RTT, the flow count and the grid group are left out: they change how
+/// far apart the simulators are, not which mechanism parts them, and each member still runs
+/// the representative's explaining switches on itself, which is what names its cause.
 pub fn symptom(case: &Case, checks: &[Check]) -> String {
     let missed: Vec<String> = checks
         .iter()
@@ -317,12 +321,28 @@ pub fn symptom(case: &Case, checks: &[Check]) -> String {
             format!("{} {side}", c.metric.name())
         })
         .collect();
-    let group = if case.group == "grid" {
-        &case.note
-    } else {
-        &case.group
-    };
-    format!("{group}: concord's {}", missed.join(", "))
+    let mut mechanisms = vec![match case.topology {
+        Topology::Dumbbell => "dumbbell",
+        Topology::ParkingLot { .. } => "parking lot",
+    }];
+    mechanisms.push(match case.queue {
+        Queue::DropTail => "DropTail",
+        Queue::Red { ecn: false, .. } => "RED",
+        Queue::Red { ecn: true, .. } => "RED/ECN",
+    });
+    if case.loss > 0.0 {
+        mechanisms.push("random loss");
+    }
+    if case.recovery == CaseRecovery::Prr {
+        mechanisms.push("PRR");
+    }
+    if case.sack {
+        mechanisms.push("SACK");
+    }
+    if case.group == "startup" {
+        mechanisms.push("start-up");
+    }
+    format!("{}: concord's {}", mechanisms.join(", "), missed.join(", "))
 }
 
 /// The diagnosis groups of the cases outside a target: by [`symptom`], each group's
@@ -620,7 +640,7 @@ mod tests {
     }
 
     #[test]
-    fn the_symptom_names_the_group_the_targets_missed_and_concords_side() {
+    fn the_symptom_names_the_mechanisms_the_targets_missed_and_concords_side() {
         let cases = grid::parse(
             "[[case]]\nnote = \"random loss\"\ntopology = \"dumbbell\"\nflows = 1\nrate = \"5Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\nloss = 0.01\n",
             "g",
@@ -642,8 +662,38 @@ mod tests {
         ];
         assert_eq!(
             symptom(&cases[0], &k),
-            "random loss: concord's utilisation higher, goodput lower"
+            "dumbbell, DropTail, random loss: concord's utilisation higher, goodput lower"
         );
+    }
+
+    #[test]
+    fn the_symptom_leaves_out_rate_rtt_flows_and_group_but_not_the_queue_or_recovery() {
+        let cases = grid::parse(
+            "[[case]]\nnote = \"a\"\ntopology = \"dumbbell\"\nflows = [1, 4]\nrate = [\"10Mbps\", \"100Mbps\"]\nrtt = \"20ms\"\nqueue = [\"red\", \"red-ecn\"]\n\n[[case]]\ngroup = \"issue\"\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = { kind = \"red\", min_th = 5, max_th = 15 }\n\n[[case]]\ngroup = \"prr\"\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = \"red\"\nrecovery = \"prr\"\n",
+            "g",
+        )
+        .expect("valid");
+        let k = [Check {
+            metric: crate::compare::Metric::Jain,
+            concord: 0.99,
+            reference: 0.8,
+            difference: 0.19,
+            limit: 0.05,
+            pass: false,
+        }];
+        let of = |id: &str| {
+            let c = cases.iter().find(|c| c.id.contains(id)).expect(id);
+            symptom(c, &k)
+        };
+        let red = "dumbbell, RED: concord's jain higher";
+        assert_eq!(of("dumbbell-1f-10Mbps-20ms-red-25"), red);
+        assert_eq!(of("dumbbell-4f-100Mbps-20ms-red-25"), red);
+        assert_eq!(of("red-5-15"), red, "the grid group and thresholds are left out");
+        assert_eq!(
+            of("dumbbell-4f-100Mbps-20ms-red-ecn"),
+            "dumbbell, RED/ECN: concord's jain higher"
+        );
+        assert_eq!(of("prr"), "dumbbell, RED, PRR: concord's jain higher");
     }
 
     #[test]
@@ -695,7 +745,10 @@ mod tests {
         assert!(r.iter().all(|x| x.errors.is_empty()), "{:?}", r[1].errors);
         assert_eq!(r[0].representative, r[0].id);
         assert_eq!(r[1].representative, r[0].id);
-        assert_eq!(r[0].symptom, "t: concord's utilisation higher");
+        assert_eq!(
+            r[0].symptom,
+            "dumbbell, DropTail: concord's utilisation higher"
+        );
         assert_eq!(
             r[0].variants.len(),
             6,
