@@ -72,7 +72,8 @@ struct FlowTrace
     uint64_t repeat = 0;
     uint64_t open = 0;
     uint64_t disorder = 0;
-    // The congestion state before the last entry into CA_LOSS, and when that was.
+    // The congestion state, the state before the last entry into CA_LOSS, and when that was.
+    TcpSocketState::TcpCongState_t state = TcpSocketState::CA_OPEN;
     TcpSocketState::TcpCongState_t beforeLoss = TcpSocketState::CA_OPEN;
     Time enteredLoss = Seconds(-1);
     Ptr<TcpSocketBase> sender;
@@ -126,9 +127,9 @@ ReceiverNext(const FlowTrace& f, SequenceNumber32& next)
     return false;
 }
 
-// Counts a timeout under its cause (see FlowTrace). ReTxTimeout enters CA_LOSS before it doubles
-// the RTO, so a CA_LOSS entry at this instant is this timeout's; otherwise the flow was already
-// in CA_LOSS.
+// Counts a timeout under its cause (see FlowTrace). Whichever ReTxTimeout does first, enter
+// CA_LOSS or double the RTO, the state before this timeout is the one left at a CA_LOSS entry at
+// this instant, or else the current one (CA_LOSS itself: an earlier timeout's recovery).
 void
 ClassifyTimeout(FlowTrace& f)
 {
@@ -139,7 +140,7 @@ ClassifyTimeout(FlowTrace& f)
         return;
     }
     const TcpSocketState::TcpCongState_t before =
-        f.enteredLoss == Simulator::Now() ? f.beforeLoss : TcpSocketState::CA_LOSS;
+        f.enteredLoss == Simulator::Now() ? f.beforeLoss : f.state;
     switch (before)
     {
     case TcpSocketState::CA_RECOVERY:
@@ -191,6 +192,7 @@ CongStateChange(uint32_t flow,
                 TcpSocketState::TcpCongState_t oldValue,
                 TcpSocketState::TcpCongState_t newValue)
 {
+    g_flows[flow].state = newValue;
     if (newValue == TcpSocketState::CA_RECOVERY)
     {
         ++g_flows[flow].recoveries;
