@@ -688,7 +688,11 @@ mod tests {
         let red = "dumbbell, RED: concord's jain higher";
         assert_eq!(of("dumbbell-1f-10Mbps-20ms-red-25"), red);
         assert_eq!(of("dumbbell-4f-100Mbps-20ms-red-25"), red);
-        assert_eq!(of("red-5-15"), red, "the grid group and thresholds are left out");
+        assert_eq!(
+            of("red-5-15"),
+            red,
+            "the grid group and thresholds are left out"
+        );
         assert_eq!(
             of("dumbbell-4f-100Mbps-20ms-red-ecn"),
             "dumbbell, RED/ECN: concord's jain higher"
