@@ -5,7 +5,7 @@
 //! with `diagnose`, every case outside a target then runs the ns-3 variants (one mechanism
 //! switched each) to name its cause.
 
-use crate::compare::{cause, checks, finding, summarise, Check, Summary};
+use crate::compare::{cause, checks, finding, summarise, Check, Finding, Summary};
 use crate::grid::{Case, CaseRecovery, Queue, Topology};
 use crate::measurement::Measurement;
 use crate::ns3::{self, Variant};
@@ -390,8 +390,9 @@ fn variant_jobs(cases: &[Case], k: usize, variants: &[Variant]) -> Vec<Job> {
 
 /// The diagnosis: the cases outside a target, grouped by [`symptom`]; every variant runs on
 /// each group's representative, then the variants that explain it (or its partial cause) run on
-/// the other members, so that a cause found on one case is measured on each case it is named
-/// for. With [`Options::diagnose_all`] every variant runs on every case.
+/// the other members one at a time until one explains the member, so that a cause found on one
+/// case is measured on each case it is named for. With [`Options::diagnose_all`] every variant
+/// runs on every case.
 fn diagnose(
     cases: &[Case],
     results: &mut Vec<CaseResult>,
@@ -420,8 +421,11 @@ fn diagnose(
     }
     outcomes.extend(run_jobs(cases, first, options, done));
     *results = reassemble(outcomes);
-    let mut second = Vec::new();
     if !options.diagnose_all {
+        // Each other case runs the representative's suspects one at a time, in order, until
+        // one brings ns-3 within its targets: that one names the case's cause, measured on it,
+        // and the suspects after it need not run.
+        let mut pending: Vec<(usize, std::collections::VecDeque<Variant>)> = Vec::new();
         for g in &groups {
             let rep = &results[g[0]];
             let suspects = match (&rep.concord, &rep.ns3) {
@@ -429,11 +433,35 @@ fn diagnose(
                 _ => Vec::new(),
             };
             for &k in &g[1..] {
-                second.extend(variant_jobs(cases, k, &suspects));
+                let applicable = suspects
+                    .iter()
+                    .copied()
+                    .filter(|v| v.applies_to(&cases[k]))
+                    .collect();
+                pending.push((k, applicable));
             }
         }
-        if !second.is_empty() {
-            outcomes.extend(run_jobs(cases, second, options, done));
+        loop {
+            let mut round = Vec::new();
+            for (k, queue) in pending.iter_mut() {
+                let r = &results[*k];
+                let explained = match (&r.concord, &r.ns3) {
+                    (Some(c), Some(n)) => matches!(
+                        finding(&cases[*k], c, n, &r.variants),
+                        Finding::Explained(_)
+                    ),
+                    _ => true,
+                };
+                if explained {
+                    queue.clear();
+                } else if let Some(v) = queue.pop_front() {
+                    round.extend(variant_jobs(cases, *k, &[v]));
+                }
+            }
+            if round.is_empty() {
+                break;
+            }
+            outcomes.extend(run_jobs(cases, round, options, done));
             *results = reassemble(outcomes);
         }
     }
@@ -770,6 +798,72 @@ mod tests {
                 Variant::ShortDelayedAck.mechanism(),
                 r[0].id
             )
+        );
+    }
+
+    #[test]
+    fn a_member_runs_the_representatives_suspects_in_turn_until_one_explains_it() {
+        // Three cases, one symptom; the 40 ms delayed-ACK timer and the 1 s minimum RTO both
+        // explain the representative. The second case is explained by the first suspect, so the
+        // second is not run on it; the third only by the second suspect. Any ns-3 run not in
+        // `reuse` is an error (the program does not exist).
+        let cases = grid::parse(
+            "[[case]]\nnote = \"t\"\ntopology = \"dumbbell\"\nflows = 1\nrate = \"5Mbps\"\nrtt = [\"20ms\", \"30ms\", \"40ms\"]\nqueue = \"droptail\"\nduration = \"1s\"\nseeds = [1]\n",
+            "g",
+        )
+        .expect("valid");
+        let u: Vec<f64> = (0..3)
+            .map(|k| concord_run::run(&cases[k], 1).expect("runs").utilisation)
+            .collect();
+        let mut reuse = HashMap::new();
+        let mut put = |k: usize, v: Variant, gap: f64| {
+            reuse.insert(
+                (cases[k].id.clone(), 1, v.name().to_string()),
+                ns3_run(v.name(), u[k] - gap),
+            );
+        };
+        for k in 0..3 {
+            put(k, Variant::Reference, 0.5);
+        }
+        for v in Variant::ALL
+            .iter()
+            .skip(1)
+            .filter(|v| v.applies_to(&cases[0]))
+        {
+            let explains = matches!(v, Variant::ShortDelayedAck | Variant::LongMinRto);
+            put(0, *v, if explains { 0.01 } else { 0.5 });
+        }
+        put(1, Variant::ShortDelayedAck, 0.01);
+        put(2, Variant::ShortDelayedAck, 0.5);
+        put(2, Variant::LongMinRto, 0.01);
+        let opts = Options {
+            ns3: Some(PathBuf::from("/nonexistent/validate")),
+            jobs: 1,
+            diagnose: true,
+            diagnose_all: false,
+            linux: None,
+            reuse,
+            ns3_cache: None,
+        };
+        let r = run(&cases, &opts, &|_| {});
+        assert!(
+            r.iter().all(|x| x.errors.is_empty()),
+            "{:?}",
+            r.iter().map(|x| &x.errors).collect::<Vec<_>>()
+        );
+        assert_eq!(r[0].representative, r[0].id);
+        let names =
+            |k: usize| -> Vec<String> { r[k].variants.iter().map(|v| v.source.clone()).collect() };
+        assert_eq!(names(1), vec![Variant::ShortDelayedAck.name()]);
+        assert_eq!(
+            names(2),
+            vec![Variant::ShortDelayedAck.name(), Variant::LongMinRto.name()]
+        );
+        assert!(
+            r[2].cause
+                .starts_with(&format!("explained by {}", Variant::LongMinRto.mechanism())),
+            "{}",
+            r[2].cause
         );
     }
 
