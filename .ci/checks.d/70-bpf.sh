@@ -10,6 +10,12 @@ cargo clippy -p concord-bpf --features datapath --all-targets -- -D warnings
 # through a user-space delay line on a shared 2-core machine: like the CM daemon's acceptance
 # (50-testbed-cm.sh) each gets one more run if the first falls short.
 cargo test -p concord-bpf --features datapath --lib --bins --test agent_bench -- --test-threads=1
+# `concordd --tcp` (concord-net's feature `tcp`): lint it, test its TCP side, and build the
+# concordd the test bed's TCP/CM-through-the-daemon tests run (next to the agent, profile test,
+# reusing the datapath built just above).
+cargo clippy -p concord-net --features tcp --all-targets -- -D warnings
+cargo build -p concord-net --features tcp --profile test --bin concordd
+cargo test -p concord-net --features tcp --lib kernel_tcp
 # The macroflow beside a reno flow from another host (bar 0.5x-2x) gates with the others.
 # A test that falls short of its bar on the loaded machine gets one more run, alone.
 kernel_log=$(mktemp)
