@@ -235,6 +235,9 @@ pub struct PassiveOpen {
     state: OpenState,
     timer: Retransmit,
     pending: bool,
+    /// SYN-ACKs sent, the resends that answer a repeated SYN included (the timer counts only
+    /// its own toward `synack_retries`).
+    sent: u32,
 }
 
 impl PassiveOpen {
@@ -246,6 +249,7 @@ impl PassiveOpen {
             state: OpenState::Closed,
             timer: Retransmit::new(config.syn_rto),
             pending: false,
+            sent: 0,
         }
     }
 
@@ -256,7 +260,7 @@ impl PassiveOpen {
 
     /// SYN-ACKs sent so far, retransmissions included.
     pub fn syn_acks_sent(&self) -> u32 {
-        self.timer.sends
+        self.sent
     }
 
     /// A SYN arrived: the SYN-ACK is due. A repeated SYN while the SYN-ACK is unanswered means
@@ -288,10 +292,9 @@ impl PassiveOpen {
         if !std::mem::take(&mut self.pending) {
             return None;
         }
+        self.sent += 1;
         if self.timer.deadline.is_none() {
             self.timer.sent(now);
-        } else {
-            self.timer.sends += 1;
         }
         Some(HandshakeSegment::SynAck)
     }
@@ -468,6 +471,7 @@ mod tests {
         p.on_syn();
         assert_eq!(p.poll_transmit(ms(1050)), Some(HandshakeSegment::SynAck));
         assert_eq!(p.poll_timeout(), Some(ms(1050)));
+        assert_eq!(p.syn_acks_sent(), 2);
     }
 
     #[test]
