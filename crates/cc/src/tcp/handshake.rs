@@ -341,7 +341,7 @@ mod tests {
             handshake: Some(HandshakeConfig::default()),
             ..TcpConfig::default()
         })
-        .unwrap()
+        .expect("a valid configuration")
     }
 
     #[test]
@@ -372,7 +372,7 @@ mod tests {
         assert_eq!(a.poll_transmit(ms(100)), Some(HandshakeSegment::Ack));
         // RFC 6298 2.2: SRTT = R, RTTVAR = R/2, RTO = R + 4 RTTVAR = 300 ms.
         let mut s = sender();
-        s.on_established(e.unwrap().rtt_sample, false);
+        s.on_established(e.expect("established").rtt_sample, false);
         assert_eq!(s.rtt().srtt(), Some(Duration::from_millis(100)));
         assert_eq!(s.rtt().rto(), Duration::from_millis(300));
     }
@@ -389,14 +389,14 @@ mod tests {
         // The timeout doubled: the next expiry is 2 s later.
         assert_eq!(a.poll_timeout(), Some(ms(3000)));
         // The SYN-ACK of the second SYN arrives one RTT (100 ms) later: no sample (Karn).
-        let e = a.on_syn_ack(ms(1100)).unwrap();
+        let e = a.on_syn_ack(ms(1100)).expect("established");
         assert_eq!(e.rtt_sample, None);
         assert!(e.syn_timed_out);
         let mut s = sender();
         s.on_established(e.rtt_sample, e.syn_timed_out);
         assert_eq!(s.rtt().rto(), Duration::from_secs(3));
         // The first data segment leaves at 1 s + RTT, its timer 3 s later.
-        let seg = s.poll_transmit(ms(1100)).unwrap();
+        let seg = s.poll_transmit(ms(1100)).expect("the first data segment");
         assert_eq!(seg.seq, 0);
         assert_eq!(s.poll_timeout(), Some(ms(4100)));
     }
@@ -407,7 +407,7 @@ mod tests {
             initial_rto: Duration::from_secs(6),
             ..TcpConfig::default()
         })
-        .unwrap();
+        .expect("a valid configuration");
         s.on_established(None, true);
         assert_eq!(s.rtt().rto(), Duration::from_secs(6));
     }
@@ -502,7 +502,7 @@ mod tests {
         assert_eq!(a.poll_transmit(ms(3000)), Some(HandshakeSegment::Syn));
         p.on_syn();
         assert_eq!(p.poll_transmit(ms(3050)), Some(HandshakeSegment::SynAck));
-        let e = a.on_syn_ack(ms(3100)).unwrap();
+        let e = a.on_syn_ack(ms(3100)).expect("established");
         assert_eq!(e.rtt_sample, None);
         assert!(e.syn_timed_out);
         assert_eq!(a.poll_transmit(ms(3100)), Some(HandshakeSegment::Ack));
