@@ -1190,8 +1190,8 @@ impl SynRun {
     fn name(self) -> &'static str {
         match self {
             SynRun::Tcp => "TCP",
-            SynRun::EcnPlainSyn => "ECN/RED, SYN not ECT",
-            SynRun::EcnEctSyn => "ECN/RED, ECT on SYNs",
+            SynRun::EcnPlainSyn => "ECN/RED (SYN not ECT)",
+            SynRun::EcnEctSyn => "ECN/RED (ECT on SYNs)",
         }
     }
 
