@@ -611,7 +611,9 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
             figures_of(&claims).join(", ")
         );
     }
-    m.push_str("- [paper results not run](#results-paper-results-not-run)\n");
+    if !NOT_RUN.is_empty() {
+        m.push_str("- [paper results not run](#results-paper-results-not-run)\n");
+    }
     m.push_str("- [concord's own checks](#results-concords-own-checks)\n\n");
     let _ = writeln!(
         m,
