@@ -4,7 +4,7 @@
 //! datapath module feeds it from the ring buffer and writes its decisions into the map.
 
 use crate::protocol::{Algorithm, Decision, Record, RecordKind};
-use crate::tcp_cm::{kernel_cm_config, TcpCm};
+use crate::tcp_cm::{kernel_cm_config, CmHost, LocalCm, TcpCm};
 use crate::window_socket::WindowSocket;
 use concord_cc::cm::CmConfigError;
 use concord_cc::tcp::mccp::MccpConfig;
@@ -51,12 +51,13 @@ pub struct AgentStats {
     pub decisions: u64,
 }
 
-/// The agent: every socket's controller.
+/// The agent: every socket's controller. The `concord_cm` sockets' CM lives in `H`: the
+/// agent's own ([`LocalCm`]) or the CM daemon's.
 #[derive(Clone, Debug)]
-pub struct Agent {
+pub struct Agent<H: CmHost = LocalCm> {
     config: AgentConfig,
     windows: BTreeMap<u64, WindowSocket>,
-    cm: TcpCm,
+    cm: TcpCm<H>,
     /// Window sockets with records since the last decisions.
     touched: BTreeSet<u64>,
     /// Sockets released since the last [`Agent::take_released`].
@@ -64,18 +65,25 @@ pub struct Agent {
     stats: AgentStats,
 }
 
-impl Agent {
-    /// An agent with no sockets.
-    pub fn new(config: AgentConfig) -> Result<Agent, CmConfigError> {
-        let cm = TcpCm::new(kernel_cm_config(config.cm_mss))?;
-        Ok(Agent {
+impl Agent<LocalCm> {
+    /// An agent with no sockets and a CM of its own for the `concord_cm` sockets.
+    pub fn new(config: AgentConfig) -> Result<Agent<LocalCm>, CmConfigError> {
+        let cm = LocalCm::new(kernel_cm_config(config.cm_mss))?;
+        Ok(Agent::with_cm(config, cm))
+    }
+}
+
+impl<H: CmHost> Agent<H> {
+    /// An agent with no sockets whose `concord_cm` sockets become flows of `cm`.
+    pub fn with_cm(config: AgentConfig, cm: H) -> Agent<H> {
+        Agent {
             config,
             windows: BTreeMap::new(),
-            cm,
+            cm: TcpCm::with_host(cm),
             touched: BTreeSet::new(),
             released: Vec::new(),
             stats: AgentStats::default(),
-        })
+        }
     }
 
     /// What the agent has done.
@@ -89,7 +97,7 @@ impl Agent {
     }
 
     /// The TCP/CM part.
-    pub fn cm(&self) -> &TcpCm {
+    pub fn cm(&self) -> &TcpCm<H> {
         &self.cm
     }
 

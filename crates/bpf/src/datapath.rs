@@ -6,6 +6,7 @@
 use crate::agent::{Agent, AgentConfig, AgentStats};
 use crate::protocol::{Algorithm, Record, RecordKind};
 use crate::skel::ConcordTcpSkelBuilder;
+use crate::tcp_cm::CmHost;
 use concord_cc::Instant;
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{MapCore, MapFlags, RingBufferBuilder};
@@ -94,13 +95,24 @@ fn counter(map: &dyn MapCore, index: u32) -> u64 {
 /// returns.
 pub fn run(
     config: AgentConfig,
-    mut trace: Option<&mut dyn std::io::Write>,
+    trace: Option<&mut dyn std::io::Write>,
     stop: &AtomicBool,
     ready: impl FnOnce(&[&'static str]),
 ) -> Result<RunStats, DatapathError> {
     crate::agent::validate(&config).map_err(DatapathError::Config)?;
-    let mut agent = Agent::new(config).map_err(|e| DatapathError::Config(e.to_string()))?;
+    let agent = Agent::new(config).map_err(|e| DatapathError::Config(e.to_string()))?;
+    run_agent(agent, trace, stop, ready)
+}
 
+/// [`run`] with an agent made by the caller: the CM daemon's, whose `concord_cm` sockets are
+/// flows of the daemon's CM (`concordd --tcp`). Its configuration must have passed
+/// [`crate::agent::validate`].
+pub fn run_agent<H: CmHost>(
+    mut agent: Agent<H>,
+    mut trace: Option<&mut dyn std::io::Write>,
+    stop: &AtomicBool,
+    ready: impl FnOnce(&[&'static str]),
+) -> Result<RunStats, DatapathError> {
     let mut object = MaybeUninit::uninit();
     let open = ConcordTcpSkelBuilder::default()
         .open(&mut object)

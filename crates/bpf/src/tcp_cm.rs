@@ -25,6 +25,9 @@ use concord_cc::rng::Rng;
 use concord_cc::{Duration, Instant};
 use std::collections::BTreeMap;
 
+/// The most bytes one `cm_notify` reports: one IPv4 packet, as the CM daemon accepts.
+pub const MAX_NOTIFY: u64 = 65_535;
+
 /// A socket's flow.
 #[derive(Clone, Copy, Debug)]
 struct CmSocket {
@@ -38,10 +41,124 @@ struct CmSocket {
     loss_events: u32,
 }
 
+/// A flow's view of its macroflow: what a socket's window is made of.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowWindow {
+    /// The macroflow.
+    pub macroflow: MacroflowId,
+    /// The macroflow's congestion window, in bytes.
+    pub cwnd: u64,
+    /// The macroflow's slow-start threshold, in bytes (`u64::MAX`: none yet).
+    pub ssthresh: u64,
+    /// The flow's share of the macroflow, by the scheduler's weights (paper section 2.4), in
+    /// [0, 1].
+    pub share: f64,
+}
+
+/// The window of `flow` in `cm`, if the flow is open.
+pub fn flow_window(cm: &CongestionManager, flow: FlowId) -> Option<FlowWindow> {
+    let id = cm.get_macroflow(flow).ok()?;
+    let mf = cm.macroflow(id)?;
+    Some(FlowWindow {
+        macroflow: id,
+        cwnd: mf.aimd().cwnd(),
+        ssthresh: mf.aimd().ssthresh(),
+        share: mf.scheduler().share(flow)?,
+    })
+}
+
+/// Where the Congestion Manager of the `concord_cm` sockets lives: in the agent ([`LocalCm`])
+/// or in the CM daemon, beside its API clients' flows (`concordd --tcp`). The calls are the
+/// CM API's (paper section 3.1; RFC 3124 section 4.2) as TCP/CM makes them.
+pub trait CmHost {
+    /// The CM's time for a record the datapath stamped `record_ns` (CLOCK_MONOTONIC).
+    fn now(&self, record_ns: u64) -> Instant;
+    /// `cm_open`: a flow for the socket with `key`; `None` if the CM refuses it.
+    fn open(&mut self, now: Instant, key: FlowKey) -> Option<FlowId>;
+    /// `cm_close`.
+    fn close(&mut self, now: Instant, flow: FlowId);
+    /// `cm_notify`: the socket sent `nsent` bytes without a grant (the kernel sends when its
+    /// window allows, not on a grant), which take their time from the macroflow's pacing.
+    fn notify(&mut self, now: Instant, flow: FlowId, nsent: u64);
+    /// `cm_update`; false if the CM refused it.
+    fn update(&mut self, now: Instant, flow: FlowId, update: &CmUpdate) -> bool;
+    /// The flow's macroflow window and share, if the flow is open.
+    fn window(&self, flow: FlowId) -> Option<FlowWindow>;
+    /// Runs what is due by `now`; true if the windows may have changed.
+    fn on_tick(&mut self, now: Instant) -> bool;
+}
+
+/// A CM of the agent's own, for the `concord_cm` sockets alone; its events go nowhere (no
+/// socket asks for grants).
+#[derive(Clone, Debug)]
+pub struct LocalCm {
+    cm: CongestionManager,
+}
+
+impl LocalCm {
+    /// A manager with no flows.
+    pub fn new(config: CmConfig) -> Result<LocalCm, CmConfigError> {
+        Ok(LocalCm {
+            cm: CongestionManager::new(config, Rng::new(1))?,
+        })
+    }
+
+    /// The manager.
+    pub fn manager(&self) -> &CongestionManager {
+        &self.cm
+    }
+
+    fn drain(&mut self) {
+        while self.cm.poll_event().is_some() {}
+    }
+}
+
+impl CmHost for LocalCm {
+    fn now(&self, record_ns: u64) -> Instant {
+        Instant::from_nanos(record_ns)
+    }
+
+    fn open(&mut self, now: Instant, key: FlowKey) -> Option<FlowId> {
+        let f = self.cm.open(now, key).ok();
+        self.drain();
+        f
+    }
+
+    fn close(&mut self, now: Instant, flow: FlowId) {
+        // The flow is known to the manager: it was opened for this socket.
+        let _ = self.cm.close(now, flow);
+        self.drain();
+    }
+
+    fn notify(&mut self, now: Instant, flow: FlowId, nsent: u64) {
+        let _ = self.cm.notify(now, flow, nsent);
+        self.drain();
+    }
+
+    fn update(&mut self, now: Instant, flow: FlowId, update: &CmUpdate) -> bool {
+        let ok = self.cm.update(now, flow, update).is_ok();
+        self.drain();
+        ok
+    }
+
+    fn window(&self, flow: FlowId) -> Option<FlowWindow> {
+        flow_window(&self.cm, flow)
+    }
+
+    fn on_tick(&mut self, now: Instant) -> bool {
+        let due = self.cm.poll_timeout().is_some_and(|t| t <= now);
+        if due {
+            self.cm.on_timeout(now);
+        }
+        self.drain();
+        due
+    }
+}
+
 /// The CM of the agent's `concord_cm` sockets.
 #[derive(Clone, Debug)]
-pub struct TcpCm {
-    cm: CongestionManager,
+pub struct TcpCm<H: CmHost = LocalCm> {
+    cm: H,
     sockets: BTreeMap<u64, CmSocket>,
     /// Which socket holds each key.
     keys: BTreeMap<FlowKey, u64>,
@@ -63,21 +180,33 @@ pub fn kernel_cm_config(mss: u64) -> CmConfig {
     }
 }
 
-impl TcpCm {
-    /// A CM with no flows.
-    pub fn new(config: CmConfig) -> Result<TcpCm, CmConfigError> {
-        Ok(TcpCm {
-            cm: CongestionManager::new(config, Rng::new(1))?,
+impl TcpCm<LocalCm> {
+    /// A CM of its own with no flows.
+    pub fn new(config: CmConfig) -> Result<TcpCm<LocalCm>, CmConfigError> {
+        Ok(TcpCm::with_host(LocalCm::new(config)?))
+    }
+
+    /// The manager.
+    pub fn manager(&self) -> &CongestionManager {
+        self.cm.manager()
+    }
+}
+
+impl<H: CmHost> TcpCm<H> {
+    /// No sockets yet, their flows to be opened in `host`.
+    pub fn with_host(host: H) -> TcpCm<H> {
+        TcpCm {
+            cm: host,
             sockets: BTreeMap::new(),
             keys: BTreeMap::new(),
             changed: false,
             reductions: BTreeMap::new(),
             same_event_signals: 0,
-        })
+        }
     }
 
-    /// The manager.
-    pub fn manager(&self) -> &CongestionManager {
+    /// Where the CM lives.
+    pub fn host(&self) -> &H {
         &self.cm
     }
 
@@ -90,8 +219,8 @@ impl TcpCm {
     pub fn reductions_of(&self, sock_id: u64) -> u32 {
         self.sockets
             .get(&sock_id)
-            .and_then(|s| self.cm.get_macroflow(s.flow).ok())
-            .and_then(|mf| self.reductions.get(&mf).copied())
+            .and_then(|s| self.cm.window(s.flow))
+            .and_then(|w| self.reductions.get(&w.macroflow).copied())
             .unwrap_or(0)
     }
 
@@ -117,7 +246,7 @@ impl TcpCm {
         if let Some(old) = self.keys.get(&key).copied() {
             self.close(now, old);
         }
-        let flow = self.cm.open(now, key).ok()?;
+        let flow = self.cm.open(now, key)?;
         let s = CmSocket {
             flow,
             key,
@@ -133,15 +262,14 @@ impl TcpCm {
     fn close(&mut self, now: Instant, sock_id: u64) {
         if let Some(s) = self.sockets.remove(&sock_id) {
             self.keys.remove(&s.key);
-            // The flow is known to the manager: it was opened for this socket.
-            let _ = self.cm.close(now, s.flow);
+            self.cm.close(now, s.flow);
             self.changed = true;
         }
     }
 
     /// Feeds one record of a `concord_cm` socket.
     pub fn on_record(&mut self, r: &Record) {
-        let now = Instant::from_nanos(r.time_ns);
+        let now = self.cm.now(r.time_ns);
         if r.kind == RecordKind::Release {
             self.close(now, r.sock_id);
             return;
@@ -183,34 +311,34 @@ impl TcpCm {
             }
             _ => return,
         };
-        let before = self.window_of(s.flow);
-        if self.cm.update(now, s.flow, &update).is_ok() {
-            self.changed = true;
-        }
-        if update.loss_mode != LossMode::NoCongestion && self.window_of(s.flow) < before {
-            if let Ok(mf) = self.cm.get_macroflow(s.flow) {
-                *self.reductions.entry(mf).or_insert(0) += 1;
+        if update.nrecd > 0 {
+            // The bytes this ACK acknowledged were sent one RTT ago; TCP/CM notifies each
+            // transmission (paper section 4, cm_notify after cmapp_send). The datapath sees
+            // ACKs, not transmissions: the ACK clock sends as many bytes as it acknowledges,
+            // so they are notified here, at most one packet's worth per call.
+            let mut left = update.nrecd;
+            while left > 0 {
+                let n = left.min(MAX_NOTIFY);
+                self.cm.notify(now, s.flow, n);
+                left -= n;
             }
         }
-        while self.cm.poll_event().is_some() {}
-    }
-
-    /// The window of the macroflow of `flow`, in bytes (0 if it has none).
-    fn window_of(&self, flow: FlowId) -> u64 {
-        self.cm
-            .get_macroflow(flow)
-            .ok()
-            .and_then(|mf| self.cm.macroflow(mf))
-            .map_or(0, |m| m.aimd().cwnd())
+        let before = self.cm.window(s.flow).map_or(0, |w| w.cwnd);
+        if self.cm.update(now, s.flow, &update) {
+            self.changed = true;
+        }
+        if update.loss_mode != LossMode::NoCongestion {
+            if let Some(w) = self.cm.window(s.flow).filter(|w| w.cwnd < before) {
+                *self.reductions.entry(w.macroflow).or_insert(0) += 1;
+            }
+        }
     }
 
     /// Runs the CM's timers (aging when feedback stops) due by `now`.
     pub fn on_tick(&mut self, now: Instant) {
-        if self.cm.poll_timeout().is_some_and(|t| t <= now) {
-            self.cm.on_timeout(now);
+        if self.cm.on_tick(now) {
             self.changed = true;
         }
-        while self.cm.poll_event().is_some() {}
     }
 
     /// Hands out every socket's decision at the next [`TcpCm::decisions`].
@@ -233,29 +361,27 @@ impl TcpCm {
 
     /// One socket's share of its macroflow's window.
     fn decision(&self, s: &CmSocket, stamp_ns: u64) -> Option<Decision> {
-        let id = self.cm.get_macroflow(s.flow).ok()?;
-        let mf = self.cm.macroflow(id)?;
-        let share = mf.scheduler().share(s.flow)?;
-        let aimd = mf.aimd();
+        let w = self.cm.window(s.flow)?;
+        let share = w.share;
         let seg = |bytes: f64| {
             (bytes / s.mss as f64)
                 .ceil()
                 .clamp(2.0, f64::from(u32::MAX)) as u32
         };
-        let ssthresh = aimd.ssthresh();
+        let ssthresh = w.ssthresh;
         Some(Decision {
             stamp_ns,
-            cwnd: seg(aimd.cwnd() as f64 * share),
+            cwnd: seg(w.cwnd as f64 * share),
             ssthresh: if ssthresh == u64::MAX {
                 crate::protocol::INFINITE_SSTHRESH
             } else {
                 seg(ssthresh as f64 * share)
             },
             // The macroflow halves on a loss (paper section 2.1): this socket's share of half.
-            loss_ssthresh: seg(aimd.cwnd() as f64 / 2.0 * share),
+            loss_ssthresh: seg(w.cwnd as f64 / 2.0 * share),
             loss_events: s.loss_events,
             pacing_rate: 0,
-            reductions: self.reductions.get(&id).copied().unwrap_or(0),
+            reductions: self.reductions.get(&w.macroflow).copied().unwrap_or(0),
         })
     }
 }

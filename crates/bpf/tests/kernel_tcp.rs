@@ -9,7 +9,11 @@
 //! interleaved); concord_mccp's start-up utilisation over the first 20 s at 40 Mbit/s, 100 ms,
 //! a BDP of buffer above kernel reno's; concord_cm's four connections max/min <= 1.1; beside a
 //! reno flow from another host, the macroflow's total within 0.5x-2x of it; SIGKILL of the agent
-//! mid-transfer leaves the transfer running and unregisters the algorithms.
+//! mid-transfer leaves the transfer running and unregisters the algorithms. With the CM in
+//! `concordd --tcp` (the `concordd` binary next to the agent, built with concord-net's `tcp`
+//! feature): four connections max/min <= 1.1 as above; a connection and a UDP flow of the CM
+//! API to one host in one macroflow of the daemon, their rates within 1.5x of each other (equal
+//! weights); SIGKILL of the daemon as of the agent.
 
 use concord_net::testbed::Testbed;
 use serde_json::Value;
@@ -886,5 +890,357 @@ fn agent_cpu_per_gigabit() {
             100.0 * cpu / gbit
         );
         assert!(t.total() > 0.0);
+    });
+}
+
+/// `concordd --tcp` (built with concord-net's `tcp` feature, next to the agent), on a private
+/// socket, in the root namespace; SIGKILLed when dropped. It holds the algorithms' links and
+/// the CM of the `concord_cm` sockets.
+struct DaemonProc {
+    child: Child,
+    sock: PathBuf,
+}
+
+impl DaemonProc {
+    fn exe() -> PathBuf {
+        agent_exe().expect("checked").with_file_name("concordd")
+    }
+
+    /// Starts it with the kernel's initial window (ten segments of 1448 bytes) and waits until
+    /// it listens, which it does once its algorithms are registered.
+    fn start() -> DaemonProc {
+        let exe = DaemonProc::exe();
+        assert!(
+            exe.exists(),
+            "{} is missing: cargo build -p concord-net --features tcp --bin concordd",
+            exe.display()
+        );
+        let dir = std::env::temp_dir().join(format!("concord-tcpcm-{}", std::process::id()));
+        let sock = dir.join("cm.sock");
+        let mut child = Command::new(&exe)
+            .args(["--tcp", "--initial-cwnd", "14480", "--socket"])
+            .arg(&sock)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start concordd --tcp");
+        for _ in 0..1000 {
+            if let Ok(Some(st)) = child.try_wait() {
+                panic!(
+                    "concordd --tcp exited ({st}) before it listened; its error is above (built without `--features tcp`?)"
+                );
+            }
+            if std::os::unix::net::UnixStream::connect(&sock).is_ok() {
+                return DaemonProc { child, sock };
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("concordd --tcp did not listen within 10 s");
+    }
+
+    /// The daemon's macroflows, as `concord-cm status` shows them.
+    fn macroflows(&self) -> Vec<concord_net::protocol::MacroflowInfo> {
+        self.status().1
+    }
+
+    /// The daemon's counters and macroflows, as `concord-cm status` shows them.
+    fn status(
+        &self,
+    ) -> (
+        concord_net::protocol::Status,
+        Vec<concord_net::protocol::MacroflowInfo>,
+    ) {
+        let sock = self.sock.clone();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+            .block_on(async move {
+                let cm = concord_net::client::CmClient::connect(&sock)
+                    .await
+                    .expect("connect to concordd");
+                let status = cm.status().await.expect("status");
+                (status, cm.macroflows().await.expect("macroflows"))
+            })
+    }
+}
+
+impl Drop for DaemonProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The socket's private directory, made by the daemon.
+        if let Some(dir) = self.sock.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+#[test]
+fn concord_cm_through_concordd_shares_one_macroflow_among_four_connections() {
+    run("concordd_tcp_four_connections", || {
+        // As concord_cm_shares_one_macroflow, with the CM in the daemon: 20 Mbit/s, 40 ms.
+        let bed = Bed::up(1, 20_000_000, 40, 100_000);
+        let daemon = DaemonProc::start();
+        let mut srv = server(5371);
+        let c = client(&bed, 1, 5371, "concord_cm", 10, 4);
+        std::thread::sleep(Duration::from_secs(4));
+        let mid = daemon.macroflows();
+        let cm = finish(c);
+        let _ = srv.kill();
+        let _ = srv.wait();
+        let max = cm.streams.iter().cloned().fold(f64::MIN, f64::max);
+        let min = cm.streams.iter().cloned().fold(f64::MAX, f64::min);
+        eprintln!(
+            "four connections through concordd: {:?} Mbit/s, max/min {:.3}, total {:.2}; macroflows at 4 s: {mid:?}",
+            cm.streams.iter().map(|s| (s / 1e4).round() / 100.0).collect::<Vec<_>>(),
+            max / min,
+            cm.total() / 1e6,
+        );
+        let to_rcv: Vec<_> = mid
+            .iter()
+            .filter(|m| m.dst.to_string() == bed.receiver())
+            .collect();
+        assert_eq!(to_rcv.len(), 1, "one macroflow to the receiver: {mid:?}");
+        assert_eq!(to_rcv[0].flows, 4, "four flows in it: {mid:?}");
+        assert!(max / min <= 1.1, "max/min {:.3} > 1.1", max / min);
+    });
+}
+
+/// The UDP port of the CM client's flow at the receiver.
+const UDP_PORT: u16 = 9173;
+/// The CM client's datagram: sequence number (8 bytes), send time (8 bytes, ns since the
+/// sender's start), then padding; the receiver echoes the first 16 bytes and the length.
+const DATAGRAM: usize = 1448;
+
+#[allow(clippy::disallowed_methods)] // the test's own clock, outside cc and sim
+fn wall() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
+/// The receiver of the CM client's datagrams, in the receiver's namespace: echoes each one's
+/// header with its length, and returns the bytes that arrived.
+fn udp_echo(bed: &Bed, secs: u64) -> std::thread::JoinHandle<u64> {
+    let ns = bed.0.netns_path("rcv").expect("rcv");
+    let addr = bed.0.receiver();
+    std::thread::spawn(move || {
+        concord_net::sys::enter_netns(&ns).expect("enter the receiver");
+        let s = std::net::UdpSocket::bind((addr, UDP_PORT)).expect("bind the echo");
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let end = wall() + Duration::from_secs(secs);
+        let mut buf = vec![0u8; 65_536];
+        let mut bytes = 0u64;
+        while wall() < end {
+            let Ok((n, from)) = s.recv_from(&mut buf) else {
+                continue;
+            };
+            if n < 16 {
+                continue;
+            }
+            bytes += n as u64;
+            let mut echo = [0u8; 20];
+            echo[..16].copy_from_slice(&buf[..16]);
+            echo[16..].copy_from_slice(&(n as u32).to_le_bytes());
+            let _ = s.send_to(&echo, from);
+        }
+        bytes
+    })
+}
+
+/// A UDP application of the CM API in sender 1's namespace, one flow to the receiver with
+/// implicit feedback (RFC 3124 section 4.2): it sends on every grant (`cm_request`,
+/// `cmapp_send`, `cm_notify`) and reports each echo with `cm_update` (the bytes, the RTT, and
+/// a loss when sequence numbers skip). Returns the bytes it sent.
+fn cm_udp_client(bed: &Bed, sock: PathBuf, secs: u64) -> std::thread::JoinHandle<u64> {
+    use concord_cc::cm::{CmUpdate, FeedbackMode, FlowKey, LossMode};
+    use concord_net::protocol::Event;
+    let ns = bed.0.netns_path("s1").expect("s1");
+    let dst = bed.0.receiver();
+    std::thread::spawn(move || {
+        concord_net::sys::enter_netns(&ns).expect("enter sender 1");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async move {
+            let start = wall();
+            let end = start + Duration::from_secs(secs);
+            let cm = concord_net::client::CmClient::connect(&sock)
+                .await
+                .expect("connect to concordd");
+            let mut events = cm.events().expect("events");
+            let udp = tokio::net::UdpSocket::bind(("0.0.0.0", 0))
+                .await
+                .expect("bind");
+            udp.connect((dst, UDP_PORT)).await.expect("connect");
+            let udp = std::sync::Arc::new(udp);
+            let sport = udp.local_addr().expect("addr").port();
+            let flow = cm
+                .open(FlowKey::new(dst, UDP_PORT, sport))
+                .await
+                .expect("cm_open");
+            flow.set_feedback(FeedbackMode::Implicit)
+                .await
+                .expect("implicit feedback");
+            flow.request(u64::MAX / 2).await.expect("cm_request");
+            // The echoes: one cm_update each.
+            let feedback = {
+                let (udp, flow) = (std::sync::Arc::clone(&udp), flow.clone());
+                tokio::spawn(async move {
+                    let mut next = 0u64;
+                    let mut buf = [0u8; 64];
+                    loop {
+                        let Ok(n) = udp.recv(&mut buf).await else {
+                            continue;
+                        };
+                        if n < 20 {
+                            continue;
+                        }
+                        let word = |i: usize| {
+                            let mut w = [0u8; 8];
+                            w.copy_from_slice(&buf[i..i + 8]);
+                            u64::from_le_bytes(w)
+                        };
+                        let (seq, sent_ns) = (word(0), word(8));
+                        let len = u32::from_le_bytes([buf[16], buf[17], buf[18], buf[19]]);
+                        let now_ns = start.elapsed().as_nanos() as u64;
+                        let lost = seq.saturating_sub(next);
+                        next = next.max(seq + 1);
+                        let update = CmUpdate {
+                            nrecd: u64::from(len),
+                            nlost: lost,
+                            loss_mode: if lost > 0 {
+                                LossMode::Transient
+                            } else {
+                                LossMode::NoCongestion
+                            },
+                            rtt: Some(concord_cc::Duration::from_nanos(
+                                now_ns.saturating_sub(sent_ns).max(1),
+                            )),
+                        };
+                        let _ = flow.update(update).await;
+                    }
+                })
+            };
+            let mut payload = vec![0u8; DATAGRAM];
+            let (mut seq, mut sent) = (0u64, 0u64);
+            while wall() < end {
+                let e = tokio::time::timeout(Duration::from_millis(20), events.next()).await;
+                let Ok(Some(Event::Grant { bytes, .. })) = e else {
+                    continue;
+                };
+                let n = (bytes as usize).clamp(20, DATAGRAM);
+                payload[..8].copy_from_slice(&seq.to_le_bytes());
+                let now_ns = start.elapsed().as_nanos() as u64;
+                payload[8..16].copy_from_slice(&now_ns.to_le_bytes());
+                let used = match udp.send(&payload[..n]).await {
+                    Ok(k) => {
+                        seq += 1;
+                        k as u64
+                    }
+                    Err(_) => 0,
+                };
+                sent += used;
+                // Without waiting for the reply, so that the next grant is not held back.
+                let f = flow.clone();
+                tokio::spawn(async move { f.notify(used).await });
+            }
+            feedback.abort();
+            sent
+        })
+    })
+}
+
+#[test]
+fn a_kernel_tcp_connection_and_a_udp_cm_flow_share_one_macroflow_in_concordd() {
+    run("concordd_tcp_and_udp_share", || {
+        // One concord_cm connection and one UDP flow of the CM API from sender 1 to the
+        // receiver, 20 Mbit/s, 40 ms, 100 kB. Equal weights: the scheduler gives each half of
+        // the macroflow, so the two rates should be equal. The tolerance, fixed before the
+        // runs: the larger over the smaller at most 1.5 (each between 40% and 60% of the two).
+        let secs = 12;
+        let bed = Bed::up(1, 20_000_000, 40, 100_000);
+        let daemon = DaemonProc::start();
+        let mut srv = server(5372);
+        let echo = udp_echo(&bed, secs + 1);
+        let c = client(&bed, 1, 5372, "concord_cm", secs as u32, 1);
+        let udp = cm_udp_client(&bed, daemon.sock.clone(), secs);
+        std::thread::sleep(Duration::from_secs(5));
+        let mid = daemon.macroflows();
+        std::thread::sleep(Duration::from_secs(secs - 6));
+        let (late, _) = daemon.status();
+        let tcp = finish(c);
+        let _ = srv.kill();
+        let _ = srv.wait();
+        let udp_sent = udp.join().expect("the CM client");
+        let udp_recd = echo.join().expect("the echo");
+        let tcp_bps = tcp.total();
+        let udp_bps = udp_recd as f64 * 8.0 / secs as f64;
+        let ratio = tcp_bps.max(udp_bps) / tcp_bps.min(udp_bps).max(1.0);
+        eprintln!(
+            "one macroflow, two flows: kernel TCP {:.2} Mbit/s, UDP CM flow {:.2} Mbit/s received ({:.2} sent), larger/smaller {ratio:.3}; macroflows at 5 s: {mid:?}; daemon at {} s: {late:?}",
+            tcp_bps / 1e6,
+            udp_bps / 1e6,
+            udp_sent as f64 * 8.0 / secs as f64 / 1e6,
+            secs - 1
+        );
+        let to_rcv: Vec<_> = mid
+            .iter()
+            .filter(|m| m.dst.to_string() == bed.receiver())
+            .collect();
+        assert_eq!(to_rcv.len(), 1, "one macroflow to the receiver: {mid:?}");
+        assert_eq!(
+            to_rcv[0].flows, 2,
+            "the socket and the UDP flow in it: {mid:?}"
+        );
+        assert!(
+            ratio <= 1.5,
+            "the two flows' rates differ by {ratio:.3}x, beyond 1.5x of equal weights"
+        );
+    });
+}
+
+#[test]
+fn killing_concordd_leaves_transfers_running_and_unregisters_the_algorithms() {
+    run("killing_concordd", || {
+        let bed = Bed::up(1, 20_000_000, 40, 100_000);
+        let mut daemon = DaemonProc::start();
+        assert!(available().contains("concord_cm"));
+        let mut srv = server(5373);
+        let c = client(&bed, 1, 5373, "concord_cm", 6, 1);
+        std::thread::sleep(Duration::from_secs(2));
+        // SIGKILL: the kernel closes the struct_ops links with the process.
+        daemon.child.kill().expect("SIGKILL concordd");
+        let _ = daemon.child.wait();
+        std::thread::sleep(Duration::from_millis(500));
+        let after_kill = available();
+        let t = finish(c);
+        let _ = srv.kill();
+        let _ = srv.wait();
+        // Seconds 3 to 6 ran with no daemon: the datapath's own Reno.
+        let late: f64 = t.intervals.iter().skip(3).sum::<f64>() / 3.0;
+        eprintln!(
+            "after SIGKILL of concordd: available {:?}, transfer {:.2} Mbit/s overall, {:.2} Mbit/s in seconds 3-6",
+            after_kill.trim(),
+            t.total() / 1e6,
+            late / 1e6
+        );
+        assert!(
+            !after_kill.contains("concord_"),
+            "still registered: {after_kill}"
+        );
+        assert!(t.intervals.len() >= 6, "the transfer did not complete");
+        assert!(
+            late > 1e6,
+            "after the kill the transfer ran at {late:.0} bit/s"
+        );
+        drop(daemon);
+        let again = DaemonProc::start();
+        assert!(available().contains("concord_cm"), "not registered again");
+        drop(again);
+        drop(bed);
     });
 }

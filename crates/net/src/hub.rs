@@ -187,6 +187,17 @@ impl Hub {
         }
     }
 
+    /// Now, on the manager's clock (the time every request is handled at).
+    pub fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// Reads the manager under the hub's lock: for an in-process user of the hub (the kernel
+    /// TCP side of `concordd --tcp`) that needs more of a flow's macroflow than `cm_query` says.
+    pub fn inspect<R>(&self, f: impl FnOnce(&CongestionManager) -> R) -> R {
+        f(&self.lock().cm)
+    }
+
     /// The manager's own counters (grants, probes and responses accepted, refused, forged).
     pub fn cm_stats(&self) -> CmStats {
         self.lock().cm.stats()

@@ -15,6 +15,8 @@
 //! - [`clock`]: the monotonic clock mapped to the algorithms' integer-nanosecond time.
 //! - [`testbed`]: sender hosts, a router and a receiver in network namespaces, an htb + bfifo
 //!   bottleneck and [`delay_line`], a user-space delay line on a TUN device.
+//! - `kernel_tcp` (feature `tcp`): `concordd --tcp`, kernel TCP sockets that use the
+//!   `concord_cm` algorithm as flows of the hub's manager, beside the clients' flows.
 //! - [`sys`]: the two Linux calls the rest needs (TUN, setns).
 //! - [`thread_caches`]: glibc's malloc tuned in `concordd` (no per-thread caches, one arena,
 //!   fixed trim thresholds), so memory freed after a burst of connections is handed back.
@@ -26,6 +28,8 @@ pub mod daemon;
 pub mod delay_line;
 pub mod handle_hash;
 pub mod hub;
+#[cfg(feature = "tcp")]
+pub mod kernel_tcp;
 pub mod protocol;
 pub mod sys;
 pub mod testbed;

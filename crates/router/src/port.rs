@@ -96,6 +96,10 @@ pub struct PortCounters {
     pub gccp_congestion: u64,
     /// GCCP NORMAL messages applied to this port's leaky bucket.
     pub gccp_normal: u64,
+    /// Link time lost, us: how long packets waited, beyond [`CLOCK_DEPTH`], while the port
+    /// was free and no leaky bucket held them, because the router's thread was away. The
+    /// token clock cannot make that time up, so the link carries less than its rate.
+    pub clock_lost_us: u64,
 }
 
 #[derive(Debug)]
@@ -442,6 +446,12 @@ impl OutputPort {
         };
         let size = packet.size();
         self.delay.record(now.saturating_since(packet.arrived));
+        if self.bucket.is_none() {
+            // The packet could have started at the later of its arrival and the port's
+            // freeing; what the clock cannot catch up is lost.
+            let ready = self.free_at.max(packet.arrived) + CLOCK_DEPTH;
+            self.counters.clock_lost_us += now.saturating_since(ready).as_micros();
+        }
         if let Some(b) = &mut self.bucket {
             b.on_send(now, size);
         }
@@ -588,6 +598,9 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 2);
+        // The port was free from 1 ms, so the second packet lost 4 - 1 - 1 = 2 ms of the link;
+        // the third started on time.
+        assert_eq!(p.counters().clock_lost_us, 2000);
     }
 
     #[test]

@@ -666,7 +666,7 @@ impl Router {
         for p in &self.ports {
             let pc: PortCounters = p.counters();
             s += &format!(
-                "port {} rate_bps {} queue_packets {} enqueued {} sent {} sent_bytes {} drops_full {} drops_early {} marks {} max_queue {} gccp_congestion {} gccp_normal {}",
+                "port {} rate_bps {} queue_packets {} enqueued {} sent {} sent_bytes {} drops_full {} drops_early {} marks {} max_queue {} gccp_congestion {} gccp_normal {} clock_lost_us {}",
                 p.name,
                 p.rate(now).bps(),
                 p.len().packets,
@@ -678,7 +678,8 @@ impl Router {
                 pc.marks,
                 pc.max_queue,
                 pc.gccp_congestion,
-                pc.gccp_normal
+                pc.gccp_normal,
+                pc.clock_lost_us
             );
             if let Some(l) = p.eca_load() {
                 // L in thousandths, so that the status stays integer.

@@ -89,6 +89,28 @@ impl PacketSocket {
         Ok(PacketSocket { fd, ifindex })
     }
 
+    /// Frames the kernel dropped for this socket since the last call (its receive buffer was
+    /// full while the router's thread was away): `PACKET_STATISTICS`' `tp_drops`, which the
+    /// kernel resets on each read (packet(7)).
+    pub fn take_drops(&self) -> io::Result<u64> {
+        let mut stats = libc::tpacket_stats {
+            tp_packets: 0,
+            tp_drops: 0,
+        };
+        let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+        // SAFETY: the descriptor is open; `stats` is a live tpacket_stats and `len` its size.
+        check(unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                (&mut stats as *mut libc::tpacket_stats).cast(),
+                &mut len,
+            )
+        })?;
+        Ok(u64::from(stats.tp_drops))
+    }
+
     /// Receives one frame, virtio-net header first, into `buf`; `Ok(None)` if none is waiting.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
         // SAFETY: the descriptor is open; `buf` is live and writable for its whole length.

@@ -2,9 +2,10 @@
 //! flows behind a real aggregation point (a UDP proxy running TFRC on the aggregate, BFLD for m
 //! flowshares: `concord_router::cp_ap`) beside TFRC flows over UDP, through a concord router's
 //! Table I bottleneck (15 Mbit/s, RED queue of 300 packets): scenarios/testbed/cp-aggregate.toml.
-//! Root only; `#[ignore]`d because each run takes 40 s (180 s at Table I's setting):
-//! .ci/checks.d/55-router.sh runs the two CI-setting ones; the two at the paper's setting are run
-//! by hand (`-- --ignored at_the_papers_setting`). docs/router.md has the figures.
+//! Root only; `#[ignore]`d because each run takes 180 s at Table I's setting (40 s at the short
+//! one): .ci/checks.d/55-router.sh runs the two at the paper's setting
+//! (`-- --ignored at_the_papers_setting`); the two at the short setting, a deviation, are run by
+//! hand. docs/router.md has the figures.
 //!
 //! The bars, fixed before any run, with the band concord reads from the slides' Fig. 5, 6 and 10
 //! (`crates/repro/src/cp.rs`, FAIR):
@@ -15,9 +16,9 @@
 //! - against the simulator twin (scenarios/cp/testbed-*.toml), each flow's goodput within 15%.
 //!
 //! Table I's setting (scenarios/testbed/cp-aggregate-paper.toml): the bottleneck's 50 ms of
-//! propagation delay each way, 180 s runs counted after 10 s. The CI setting deviates from it,
-//! fixed before any run: no added propagation delay, 40 s runs counted after 10 s, to stay
-//! within the CI's minutes. Both run the routers and the endpoints under SCHED_FIFO.
+//! propagation delay each way, 180 s runs counted after 10 s. The short setting deviates from
+//! it, fixed before any run: no added propagation delay, 40 s runs counted after 10 s. Both run
+//! the routers and the endpoints under SCHED_FIFO.
 
 use concord_cc::cp::Flowshares;
 use concord_cc::time::Instant;
@@ -41,9 +42,9 @@ struct Setting {
     twin_bfld4: &'static str,
 }
 
-/// The CI setting (a deviation from Table I, fixed before any run): no added propagation
+/// The short setting (a deviation from Table I, fixed before any run): no added propagation
 /// delay, 40 s runs counted after 10 s.
-const CI: Setting = Setting {
+const SHORT: Setting = Setting {
     topology: "scenarios/testbed/cp-aggregate.toml",
     duration_s: 40,
     warmup_s: 10,
@@ -105,16 +106,22 @@ struct Run {
     cp: Vec<f64>,
     tfrc: Vec<f64>,
     report: String,
-    /// With a capture: CP datagrams tshark counted arriving at host d, and the datagrams the
+    /// With a capture: CP datagrams tshark captured arriving at host d, and the datagrams the
     /// remote AP took from its socket (delivered and refused), and the UDP datagrams host d's
     /// sockets dropped for a full receive buffer (`RcvbufErrors`).
     cp_on_the_wire: Option<(u64, u64, u64)>,
 }
 
 /// Starts tshark on host d's interface, writing the first 96 bytes of each UDP datagram to the
-/// remote AP (`to`; the control messages the other way go to the same port of the local AP).
+/// remote AP (`to`; the control messages the other way go to the same port of the local AP)
+/// whose payload starts with CP version 1 (`udp[8] = 1`: the first byte after the 8-byte UDP
+/// header, the CP header nested in the UDP payload as the slides' implementation does).
 fn capture(bed: &Bed, pcap: &Path, to: SocketAddr) -> Child {
-    let filter = format!("udp dst port {} and dst host {}", to.port(), to.ip());
+    let filter = format!(
+        "udp dst port {} and dst host {} and udp[8] = 1",
+        to.port(),
+        to.ip()
+    );
     let child = bed
         .exec(
             "d",
@@ -158,23 +165,20 @@ fn udp_counter(snmp: &str, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// UDP datagrams to `port` in a pcap whose payload starts with CP version 1, as tshark reads
-/// them (the CP header nested in the UDP payload, the slides' implementation).
-fn count_cp(pcap: &Path, port: u16) -> u64 {
-    let out = Command::new("tshark")
-        .arg("-r")
+/// The packets in a capture file, as Wireshark's `capinfos` counts them (it reads the records
+/// without dissecting them: a fraction of a second where `tshark -r` takes many seconds for the
+/// 160,000 datagrams of a run).
+fn count_packets(pcap: &Path) -> u64 {
+    let out = Command::new("capinfos")
+        .args(["-c", "-M"])
         .arg(pcap)
-        .args([
-            "-Y",
-            &format!("udp.dstport == {port} && udp.payload[0:1] == 01"),
-            "-T",
-            "fields",
-            "-e",
-            "frame.number",
-        ])
         .output()
-        .expect("tshark -r");
-    String::from_utf8_lossy(&out.stdout).lines().count() as u64
+        .expect("capinfos (apt-get install tshark)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix("Number of packets:"))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("capinfos gave no packet count: {text}"))
 }
 
 fn run(
@@ -184,10 +188,20 @@ fn run(
     tag: &str,
     with_capture: bool,
 ) -> Run {
+    // The wall time of each phase, seconds from the start: where a run's minutes go.
+    let wall = Clock::new();
+    let mut phases = String::new();
+    let mut phase = |name: &str| phases += &format!(" {name} {:.1}", wall.now().as_secs_f64());
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(setting.topology);
-    let prefix = format!("cr5{tag}{}", std::process::id() % 1000);
+    // The namespaces' prefix: `CONCORD_CP_PREFIX` (default "cr5"), then the run's tag and
+    // the process id, so that beds run side by side on one machine do not collide.
+    let prefix = format!(
+        "{}{tag}{}",
+        std::env::var("CONCORD_CP_PREFIX").unwrap_or_else(|_| "cr5".into()),
+        std::process::id() % 1000
+    );
     let mut topology = Topology::load(&path).expect("topology");
     let rt = realtime(topology.router_realtime);
     topology.router_realtime = rt;
@@ -199,6 +213,7 @@ fn run(
         1,
     )
     .expect("the test bed comes up (run as root)");
+    phase("bed_up");
     let s = bed.topology.host_addr("s", bed.net).expect("s");
     let d = bed.topology.host_addr("d", bed.net).expect("d");
     let t_addr = bed.topology.host_addr("t", bed.net).expect("t");
@@ -225,6 +240,7 @@ fn run(
     let stop = move |now: Instant| now >= end;
     let pcap = bed.dir.join("cp.pcap");
     let mut tshark = with_capture.then(|| capture(&bed, &pcap, SocketAddr::from((d, ap_port))));
+    phase("capture_ready");
     let clock = Clock::new();
     // Host d: the remote AP, the CP flows' sinks and the TFRC receivers.
     let (remote, local_setup) = (setup(false), setup(true));
@@ -281,6 +297,40 @@ fn run(
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let drops_at_warmup = source_drops(&bed, &[s, t_addr]);
+    // r1's queue at the bottleneck through the window, from its status (rewritten every
+    // 200 ms): its length at each rewrite, and the rewrites whose interval saw full drops.
+    let mut queue = Vec::new();
+    let (mut full_intervals, mut last_full, mut last_seen) = (0u32, None, String::new());
+    while clock.now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let text = std::fs::read_to_string(bed.status_path("r1")).unwrap_or_default();
+        if text == last_seen {
+            continue;
+        }
+        let status = concord_router::bed::parse_status(&text);
+        let get = |k: &str| status.iter().find(|(n, _)| n == k).map(|&(_, v)| v);
+        if let (Some(q), Some(full)) = (get("port.d.queue_packets"), get("port.d.drops_full")) {
+            queue.push(q);
+            if last_full.is_some_and(|f| full > f) {
+                full_intervals += 1;
+            }
+            last_full = Some(full);
+        }
+        last_seen = text;
+    }
+    queue.sort_unstable();
+    let at =
+        |f: f64| queue.get(((queue.len() as f64 * f) as usize).min(queue.len().saturating_sub(1)));
+    let queue_line = format!(
+        "r1 queue to d in the window (packets, {} samples): p50 {:?} p90 {:?} p99 {:?} max {:?}; \
+         samples at or over 250 packets {}; 200 ms intervals with full drops {full_intervals}\n",
+        queue.len(),
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        queue.last(),
+        queue.iter().filter(|&&q| q >= 250).count(),
+    );
     let secs = (setting.duration_s - setting.warmup_s) as f64;
     let bps = |bytes: u64| bytes as f64 * 8.0 / secs;
     let cp: Vec<f64> = sinks.join().expect("sinks").into_iter().map(bps).collect();
@@ -295,6 +345,7 @@ fn run(
     let offered: u64 = sources.into_iter().map(|t| t.join().expect("source")).sum();
     let (_, local_status) = local_ap.join().expect("local AP");
     let (remote_counters, remote_status) = remote_ap.join().expect("remote AP");
+    phase("run_over");
     let cp_on_the_wire = tshark.as_mut().map(|t| {
         let _ = Command::new("kill")
             .args(["-INT", &t.id().to_string()])
@@ -305,11 +356,12 @@ fn run(
             .output()
             .expect("snmp");
         (
-            count_cp(&pcap, ap_port),
+            count_packets(&pcap),
             remote_counters.delivered + remote_counters.bad_in,
             udp_rcvbuf_errors(&String::from_utf8_lossy(&snmp.stdout)),
         )
     });
+    phase("counted");
     let mut report = format!(
         "{}: realtime {rt:?}; CBR datagrams offered {offered}\n",
         setting.topology
@@ -359,12 +411,23 @@ fn run(
             drops_at_end[k].1
         );
     }
+    report += &queue_line;
+    phase("logged");
+    report += &format!("wall time (s):{phases}\n");
     report += "router r1:";
     for k in [
         "port.d.drops_early",
         "port.d.drops_full",
         "port.d.sent_bytes",
         "port.d.delay_p90_us",
+        "port.d.max_queue",
+        "port.d.clock_lost_us",
+        "rx_dropped_s",
+        "rx_dropped_t",
+        "rx_dropped_d",
+        "wake_late_max_us",
+        "wake_late_over_10ms",
+        "wake_late_over_10ms_us",
     ] {
         report += &format!(" {k} {}", bed.counter("r1", k));
     }
@@ -464,14 +527,14 @@ fn one_flowshare(setting: Setting) {
     let r = run(setting, Flowshares::Single, 1, "s", true);
     let (wire, taken, rcvbuf) = r.cp_on_the_wire.expect("a capture");
     eprintln!(
-        "CP datagrams on the wire to the remote AP: {wire} (tshark); the AP took {taken}; \
+        "CP datagrams on the wire to the remote AP: {wire} (tshark's capture); the AP took {taken}; \
          host d's UDP sockets dropped {rcvbuf} for a full receive buffer"
     );
     // Every datagram the AP took was on the wire; what the wire carried and the AP did not
     // take, a full socket buffer dropped (the count covers all of host d's UDP sockets).
     assert!(
         wire >= taken && wire - taken <= rcvbuf,
-        "tshark counted {wire} CP datagrams, the remote AP took {taken}, {rcvbuf} dropped"
+        "tshark captured {wire} CP datagrams, the remote AP took {taken}, {rcvbuf} dropped"
     );
     check(&r, 1.0, setting.twin_single);
 }
@@ -482,25 +545,25 @@ fn bfld_4(setting: Setting) {
 }
 
 #[test]
-#[ignore = "root, 40 s: .ci/checks.d/55-router.sh"]
+#[ignore = "root, 40 s: the short setting, a deviation from Table I, run by hand (docs/router.md)"]
 fn one_flowshare_of_4_flows_against_one_tfrc_flow_is_fair_and_matches_its_twin() {
-    one_flowshare(CI);
+    one_flowshare(SHORT);
 }
 
 #[test]
-#[ignore = "root, 40 s: .ci/checks.d/55-router.sh"]
+#[ignore = "root, 40 s: the short setting, a deviation from Table I, run by hand (docs/router.md)"]
 fn bfld_m_4_against_4_tfrc_flows_takes_4_flowshares_and_matches_its_twin() {
-    bfld_4(CI);
+    bfld_4(SHORT);
 }
 
 #[test]
-#[ignore = "root, 180 s: Table I's setting, run by hand (docs/router.md)"]
+#[ignore = "root, 180 s: Table I's setting, .ci/checks.d/55-router.sh"]
 fn at_the_papers_setting_one_flowshare_is_fair_and_matches_its_twin() {
     one_flowshare(PAPER);
 }
 
 #[test]
-#[ignore = "root, 180 s: Table I's setting, run by hand (docs/router.md)"]
+#[ignore = "root, 180 s: Table I's setting, .ci/checks.d/55-router.sh"]
 fn at_the_papers_setting_bfld_m_4_takes_4_flowshares_and_matches_its_twin() {
     bfld_4(PAPER);
 }

@@ -64,6 +64,12 @@ struct Args {
     /// the right tag are refused. The file must not be readable by group or others.
     #[arg(long)]
     probe_key_file: Option<PathBuf>,
+    /// Drive kernel TCP too (root; built with the `tcp` feature): register concord's eBPF
+    /// congestion-control algorithms for as long as the daemon runs, and make every kernel TCP
+    /// socket that uses `concord_cm` a flow of this daemon's manager, in its destination's
+    /// macroflow beside the clients' flows (docs/ebpf.md).
+    #[arg(long)]
+    tcp: bool,
 }
 
 /// Reads the probe key: 64 hexadecimal digits (whitespace around them ignored) in a file that
@@ -154,6 +160,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ..HubConfig::default()
     };
     let hub = Hub::new(config)?;
+    let tcp = if args.tcp {
+        Some(start_tcp(Arc::clone(&hub)).await?)
+    } else {
+        None
+    };
     let open_files = match concord_net::sys::raise_open_files_limit() {
         Ok(n) => n,
         Err(e) => {
@@ -203,6 +214,84 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     if let Err(e) = std::fs::remove_file(&path) {
         tracing::warn!(error = %e, "removing the socket");
     }
+    if let Some(tcp) = tcp {
+        tcp.stop();
+    }
     tracing::info!("concordd stopped");
     Ok(())
+}
+
+/// The kernel TCP side's thread.
+#[cfg(feature = "tcp")]
+struct TcpSide {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+#[cfg(feature = "tcp")]
+impl TcpSide {
+    /// Stops the side and waits for it: the algorithms are unregistered when it returns.
+    fn stop(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.thread.join();
+    }
+}
+
+/// Loads the datapath on a thread of its own and waits until its algorithms are registered.
+#[cfg(feature = "tcp")]
+async fn start_tcp(hub: Arc<Hub>) -> Result<TcpSide, Box<dyn std::error::Error>> {
+    use std::sync::atomic::AtomicBool;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = tokio::sync::oneshot::channel::<Result<String, String>>();
+    let thread = {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("concordd-tcp".into())
+            .spawn(move || {
+                let tx = std::sync::Mutex::new(Some(tx));
+                let send = |r| {
+                    if let Some(tx) = tx.lock().ok().and_then(|mut t| t.take()) {
+                        let _ = tx.send(r);
+                    }
+                };
+                let config = concord_bpf::agent::AgentConfig::default();
+                match concord_net::kernel_tcp::run(hub, config, &stop, |names| {
+                    send(Ok(names.join(" ")));
+                }) {
+                    Ok(s) => tracing::info!(
+                        records = s.agent.records,
+                        sockets = s.agent.sockets_opened,
+                        dropped = s.dropped,
+                        fallback_acks = s.fallback_acks,
+                        "kernel TCP side stopped"
+                    ),
+                    Err(e) => {
+                        tracing::error!("kernel TCP side: {e}");
+                        send(Err(e.to_string()));
+                    }
+                }
+            })?
+    };
+    match rx.await {
+        Ok(Ok(names)) => {
+            tracing::info!(algorithms = %names, "kernel TCP: registered");
+            Ok(TcpSide { stop, thread })
+        }
+        Ok(Err(e)) => Err(format!("--tcp: {e}").into()),
+        Err(_) => Err("--tcp: the kernel TCP side ended before it registered".into()),
+    }
+}
+
+/// Built without the `tcp` feature: `--tcp` is refused with the way to get it.
+#[cfg(not(feature = "tcp"))]
+struct TcpSide;
+
+#[cfg(not(feature = "tcp"))]
+impl TcpSide {
+    fn stop(self) {}
+}
+
+#[cfg(not(feature = "tcp"))]
+async fn start_tcp(_hub: Arc<Hub>) -> Result<TcpSide, Box<dyn std::error::Error>> {
+    Err("--tcp: this concordd was built without kernel TCP; build it with `cargo build --release -p concord-net --features tcp` (needs clang, llvm, libelf-dev, zlib1g-dev, pkg-config and bpftool; docs/ebpf.md)".into())
 }
