@@ -5,11 +5,19 @@ bpf_started=$(date +%s)
 export CONCORD_REQUIRE_BPF=1
 # The delay line is the concord-testbed binary `cargo test --workspace` built (profile test).
 [ -x target/debug/concord-testbed ] || cargo build --workspace --profile test --bin concord-testbed
-cargo clippy -p concord-bpf --features datapath --all-targets -- -D warnings
+# `--workspace --features concord-bpf/datapath` rather than `-p concord-bpf --features datapath`:
+# `-p` resolves features for concord-bpf alone (tokio without test-util, clap without env,
+# serde_json without float_roundtrip), so it would compile those and concord-net and concord-sim
+# again; with the workspace's feature set only libbpf and concord-bpf are new, the rest is what
+# the workspace's clippy and `cargo test --workspace` already built. The lint covers the whole
+# workspace with the datapath on, a superset of concord-bpf's.
+bpf_cargo=(--workspace --features concord-bpf/datapath)
+cargo clippy "${bpf_cargo[@]}" --all-targets -- -D warnings
 # The unit tests and the agent bench gate as they are. The test bed tests measure real kernel TCP
 # through a user-space delay line on a shared 2-core machine: like the CM daemon's acceptance
 # (50-testbed-cm.sh) each gets one more run if the first falls short.
-cargo test -p concord-bpf --features datapath --lib --bins --test agent_bench -- --test-threads=1
+# (`--lib --bins` take every member's unit tests, which the suite ran already: a few seconds more.)
+cargo test "${bpf_cargo[@]}" --lib --bins --test agent_bench -- --test-threads=1
 # `concordd --tcp` (concord-net's feature `tcp`): lint it, test its TCP side, and build the
 # concordd the test bed's TCP/CM-through-the-daemon tests run (next to the agent, profile test,
 # reusing the datapath built just above).
@@ -19,19 +27,19 @@ cargo test -p concord-net --features tcp --lib kernel_tcp
 # The macroflow beside a reno flow from another host (bar 0.5x-2x) gates with the others.
 # A test that falls short of its bar on the loaded machine gets one more run, alone.
 kernel_log=$(mktemp)
-if ! cargo test -p concord-bpf --features datapath --test kernel_tcp -- --test-threads=1 2>&1 | tee "$kernel_log"; then
+if ! cargo test "${bpf_cargo[@]}" --test kernel_tcp -- --test-threads=1 2>&1 | tee "$kernel_log"; then
   failed=$(grep -oP '^test \K\S+(?= \.\.\. FAILED$)' "$kernel_log" || true)
   [ -n "$failed" ] || { echo "kernel TCP test bed: the suite failed before a test did"; exit 1; }
   for t in $failed; do
     echo "kernel TCP test bed $t: one more run"
-    cargo test -p concord-bpf --features datapath --test kernel_tcp -- --test-threads=1 --exact "$t"
+    cargo test "${bpf_cargo[@]}" --test kernel_tcp -- --test-threads=1 --exact "$t"
   done
 fi
 rm -f "$kernel_log"
 # The simulator twin (each flow within 15% of the simulator) holds in 6 of 8 runs, not reliably
 # (docs/ebpf.md, The simulator twin): it runs once and its figures are reported; it does not gate.
 twin=the_simulator_twin_matches_the_test_bed
-cargo test -p concord-bpf --features datapath --test kernel_tcp -- --test-threads=1 --ignored --exact "$twin" --nocapture \
+cargo test "${bpf_cargo[@]}" --test kernel_tcp -- --test-threads=1 --ignored --exact "$twin" --nocapture \
   || echo "REPORTED, NOT GATING: $twin: a flow more than 15% from the simulator"
-unset CONCORD_REQUIRE_BPF
+unset CONCORD_REQUIRE_BPF bpf_cargo
 echo "== check 70-bpf took $(( $(date +%s) - bpf_started )) s"

@@ -11,6 +11,10 @@
 // --recovery=prr, --sack=1, --limitedTransmit=0, --redWait=0 and --delAckTimeoutMs=40 switch one
 // mechanism each (--minRtoMs sets the minimum RTO, for measurements by hand).
 //
+// Every timeout is also counted by its cause ("timeout_causes"): whether the receiver already held
+// the segment at snd.una when the timer fired (a spurious timeout), else the congestion state the
+// flow was in (fast recovery, an earlier timeout's loss recovery, or neither: a tail loss).
+//
 // Everything is counted by C++ callbacks; no Python is involved.
 
 #include "ns3/applications-module.h"
@@ -53,6 +57,27 @@ struct FlowTrace
     uint64_t recoveries = 0;
     uint64_t lossEpisodes = 0;
     bool established = false;
+    // The timeouts by what the connection held when the timer fired (RtoChange):
+    // - receiverHeld: the receiver already had the segment at the sender's snd.una (its next
+    //   expected sequence is past it): the ACK was held by the delayed-ACK timer or in flight,
+    //   a spurious timeout (RFC 5681 4.2 against RFC 6298 2.4);
+    // - inRecovery: the segment is missing and the flow was in fast recovery (its
+    //   retransmission, or a later hole's, lost);
+    // - repeat: the segment is missing and the flow was already in loss recovery after an
+    //   earlier timeout (the retransmission after a timeout lost again);
+    // - open / disorder: the segment is missing and the flow was in neither (no duplicate ACK /
+    //   one or two: too few for fast retransmit, a tail loss).
+    uint64_t receiverHeld = 0;
+    uint64_t inRecovery = 0;
+    uint64_t repeat = 0;
+    uint64_t open = 0;
+    uint64_t disorder = 0;
+    // The congestion state, the state before the last entry into CA_LOSS, and when that was.
+    TcpSocketState::TcpCongState_t state = TcpSocketState::CA_OPEN;
+    TcpSocketState::TcpCongState_t beforeLoss = TcpSocketState::CA_OPEN;
+    Time enteredLoss = Seconds(-1);
+    Ptr<TcpSocketBase> sender;
+    Ptr<PacketSink> sink;
 };
 
 std::vector<FlowTrace> g_flows;
@@ -82,6 +107,58 @@ CwndChange(uint32_t flow, uint32_t, uint32_t newValue)
     f.max = std::max(f.max, v);
 }
 
+// The receiver's next expected sequence, if its connection exists.
+bool
+ReceiverNext(const FlowTrace& f, SequenceNumber32& next)
+{
+    if (!f.sink)
+    {
+        return false;
+    }
+    for (const Ptr<Socket>& s : f.sink->GetAcceptedSockets())
+    {
+        Ptr<TcpSocketBase> t = DynamicCast<TcpSocketBase>(s);
+        if (t)
+        {
+            next = t->GetRxBuffer()->NextRxSequence();
+            return true;
+        }
+    }
+    return false;
+}
+
+// Counts a timeout under its cause (see FlowTrace). Whichever ReTxTimeout does first, enter
+// CA_LOSS or double the RTO, the state before this timeout is the one left at a CA_LOSS entry at
+// this instant, or else the current one (CA_LOSS itself: an earlier timeout's recovery).
+void
+ClassifyTimeout(FlowTrace& f)
+{
+    SequenceNumber32 next;
+    if (f.sender && ReceiverNext(f, next) && next > f.sender->GetTxBuffer()->HeadSequence())
+    {
+        ++f.receiverHeld;
+        return;
+    }
+    const TcpSocketState::TcpCongState_t before =
+        f.enteredLoss == Simulator::Now() ? f.beforeLoss : f.state;
+    switch (before)
+    {
+    case TcpSocketState::CA_RECOVERY:
+    case TcpSocketState::CA_CWR:
+        ++f.inRecovery;
+        break;
+    case TcpSocketState::CA_LOSS:
+        ++f.repeat;
+        break;
+    case TcpSocketState::CA_DISORDER:
+        ++f.disorder;
+        break;
+    default:
+        ++f.open;
+        break;
+    }
+}
+
 void
 RtoChange(uint32_t flow, Time oldValue, Time newValue)
 {
@@ -92,6 +169,7 @@ RtoChange(uint32_t flow, Time oldValue, Time newValue)
         if (g_flows[flow].established)
         {
             ++g_flows[flow].timeouts;
+            ClassifyTimeout(g_flows[flow]);
         }
         else
         {
@@ -110,8 +188,11 @@ StateChange(uint32_t flow, TcpSocket::TcpStates_t, TcpSocket::TcpStates_t newVal
 }
 
 void
-CongStateChange(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t newValue)
+CongStateChange(uint32_t flow,
+                TcpSocketState::TcpCongState_t oldValue,
+                TcpSocketState::TcpCongState_t newValue)
 {
+    g_flows[flow].state = newValue;
     if (newValue == TcpSocketState::CA_RECOVERY)
     {
         ++g_flows[flow].recoveries;
@@ -119,6 +200,8 @@ CongStateChange(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::T
     else if (newValue == TcpSocketState::CA_LOSS)
     {
         ++g_flows[flow].lossEpisodes;
+        g_flows[flow].beforeLoss = oldValue;
+        g_flows[flow].enteredLoss = Simulator::Now();
     }
 }
 
@@ -149,6 +232,7 @@ HookSocket(Ptr<BulkSendApplication> app, uint32_t flow)
     ok = ok && s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&RtoChange, flow));
     ok = ok && s->TraceConnectWithoutContext("State", MakeBoundCallback(&StateChange, flow));
     ok = ok && s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&CongStateChange, flow));
+    g_flows[flow].sender = DynamicCast<TcpSocketBase>(s);
     if (!ok)
     {
         std::cerr << "flow " << flow << ": cannot connect the socket's traces\n";
@@ -425,6 +509,7 @@ main(int argc, char* argv[])
         ApplicationContainer sa = sinkHelper.Install(flows[k].to);
         sa.Start(Seconds(0.0));
         sinks[k] = DynamicCast<PacketSink>(sa.Get(0));
+        g_flows[k].sink = sinks[k];
         BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(flows[k].toAddr, flows[k].port));
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
         bulk.SetAttribute("SendSize", UintegerValue(g_segment));
@@ -472,8 +557,14 @@ main(int argc, char* argv[])
     js << ", \"drops\": " << (g_tcDrops + devDrops + qdiscDrops);
     js << ", \"marks\": " << marks << ", \"wire_losses\": " << g_wireLosses;
     uint64_t timeouts = 0, synTimeouts = 0, recoveries = 0, lossEpisodes = 0;
+    uint64_t held = 0, inRecovery = 0, repeat = 0, open = 0, disorder = 0;
     for (auto& f : g_flows)
     {
+        held += f.receiverHeld;
+        inRecovery += f.inRecovery;
+        repeat += f.repeat;
+        open += f.open;
+        disorder += f.disorder;
         timeouts += f.timeouts;
         synTimeouts += f.synTimeouts;
         recoveries += f.recoveries;
@@ -481,6 +572,8 @@ main(int argc, char* argv[])
     }
     js << ", \"timeouts\": " << timeouts << ", \"syn_timeouts\": " << synTimeouts;
     js << ", \"fast_retransmits\": " << recoveries << ", \"loss_episodes\": " << lossEpisodes;
+    js << ", \"timeout_causes\": {\"receiver_held\": " << held << ", \"in_recovery\": " << inRecovery
+       << ", \"repeat\": " << repeat << ", \"open\": " << open << ", \"disorder\": " << disorder << "}";
     js << ", \"per_flow_goodput_bps\": [";
     for (uint32_t k = 0; k < total; ++k)
     {
@@ -502,6 +595,7 @@ main(int argc, char* argv[])
            << ", \"max\": " << Num(f.max) << "}";
     }
     js << "], \"run_cpu_s\": " << Num(runCpu) << "}";
+    g_flows.clear(); // the sockets it points to go with the simulation
     Simulator::Destroy();
     std::cout << js.str() << std::endl;
     return 0;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -25,6 +26,29 @@ def load(path: PathLike) -> Scenario:
 def parse(text: str) -> Scenario:
     """Reads and checks scenario text."""
     return _concord.parse(text)
+
+
+def _import_pandas() -> None:
+    """Imports pandas (and numpy and pyarrow with it) when no one has yet, with the cyclic
+    garbage collector paused meanwhile, then restores the collector as it was (also when the
+    import fails).
+
+    The import makes some 60,000 objects that live as long as the process and next to no
+    garbage, yet the collector runs about 140 times over the growing heap meanwhile; paused,
+    it runs once after the import, over all it made, and finds the same garbage. Measured
+    with `gc.callbacks` on pandas 3.1 and Python 3.11: about 50 ms of the collector's CPU
+    time in the import became about 33 ms (a load of about 15 on 2 cores). (The collector's
+    switch is the process's: a thread that turns it off while pandas is imported here finds
+    it on again.)"""
+    if "pandas" in sys.modules:
+        return
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        import pandas  # noqa: F401
+    finally:
+        if enabled:
+            gc.enable()
 
 
 _STRING_DTYPE = None
@@ -119,9 +143,11 @@ class _Layout:
                                  dtype=np.intp)
         self.str_at = [np.array([i], dtype=np.intp) for i, k in enumerate(self.kinds)
                        if k == "str"]
+        self.placed: Optional[List[Any]] = None  # the blocks' classes and placements (_direct)
 
 
 _MAKE: Any = ()  # _from_blocks()'s answer, once known
+_DIRECT: Any = ()  # _direct()'s answer, once known
 
 
 def _from_blocks():
@@ -140,16 +166,93 @@ def _from_blocks():
     return _MAKE
 
 
+def _direct():
+    """A function from a layout and its blocks' arrays to the frame `_from_blocks()` makes of
+    them, built as that constructor builds it but without its per-block checks, which cost
+    more than a run's whole flows table: each block made by its class straight from the array
+    and a placement the layout keeps, the block manager made unverified, the row index by
+    pandas' own default. None when this pandas has no such internals or when a probe table
+    made both ways differs in any value, dtype, block or axis (then `_from_blocks()` makes
+    every frame).
+
+    A frame's blocks share their placements (immutable: pandas replaces a placement, never
+    changes one, and itself shares them between a frame and its copies) with every frame of
+    the layout; their arrays are the frame's own."""
+    global _DIRECT
+    if _DIRECT == ():
+        _DIRECT = None
+        make = _from_blocks()
+        if make is None:
+            return None
+        try:
+            import numpy as np
+            import pandas as pd
+            from pandas._libs.internals import BlockPlacement
+            from pandas.core.indexes.api import default_index
+            from pandas.core.internals.blocks import get_block_type
+            from pandas.core.internals.managers import BlockManager
+
+            from_mgr = pd.DataFrame._from_mgr
+            classes: Dict[Any, Any] = {}
+
+            def placed(layout):
+                """The layout's blocks: (block class, placement), in `values` order."""
+                if layout.placed is None:
+                    kinds = [(np.dtype("<i8"), layout.int_at), (np.dtype("<f8"), layout.float_at)]
+                    kinds += [(_string_dtype(), at) for at in layout.str_at]
+                    for dtype, _ in kinds:
+                        if dtype not in classes:
+                            classes[dtype] = get_block_type(dtype)
+                    layout.placed = [(classes[dtype], BlockPlacement(at.copy()))
+                                     for dtype, at in kinds if len(at)]
+                return layout.placed
+
+            def direct(layout, rows, values):
+                blocks = [cls(v, ndim=2, placement=at)
+                          for (cls, at), v in zip(placed(layout), values)]
+                manager = BlockManager(blocks, [layout.columns.view(), default_index(rows)],
+                                       verify_integrity=False)
+                return from_mgr(manager, manager.axes)
+
+            probe = _Layout("\x1f".join(["a=str", "b=i8", "c=f8", "d=i8", "e=str", "f=f8"]))
+            texts = _strings()(["x", None, "", "yy"], 2, 2)
+
+            def arrays():
+                ints = np.array([[1, -2], [3, 4]], dtype="<i8")
+                floats = np.array([[0.5, np.nan], [2.0, -1e300]], dtype="<f8")
+                return [ints, floats] + [t.copy() for t in texts]
+
+            def layout_of(frame):
+                return [(type(b), b.dtype, list(b.mgr_locs.as_array), b.values.shape)
+                        for b in frame._mgr.blocks]
+
+            got = direct(probe, 2, arrays())
+            want = make(list(zip(arrays(), [probe.int_at, probe.float_at] + probe.str_at)),
+                        index=pd.RangeIndex(2), columns=probe.columns.view())
+            # (DataFrame.equals: the same values, NaN where NaN, column by column of one dtype.)
+            if (got.equals(want) and layout_of(got) == layout_of(want)
+                    and list(got.dtypes) == list(want.dtypes)
+                    and type(got.index) is type(want.index) and got.index.equals(want.index)
+                    and type(got.columns) is type(want.columns)
+                    and got.columns.equals(want.columns)
+                    and got._mgr.is_consolidated() == want._mgr.is_consolidated()):
+                _DIRECT = direct
+        except Exception:  # any pandas whose internals differ: the public constructor from blocks
+            pass
+    return _DIRECT
+
+
 def _frame(blocks):
     """A pandas DataFrame of a table as the extension groups it (`RawRun.blocks`): numeric
     columns are read by numpy straight from their bytes, with no CSV text parsed; the dtypes are
     those `pandas.read_csv` gives the same table (int64, float64 with NaN for gaps, str).
 
     The integer columns are one 2-D int64 block and the doubles one float64 block, each string
-    column a block of its own, handed to pandas' constructor from blocks: the frame pandas
-    would consolidate the columns into, without the public constructor's per-column checks and
-    copies, which cost as much as the one-second run itself. A pandas without it gets the same
-    frame by another constructor."""
+    column a block of its own: the frame pandas would consolidate the columns into, made from
+    those blocks (`_direct()`, else pandas' constructor from blocks) without the public
+    constructor's per-column checks and copies, which cost as much as the one-second run
+    itself. A pandas without either gets the same frame by another constructor."""
+    _import_pandas()
     import numpy as np
     import pandas as pd
 
@@ -161,6 +264,12 @@ def _frame(blocks):
     int_block = np.frombuffer(ints, dtype="<i8").reshape(len(layout.int_at), rows)
     float_block = np.frombuffer(floats, dtype="<f8").reshape(len(layout.float_at), rows)
     texts = _strings()(texts, rows, len(layout.str_at))
+    direct = _direct()
+    if direct is not None:
+        values = [int_block] if len(layout.int_at) else []
+        if len(layout.float_at):
+            values.append(float_block)
+        return direct(layout, rows, values + texts)
     index = layout.columns.view()  # a new Index on the same values: `df.columns.name` stays local
     make = _from_blocks()
     if make is not None:

@@ -238,6 +238,9 @@ pub fn summary_lines(r: &Report) -> Vec<String> {
 /// The paper results not run, as a Markdown section: the paper's words, what it reports and
 /// what concord's model lacks, each linked to its analysis.
 fn not_run_markdown() -> String {
+    if NOT_RUN.is_empty() {
+        return String::new();
+    }
     let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
     let mut m = String::from(
         "### Results: paper results not run\n\nWhat concord's model lacks to run them; they carry no verdict and are not counted above.\n\n\
@@ -262,6 +265,9 @@ fn not_run_markdown() -> String {
 
 /// [`not_run_markdown`] as an HTML section.
 fn not_run_html() -> String {
+    if NOT_RUN.is_empty() {
+        return String::new();
+    }
     let mut h = String::from(
         "<h2 id=\"not-run\">Paper results not run</h2>\n<p>What concord's model lacks to run them; they carry no verdict and are not counted above.</p>\n\
          <table><tr><th>paper</th><th>figure</th><th>the paper's words</th><th>the paper reports</th><th>missing from the model</th></tr>\n",
@@ -605,7 +611,9 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
             figures_of(&claims).join(", ")
         );
     }
-    m.push_str("- [paper results not run](#results-paper-results-not-run)\n");
+    if !NOT_RUN.is_empty() {
+        m.push_str("- [paper results not run](#results-paper-results-not-run)\n");
+    }
     m.push_str("- [concord's own checks](#results-concords-own-checks)\n\n");
     let _ = writeln!(
         m,
@@ -1063,7 +1071,8 @@ mod tests {
     }
 
     #[test]
-    fn the_report_lists_the_paper_results_not_run_apart_from_the_verdicts() {
+    fn the_report_has_no_not_run_section_when_every_paper_result_runs() {
+        assert!(NOT_RUN.is_empty());
         let r = Report {
             concord_version: "0".into(),
             quick: true,
@@ -1072,27 +1081,10 @@ mod tests {
             experiments: vec![],
         };
         let lines = summary_lines(&r);
-        assert!(
-            lines.contains(
-                &"Paper results not run, because the model lacks what they need: 1 (ECA Fig. 9)."
-                    .to_string()
-            ),
-            "{lines:#?}"
-        );
+        assert!(!lines.iter().any(|l| l.contains("not run")), "{lines:#?}");
         let md = render_markdown(&r);
-        assert!(md.contains("### Results: paper results not run"), "{md}");
-        assert!(
-            md.contains("| eca | Fig. 9: ECN/RED with ECT on SYNs | \"a modification was made"),
-            "{md}"
-        );
-        assert!(
-            md.contains("[not run](docs/analysis.md#eca-fig-9-not-run) |"),
-            "{md}"
-        );
+        assert!(!md.contains("paper results not run"), "{md}");
         let html = render_html(&r);
-        assert!(
-            html.contains("<tr id=\"eca-fig-9-not-run\"><td>eca</td>"),
-            "{html}"
-        );
+        assert!(!html.contains("id=\"not-run\""), "{html}");
     }
 }

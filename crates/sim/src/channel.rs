@@ -81,6 +81,8 @@ pub struct Channel {
     pub to: NodeId,
     /// Serialisation rate.
     pub rate: Rate,
+    /// Link-layer framing bytes added to every packet's size for its transmission time.
+    pub framing: u32,
     /// Propagation delay.
     pub delay: Duration,
     disc: QueueDisc,
@@ -109,6 +111,7 @@ impl Channel {
             from,
             to,
             rate: spec.rate,
+            framing: spec.framing_bytes,
             delay: spec.delay,
             disc: QueueDisc::new(spec),
             dropped: Vec::new(),
@@ -196,7 +199,7 @@ impl Channel {
         }
         if let Some(p) = bypass {
             self.in_service = Some(p);
-            return Offer::Transmitting(self.rate.transmit_time(u64::from(p.size)));
+            return Offer::Transmitting(self.transmit_time(&p));
         }
         let started = self.start_next(now);
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.disc.len().packets);
@@ -225,7 +228,7 @@ impl Channel {
         if let Some(p) = self.control.pop_front() {
             self.control_sent += 1;
             self.in_service = Some(p);
-            return Some(self.rate.transmit_time(p.size as u64));
+            return Some(self.transmit_time(&p));
         }
         let before = self.dropped.len();
         let p = self
@@ -236,7 +239,14 @@ impl Channel {
         let p = p?;
         self.account_queue(now);
         self.in_service = Some(p);
-        Some(self.rate.transmit_time(p.size as u64))
+        Some(self.transmit_time(&p))
+    }
+
+    /// The time to send `p` at the link rate: its bytes plus the link's framing bytes.
+    #[inline]
+    fn transmit_time(&self, p: &Packet) -> Duration {
+        self.rate
+            .transmit_time(u64::from(p.size) + u64::from(self.framing))
     }
 
     /// The packet in service finished transmission. Returns it unless the wire lost it, and the
@@ -266,5 +276,60 @@ impl Channel {
     /// The packet now being transmitted.
     pub fn in_service(&self) -> Option<&Packet> {
         self.in_service.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Transport;
+    use concord_cc::aqm::{AqmConfig, QueueLimit};
+
+    fn channel(framing_bytes: u32) -> Channel {
+        let spec = ChannelSpec {
+            rate: Rate::from_mbps(10),
+            delay: Duration::from_millis(1),
+            queue: AqmConfig::DropTail {
+                limit: QueueLimit::Packets(10),
+            },
+            loss: 0.0,
+            loss_applies_to: LossFilter::All,
+            gcca: None,
+            eca: None,
+            framing_bytes,
+        };
+        Channel::new("a->b".into(), 0, 1, &spec, Rng::new(1))
+    }
+
+    fn packet() -> Packet {
+        Packet::new(
+            0,
+            1,
+            0,
+            1000,
+            Instant::ZERO,
+            Transport::Udp { seq: 0, len: 972 },
+        )
+    }
+
+    #[test]
+    fn framing_bytes_lengthen_every_transmission_on_the_link() {
+        // 1000 bytes at 10 Mbit/s: 800 us; with PPP's 2 bytes, 1002 x 8 / 10^7 s = 801.6 us.
+        let mut plain = channel(0);
+        let mut ppp = channel(2);
+        assert_eq!(
+            plain.offer_from(Instant::ZERO, packet(), 0),
+            Offer::Transmitting(Duration::from_micros(800))
+        );
+        assert_eq!(
+            ppp.offer_from(Instant::ZERO, packet(), 0),
+            Offer::Transmitting(Duration::from_nanos(801_600))
+        );
+        // The next packet, queued behind, is timed the same way when it starts; the counters
+        // keep IP bytes.
+        assert_eq!(ppp.offer_from(Instant::ZERO, packet(), 0), Offer::Queued);
+        let (_, next) = ppp.complete(Instant::from_nanos(801_600));
+        assert_eq!(next, Some(Duration::from_nanos(801_600)));
+        assert_eq!(ppp.stats.tx_bytes, 1000);
     }
 }

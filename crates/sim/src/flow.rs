@@ -4,7 +4,7 @@ use crate::metrics::{Histogram, Series};
 use crate::packet::NodeId;
 use crate::scenario::DropWhen;
 use concord_cc::rng::Rng;
-use concord_cc::tcp::{TcpReceiver, TcpSender};
+use concord_cc::tcp::{ActiveOpen, PassiveOpen, TcpReceiver, TcpSender};
 use concord_cc::time::{Duration, Instant};
 use concord_cc::units::{Bytes, Rate};
 use std::collections::VecDeque;
@@ -52,6 +52,19 @@ pub struct TcpFlow {
     pub first_sent: VecDeque<(u64, Instant)>,
     /// The highest end sequence number recorded in `first_sent` so far.
     pub first_sent_through: u64,
+    /// Both ends of the three-way handshake, for a connection that opens with one
+    /// (`handshake` in its TCP settings); `None`: data leaves when the application starts.
+    pub handshake: Option<Box<TcpOpen>>,
+}
+
+/// The two openers of a connection's handshake: the sender's active side, the receiver's
+/// passive side.
+#[derive(Debug)]
+pub struct TcpOpen {
+    /// The sender's side.
+    pub active: ActiveOpen,
+    /// The receiver's side.
+    pub passive: PassiveOpen,
 }
 
 /// A UDP source of constant rate, possibly switched on and off.

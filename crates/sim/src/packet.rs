@@ -36,6 +36,14 @@ pub enum Transport {
         /// SACK blocks (RFC 2018), none unless the connection uses SACK.
         sack: concord_cc::tcp::sack::SackBlocks,
     },
+    /// A segment of the TCP three-way handshake (SYN, SYN-ACK or its ACK), for a connection
+    /// that opens with one; no payload.
+    TcpHandshake {
+        /// Which segment.
+        segment: concord_cc::tcp::HandshakeSegment,
+        /// The sender's timestamp value (TSval, ms), or the echoed one (TSecr) on a SYN-ACK.
+        ts: u32,
+    },
     /// A UDP datagram.
     Udp {
         /// The source's datagram counter, for loss accounting at the sink.
@@ -140,6 +148,7 @@ impl Packet {
         !matches!(
             self.transport,
             Transport::TcpAck { .. }
+                | Transport::TcpHandshake { .. }
                 | Transport::TfrcFeedback { .. }
                 | Transport::CpControl
                 | Transport::CmProbe(_)

@@ -14,7 +14,9 @@ use crate::scenario::{FlowKind, NodeKind, Scenario};
 use crate::trace::capture::{Capture, CaptureError};
 use concord_cc::rng::Rng;
 use concord_cc::tcp::sender::Segment;
-use concord_cc::tcp::{TcpReceiver, TcpSender, WindowController, WindowCtl};
+use concord_cc::tcp::{
+    ActiveOpen, PassiveOpen, TcpReceiver, TcpSender, WindowController, WindowCtl,
+};
 use concord_cc::time::{Duration, Instant};
 use concord_cc::wire::Ecn;
 
@@ -266,6 +268,12 @@ impl Simulator {
                         injected_at: None,
                         first_sent: Default::default(),
                         first_sent_through: 0,
+                        handshake: tcp.handshake.map(|h| {
+                            Box::new(crate::flow::TcpOpen {
+                                active: ActiveOpen::new(h, tcp.max_rto),
+                                passive: PassiveOpen::new(h, tcp.max_rto),
+                            })
+                        }),
                     }))
                 }
                 FlowKind::Cbr { rate, packet_size } => Agent::Udp(Box::new(UdpFlow {
@@ -686,6 +694,9 @@ impl Simulator {
         let now = self.now;
         let after_warmup = now >= self.warmup;
         let f = pkt.flow as usize;
+        if let Transport::TcpHandshake { segment, .. } = pkt.transport {
+            return self.deliver_handshake(f, segment);
+        }
         let Some(flow) = self.flows.get_mut(f) else {
             return Ok(());
         };
@@ -699,6 +710,10 @@ impl Simulator {
                 },
                 Agent::Tcp(t),
             ) => {
+                if let Some(h) = t.handshake.as_deref_mut() {
+                    // A data segment carries the ACK of the SYN-ACK.
+                    h.passive.on_ack();
+                }
                 let newly = t
                     .receiver
                     .on_segment(now, seq, len, pkt.ecn == Ecn::Ce, cwr);
@@ -781,6 +796,9 @@ impl Simulator {
 
     /// Sends what the TCP sender of flow `f` may send, traces its window and re-arms its timer.
     fn pump_sender(&mut self, f: usize) -> Result<(), CaptureError> {
+        if !self.pump_active_open(f)? {
+            return Ok(());
+        }
         let now = self.now;
         let mut batch = std::mem::take(&mut self.scratch);
         let flow = &mut self.flows[f];
@@ -860,6 +878,7 @@ impl Simulator {
 
     /// Sends the ACK the receiver of flow `f` wants sent and re-arms its timer.
     fn pump_receiver(&mut self, f: usize) -> Result<(), CaptureError> {
+        self.pump_passive_open(f)?;
         let now = self.now;
         let flow = &mut self.flows[f];
         let (src, dst) = (flow.src, flow.dst);
@@ -903,7 +922,13 @@ impl Simulator {
             return Ok(()); // superseded by an earlier deadline
         }
         t.sender_timer = None;
-        if t.sender.on_timeout(now) {
+        if let Some(h) = t
+            .handshake
+            .as_deref_mut()
+            .filter(|h| !h.active.is_established())
+        {
+            h.active.on_timeout(now);
+        } else if t.sender.on_timeout(now) {
             self.cm_on_timeout(f);
         }
         self.pump_sender(f as usize)
@@ -918,6 +943,9 @@ impl Simulator {
             return Ok(());
         }
         t.receiver_timer = None;
+        if let Some(h) = t.handshake.as_deref_mut() {
+            h.passive.on_timeout(now);
+        }
         t.receiver.on_timeout(now);
         self.pump_receiver(f as usize)
     }
@@ -1068,6 +1096,7 @@ mod cm;
 mod cp;
 mod eca;
 mod gcca;
+mod handshake;
 mod stages;
 mod tfrc;
 

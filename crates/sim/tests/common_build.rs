@@ -19,6 +19,7 @@ fn chan(rate: Rate, delay_ms: u64, limit: u32) -> ChannelSpec {
         loss_applies_to: LossFilter::All,
         gcca: None,
         eca: None,
+        framing_bytes: 0,
     }
 }
 

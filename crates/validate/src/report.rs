@@ -199,7 +199,7 @@ pub fn markdown(results: &[CaseResult]) -> String {
         let (explained, partly, not) = diagnosis_tally(results);
         let _ = writeln!(
             s,
-            "\nDiagnosis of the {out} cases outside: {explained} explained by one ns-3 switch, {partly} partly, {not} not diagnosed. By symptom group (every switch on the representative, then the switches that explain it, or its partial cause, on each other case of the group):\n"
+            "\nDiagnosis of the {out} cases outside: {explained} explained by one ns-3 switch, {partly} partly, {not} not diagnosed. By symptom group (every switch on the representative, then the switches that explain it, or its partial cause, in turn on each other case of the group until one explains it):\n"
         );
         s.push_str("| symptom | cases | representative | switches tried on it | its cause | the group's cases explained / partly / not |\n|---|---|---|---|---|---|\n");
         for (symptom, members) in &groups {

@@ -5,8 +5,8 @@
 //! with `diagnose`, every case outside a target then runs the ns-3 variants (one mechanism
 //! switched each) to name its cause.
 
-use crate::compare::{cause, checks, finding, summarise, Check, Summary};
-use crate::grid::{Case, Topology};
+use crate::compare::{cause, checks, finding, summarise, Check, Finding, Summary};
+use crate::grid::{Case, CaseRecovery, Queue, Topology};
 use crate::measurement::Measurement;
 use crate::ns3::{self, Variant};
 use crate::{concord_run, grid};
@@ -139,8 +139,8 @@ pub struct CaseResult {
     pub verdict: Verdict,
     /// The measured cause of a difference (empty when within).
     pub cause: String,
-    /// The symptom that put the case in its diagnosis group (outside cases): the grid group,
-    /// the targets missed and concord's side of each.
+    /// The symptom that put the case in its diagnosis group (outside cases): the mechanisms it
+    /// exercises, the targets missed and concord's side of each ([`symptom`]).
     pub symptom: String,
     /// The case of its symptom group on which every variant ran (its own id when it is that
     /// case; empty when not diagnosed).
@@ -302,8 +302,12 @@ pub fn run_with(
     results
 }
 
-/// The symptom of a case outside its targets, the key of its diagnosis group: its grid group
-/// (the note for the main grid), the targets it misses and on which side of ns-3 concord lies.
+/// The symptom of a case outside its targets, the key of its diagnosis group: the mechanisms
+/// the case exercises (topology, queue discipline, random loss, the senders' recovery and SACK,
+/// a start-up case's first seconds), the targets it misses and on which side of ns-3 concord
+/// lies. The link rate, the RTT, the flow count and the grid group are left out: they change how
+/// far apart the simulators are, not which mechanism parts them, and each member still runs
+/// the representative's explaining switches on itself, which is what names its cause.
 pub fn symptom(case: &Case, checks: &[Check]) -> String {
     let missed: Vec<String> = checks
         .iter()
@@ -317,12 +321,28 @@ pub fn symptom(case: &Case, checks: &[Check]) -> String {
             format!("{} {side}", c.metric.name())
         })
         .collect();
-    let group = if case.group == "grid" {
-        &case.note
-    } else {
-        &case.group
-    };
-    format!("{group}: concord's {}", missed.join(", "))
+    let mut mechanisms = vec![match case.topology {
+        Topology::Dumbbell => "dumbbell",
+        Topology::ParkingLot { .. } => "parking lot",
+    }];
+    mechanisms.push(match case.queue {
+        Queue::DropTail => "DropTail",
+        Queue::Red { ecn: false, .. } => "RED",
+        Queue::Red { ecn: true, .. } => "RED/ECN",
+    });
+    if case.loss > 0.0 {
+        mechanisms.push("random loss");
+    }
+    if case.recovery == CaseRecovery::Prr {
+        mechanisms.push("PRR");
+    }
+    if case.sack {
+        mechanisms.push("SACK");
+    }
+    if case.group == "startup" {
+        mechanisms.push("start-up");
+    }
+    format!("{}: concord's {}", mechanisms.join(", "), missed.join(", "))
 }
 
 /// The diagnosis groups of the cases outside a target: by [`symptom`], each group's
@@ -370,8 +390,9 @@ fn variant_jobs(cases: &[Case], k: usize, variants: &[Variant]) -> Vec<Job> {
 
 /// The diagnosis: the cases outside a target, grouped by [`symptom`]; every variant runs on
 /// each group's representative, then the variants that explain it (or its partial cause) run on
-/// the other members, so that a cause found on one case is measured on each case it is named
-/// for. With [`Options::diagnose_all`] every variant runs on every case.
+/// the other members one at a time until one explains the member, so that a cause found on one
+/// case is measured on each case it is named for. With [`Options::diagnose_all`] every variant
+/// runs on every case.
 fn diagnose(
     cases: &[Case],
     results: &mut Vec<CaseResult>,
@@ -400,8 +421,11 @@ fn diagnose(
     }
     outcomes.extend(run_jobs(cases, first, options, done));
     *results = reassemble(outcomes);
-    let mut second = Vec::new();
     if !options.diagnose_all {
+        // Each other case runs the representative's suspects one at a time, in order, until
+        // one brings ns-3 within its targets: that one names the case's cause, measured on it,
+        // and the suspects after it need not run.
+        let mut pending: Vec<(usize, std::collections::VecDeque<Variant>)> = Vec::new();
         for g in &groups {
             let rep = &results[g[0]];
             let suspects = match (&rep.concord, &rep.ns3) {
@@ -409,11 +433,35 @@ fn diagnose(
                 _ => Vec::new(),
             };
             for &k in &g[1..] {
-                second.extend(variant_jobs(cases, k, &suspects));
+                let applicable = suspects
+                    .iter()
+                    .copied()
+                    .filter(|v| v.applies_to(&cases[k]))
+                    .collect();
+                pending.push((k, applicable));
             }
         }
-        if !second.is_empty() {
-            outcomes.extend(run_jobs(cases, second, options, done));
+        loop {
+            let mut round = Vec::new();
+            for (k, queue) in pending.iter_mut() {
+                let r = &results[*k];
+                let explained = match (&r.concord, &r.ns3) {
+                    (Some(c), Some(n)) => matches!(
+                        finding(&cases[*k], c, n, &r.variants),
+                        Finding::Explained(_)
+                    ),
+                    _ => true,
+                };
+                if explained {
+                    queue.clear();
+                } else if let Some(v) = queue.pop_front() {
+                    round.extend(variant_jobs(cases, *k, &[v]));
+                }
+            }
+            if round.is_empty() {
+                break;
+            }
+            outcomes.extend(run_jobs(cases, round, options, done));
             *results = reassemble(outcomes);
         }
     }
@@ -620,7 +668,7 @@ mod tests {
     }
 
     #[test]
-    fn the_symptom_names_the_group_the_targets_missed_and_concords_side() {
+    fn the_symptom_names_the_mechanisms_the_targets_missed_and_concords_side() {
         let cases = grid::parse(
             "[[case]]\nnote = \"random loss\"\ntopology = \"dumbbell\"\nflows = 1\nrate = \"5Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\nloss = 0.01\n",
             "g",
@@ -642,8 +690,42 @@ mod tests {
         ];
         assert_eq!(
             symptom(&cases[0], &k),
-            "random loss: concord's utilisation higher, goodput lower"
+            "dumbbell, DropTail, random loss: concord's utilisation higher, goodput lower"
         );
+    }
+
+    #[test]
+    fn the_symptom_leaves_out_rate_rtt_flows_and_group_but_not_the_queue_or_recovery() {
+        let cases = grid::parse(
+            "[[case]]\nnote = \"a\"\ntopology = \"dumbbell\"\nflows = [1, 4]\nrate = [\"10Mbps\", \"100Mbps\"]\nrtt = \"20ms\"\nqueue = [\"red\", \"red-ecn\"]\n\n[[case]]\ngroup = \"issue\"\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = { kind = \"red\", min_th = 5, max_th = 15 }\n\n[[case]]\ngroup = \"prr\"\ntopology = \"dumbbell\"\nflows = 4\nrate = \"10Mbps\"\nrtt = \"50ms\"\nqueue = \"red\"\nrecovery = \"prr\"\n",
+            "g",
+        )
+        .expect("valid");
+        let k = [Check {
+            metric: crate::compare::Metric::Jain,
+            concord: 0.99,
+            reference: 0.8,
+            difference: 0.19,
+            limit: 0.05,
+            pass: false,
+        }];
+        let of = |id: &str| {
+            let c = cases.iter().find(|c| c.id.contains(id)).expect(id);
+            symptom(c, &k)
+        };
+        let red = "dumbbell, RED: concord's jain higher";
+        assert_eq!(of("dumbbell-1f-10Mbps-20ms-red-25"), red);
+        assert_eq!(of("dumbbell-4f-100Mbps-20ms-red-25"), red);
+        assert_eq!(
+            of("red-5-15"),
+            red,
+            "the grid group and thresholds are left out"
+        );
+        assert_eq!(
+            of("dumbbell-4f-100Mbps-20ms-red-ecn"),
+            "dumbbell, RED/ECN: concord's jain higher"
+        );
+        assert_eq!(of("prr"), "dumbbell, RED, PRR: concord's jain higher");
     }
 
     #[test]
@@ -695,7 +777,10 @@ mod tests {
         assert!(r.iter().all(|x| x.errors.is_empty()), "{:?}", r[1].errors);
         assert_eq!(r[0].representative, r[0].id);
         assert_eq!(r[1].representative, r[0].id);
-        assert_eq!(r[0].symptom, "t: concord's utilisation higher");
+        assert_eq!(
+            r[0].symptom,
+            "dumbbell, DropTail: concord's utilisation higher"
+        );
         assert_eq!(
             r[0].variants.len(),
             6,
@@ -713,6 +798,72 @@ mod tests {
                 Variant::ShortDelayedAck.mechanism(),
                 r[0].id
             )
+        );
+    }
+
+    #[test]
+    fn a_member_runs_the_representatives_suspects_in_turn_until_one_explains_it() {
+        // Three cases, one symptom; the 40 ms delayed-ACK timer and the 1 s minimum RTO both
+        // explain the representative. The second case is explained by the first suspect, so the
+        // second is not run on it; the third only by the second suspect. Any ns-3 run not in
+        // `reuse` is an error (the program does not exist).
+        let cases = grid::parse(
+            "[[case]]\nnote = \"t\"\ntopology = \"dumbbell\"\nflows = 1\nrate = \"5Mbps\"\nrtt = [\"20ms\", \"30ms\", \"40ms\"]\nqueue = \"droptail\"\nduration = \"1s\"\nseeds = [1]\n",
+            "g",
+        )
+        .expect("valid");
+        let u: Vec<f64> = (0..3)
+            .map(|k| concord_run::run(&cases[k], 1).expect("runs").utilisation)
+            .collect();
+        let mut reuse = HashMap::new();
+        let mut put = |k: usize, v: Variant, gap: f64| {
+            reuse.insert(
+                (cases[k].id.clone(), 1, v.name().to_string()),
+                ns3_run(v.name(), u[k] - gap),
+            );
+        };
+        for k in 0..3 {
+            put(k, Variant::Reference, 0.5);
+        }
+        for v in Variant::ALL
+            .iter()
+            .skip(1)
+            .filter(|v| v.applies_to(&cases[0]))
+        {
+            let explains = matches!(v, Variant::ShortDelayedAck | Variant::LongMinRto);
+            put(0, *v, if explains { 0.01 } else { 0.5 });
+        }
+        put(1, Variant::ShortDelayedAck, 0.01);
+        put(2, Variant::ShortDelayedAck, 0.5);
+        put(2, Variant::LongMinRto, 0.01);
+        let opts = Options {
+            ns3: Some(PathBuf::from("/nonexistent/validate")),
+            jobs: 1,
+            diagnose: true,
+            diagnose_all: false,
+            linux: None,
+            reuse,
+            ns3_cache: None,
+        };
+        let r = run(&cases, &opts, &|_| {});
+        assert!(
+            r.iter().all(|x| x.errors.is_empty()),
+            "{:?}",
+            r.iter().map(|x| &x.errors).collect::<Vec<_>>()
+        );
+        assert_eq!(r[0].representative, r[0].id);
+        let names =
+            |k: usize| -> Vec<String> { r[k].variants.iter().map(|v| v.source.clone()).collect() };
+        assert_eq!(names(1), vec![Variant::ShortDelayedAck.name()]);
+        assert_eq!(
+            names(2),
+            vec![Variant::ShortDelayedAck.name(), Variant::LongMinRto.name()]
+        );
+        assert!(
+            r[2].cause
+                .starts_with(&format!("explained by {}", Variant::LongMinRto.mechanism())),
+            "{}",
+            r[2].cause
         );
     }
 

@@ -1,6 +1,7 @@
 //! A TCP connection's settings. Defaults match today's stacks (IW10, 1448-byte MSS, delayed
 //! ACKs, no SACK); the paper scenarios set what their ns-2 runs used.
 
+use super::handshake::HandshakeConfig;
 use super::mccp::{MccpConfig, MccpConfigError};
 use super::prr::ReductionBound;
 use crate::time::Duration;
@@ -113,6 +114,10 @@ pub struct TcpConfig {
     pub initial_rto: Duration,
     /// Clock granularity G of RFC 6298 2.3.
     pub clock_granularity: Duration,
+    /// Open the connection with a SYN, SYN-ACK, ACK exchange before data, with these
+    /// settings; `None` (the default): the first data segment leaves when the application
+    /// starts.
+    pub handshake: Option<HandshakeConfig>,
 }
 
 impl TcpConfig {
@@ -149,6 +154,7 @@ impl Default for TcpConfig {
             max_rto: Duration::from_secs(60),
             initial_rto: Duration::from_secs(1),
             clock_granularity: Duration::from_millis(1),
+            handshake: None,
         }
     }
 }

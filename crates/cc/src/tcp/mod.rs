@@ -5,6 +5,7 @@ pub mod abe;
 pub mod config;
 pub mod controller;
 pub mod cubic;
+pub mod handshake;
 pub mod mccp;
 pub mod new_reno;
 pub mod prr;
@@ -16,6 +17,7 @@ pub mod westwood;
 
 pub use config::{CcAlgorithm, Recovery, TcpConfig, TcpConfigError};
 pub use controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
+pub use handshake::{ActiveOpen, HandshakeConfig, HandshakeSegment, PassiveOpen};
 pub use new_reno::NewReno;
 pub use receiver::TcpReceiver;
 pub use rtt::{RttConfig, RttEstimator};

@@ -118,6 +118,13 @@ impl RttEstimator {
         }
     }
 
+    /// Sets the RTO to `rto` (clamped to [min_rto, max_rto]) with no sample and no backoff, as
+    /// RFC 6298 section 5.7 asks when data starts after the SYN's timer expired (3 s).
+    pub fn reinitialize(&mut self, rto: Duration) {
+        self.base_rto = rto.max(self.config.min_rto).min(self.config.max_rto);
+        self.backoffs = 0;
+    }
+
     /// The timer expired: double the RTO (RFC 6298 5.5), up to max_rto.
     pub fn back_off(&mut self) {
         self.backoffs = self.backoffs.saturating_add(1);

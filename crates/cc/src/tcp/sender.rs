@@ -194,6 +194,18 @@ impl TcpSender {
         }
     }
 
+    /// The connection's handshake completed before any data was sent: the SYN's RTT sample,
+    /// if it gave one, enters the estimator (RFC 6298 section 2), and if the SYN's timer
+    /// expired the RTO starts at 3 s, or at `initial_rto` if that is longer (section 5.7).
+    pub fn on_established(&mut self, rtt_sample: Option<Duration>, syn_timed_out: bool) {
+        if let Some(r) = rtt_sample {
+            self.rtt.on_sample(r);
+        } else if syn_timed_out {
+            self.rtt
+                .reinitialize(super::handshake::RTO_AFTER_SYN_TIMEOUT.max(self.config.initial_rto));
+        }
+    }
+
     /// Limits the transfer to `total` bytes from the start (a finite application).
     pub fn set_app_limit(&mut self, total: Bytes) {
         self.app_limit = total;

@@ -172,7 +172,11 @@ impl GccaPort {
 pub fn padding_of(pkt: &Packet) -> Padding {
     let (sport, dport) = flow_ports(pkt.flow);
     let (src_port, dst_port) = match pkt.transport {
-        Transport::TcpAck { .. } => (dport, sport),
+        Transport::TcpAck { .. }
+        | Transport::TcpHandshake {
+            segment: concord_cc::tcp::HandshakeSegment::SynAck,
+            ..
+        } => (dport, sport),
         _ => (sport, dport),
     };
     Padding {

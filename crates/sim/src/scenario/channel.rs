@@ -18,16 +18,24 @@ use concord_cc::time::Duration;
 use concord_cc::units::Rate;
 
 /// The settings of one direction.
-pub(crate) const CHANNEL_KEYS: [&str; 6] =
-    ["rate", "delay", "queue", "loss", "loss_applies_to", "eca"];
-/// The settings of a link: those of a direction, plus the `reverse` overrides.
-pub(crate) const LINK_KEYS: [&str; 7] = [
+pub(crate) const CHANNEL_KEYS: [&str; 7] = [
     "rate",
     "delay",
     "queue",
     "loss",
     "loss_applies_to",
     "eca",
+    "framing_bytes",
+];
+/// The settings of a link: those of a direction, plus the `reverse` overrides.
+pub(crate) const LINK_KEYS: [&str; 8] = [
+    "rate",
+    "delay",
+    "queue",
+    "loss",
+    "loss_applies_to",
+    "eca",
+    "framing_bytes",
     "reverse",
 ];
 
@@ -43,6 +51,7 @@ pub(crate) struct ChannelKeys {
     loss: Option<f64>,
     loss_applies_to: Option<LossFilter>,
     eca: Option<EcaQueueSpec>,
+    framing_bytes: Option<u32>,
 }
 
 /// Settings written for a link: for both directions, and overrides for b -> a.
@@ -148,6 +157,11 @@ fn resolve_one(
         .iter()
         .find_map(|l| l.eca)
         .or(inherited.and_then(|c| c.eca));
+    let framing_bytes = layers
+        .iter()
+        .find_map(|l| l.framing_bytes)
+        .or(inherited.map(|c| c.framing_bytes))
+        .unwrap_or(0);
     Ok(ChannelSpec {
         rate,
         delay,
@@ -156,6 +170,7 @@ fn resolve_one(
         loss_applies_to,
         gcca,
         eca,
+        framing_bytes,
     })
 }
 
@@ -191,6 +206,10 @@ fn read_channel(
     }
     if let Some(f) = table.get("eca") {
         keys.eca = Some(read_eca_queue(&f)?);
+    }
+    if let Some(f) = table.get("framing_bytes") {
+        // Link-layer bytes per packet: PPP's 2 (ns-3), Ethernet's 38 with preamble and gap.
+        keys.framing_bytes = Some(u32::try_from(f.integer(0, 1024)?).unwrap_or(0));
     }
     Ok(keys)
 }

@@ -149,6 +149,9 @@ pub struct ChannelSpec {
     pub gcca: Option<GccaQueueSpec>,
     /// ECA's load estimator on this output queue (`eca = { ... }`), if any.
     pub eca: Option<EcaQueueSpec>,
+    /// Link-layer framing bytes added to every packet's size for its transmission time on
+    /// this channel (ns-3's point-to-point links add PPP's 2); 0: none.
+    pub framing_bytes: u32,
 }
 
 /// Which packets a channel's random loss may hit.

@@ -7,6 +7,7 @@ use super::table::Table;
 use super::value::Field;
 use concord_cc::tcp::abe::MAX_INSTABILITY_WINDOW;
 use concord_cc::tcp::config::{CcAlgorithm, Recovery, TcpConfig};
+use concord_cc::tcp::handshake::HandshakeConfig;
 use concord_cc::tcp::mccp::MccpConfig;
 use concord_cc::tcp::prr::ReductionBound;
 use concord_cc::time::Duration;
@@ -14,7 +15,7 @@ use concord_cc::units::Bytes;
 use toml::de::DeValue;
 
 /// The keys of a TCP settings table, one per [`TcpConfig`] field.
-const KEYS: [&str; 19] = [
+const KEYS: [&str; 20] = [
     "cc",
     "mccp",
     "mss",
@@ -34,7 +35,11 @@ const KEYS: [&str; 19] = [
     "max_rto",
     "initial_rto",
     "clock_granularity",
+    "handshake",
 ];
+
+/// The keys of a `handshake = { ... }` table, one per [`HandshakeConfig`] field.
+const HANDSHAKE_KEYS: [&str; 4] = ["syn_rto", "syn_retries", "synack_retries", "ect_syn"];
 
 /// The window controllers a scenario may name.
 const ALGORITHMS: [&str; 4] = ["newreno", "westwood+", "mccp", "cubic"];
@@ -163,6 +168,9 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
     if let Some(f) = table.get("clock_granularity") {
         c.clock_granularity = f.duration()?;
     }
+    if let Some(f) = table.get("handshake") {
+        c.handshake = read_handshake(&f, base.handshake)?;
+    }
     if c.mss.saturating_add(c.header_bytes) > MAX_PACKET {
         let at = table.get("mss").or_else(|| table.get("header_bytes"));
         let message = format!(
@@ -200,6 +208,41 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
 }
 
 /// A count of segments or ACKs, at least one.
+/// `handshake`: `true` (the default settings, or those `[defaults.tcp]` gave), `false`, or a
+/// table of settings, which turns the handshake on.
+fn read_handshake(
+    f: &Field<'_>,
+    base: Option<HandshakeConfig>,
+) -> Result<Option<HandshakeConfig>, ScenarioError> {
+    if let DeValue::Boolean(on) = f.value.get_ref() {
+        return Ok(on.then(|| base.unwrap_or_default()));
+    }
+    if !matches!(f.value.get_ref(), DeValue::Table(_)) {
+        return Err(f.wrong_type("a boolean or a table", "true, or { syn_rto = \"3s\" }"));
+    }
+    let table = Table::of(f, "`handshake`")?.allow(&HANDSHAKE_KEYS)?;
+    let mut h = base.unwrap_or_default();
+    if let Some(f) = table.get("syn_rto") {
+        h.syn_rto = f.positive_duration()?;
+    }
+    if let Some(f) = table.get("syn_retries") {
+        h.syn_retries = retries(&f)?;
+    }
+    if let Some(f) = table.get("synack_retries") {
+        h.synack_retries = retries(&f)?;
+    }
+    if let Some(f) = table.get("ect_syn") {
+        h.ect_syn = f.boolean()?;
+    }
+    Ok(Some(h))
+}
+
+/// A retransmission count, 0 to 255 (Linux keeps them in a byte).
+fn retries(f: &Field<'_>) -> Result<u32, ScenarioError> {
+    let n = f.integer(0, 255)?;
+    Ok(u32::try_from(n).unwrap_or(0))
+}
+
 fn segments(f: &Field<'_>) -> Result<u32, ScenarioError> {
     let n = f.integer(1, i64::from(u32::MAX))?;
     Ok(u32::try_from(n).unwrap_or(u32::MAX))

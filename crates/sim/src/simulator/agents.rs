@@ -50,7 +50,12 @@ impl Simulator {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
         match &mut flow.agent {
-            Agent::Tcp(_) => self.pump_sender(f as usize)?,
+            Agent::Tcp(t) => {
+                if let Some(h) = t.handshake.as_deref_mut() {
+                    h.active.connect(now);
+                }
+                self.pump_sender(f as usize)?
+            }
             Agent::Tfrc(_) => self.start_tfrc(f)?,
             Agent::CUdp(_) => self.start_cudp(f)?,
             Agent::CmApp(_) => {}

@@ -334,6 +334,32 @@ impl Capture {
                 };
                 (WireTransport::Tcp(h), 0, 6)
             }
+            Transport::TcpHandshake { segment, ts } => {
+                use concord_cc::tcp::HandshakeSegment;
+                // The SYN's MSS, SACK-permitted and window-scale options are not written: the
+                // header carries the timestamps option alone.
+                let (flags, from_sender) = match segment {
+                    HandshakeSegment::Syn => (TcpFlags::SYN, true),
+                    HandshakeSegment::SynAck => (TcpFlags::SYN | TcpFlags::ACK, false),
+                    HandshakeSegment::Ack => (TcpFlags::ACK, true),
+                };
+                let (src_port, dst_port) = if from_sender {
+                    (sport, dport)
+                } else {
+                    (dport, sport)
+                };
+                let h = TcpHeader {
+                    src_port,
+                    dst_port,
+                    seq: 0,
+                    ack: 0,
+                    flags,
+                    window: 65_535,
+                    timestamps: Some(if from_sender { (ts, 0) } else { (0, ts) }),
+                    sack: SackOption::default(),
+                };
+                (WireTransport::Tcp(h), 0, 6)
+            }
             Transport::Udp { len, .. } => (
                 WireTransport::Udp(UdpHeader {
                     src_port: sport,
@@ -521,12 +547,18 @@ impl Addresses {
         }
         let tcp = matches!(
             pkt.transport,
-            Transport::TcpData { .. } | Transport::TcpAck { .. }
+            Transport::TcpData { .. } | Transport::TcpAck { .. } | Transport::TcpHandshake { .. }
         );
         let protocol = if tcp { "tcp" } else { "udp" };
         let reverse = matches!(
             pkt.transport,
-            Transport::TcpAck { .. } | Transport::TfrcFeedback { .. } | Transport::CmAck { .. }
+            Transport::TcpAck { .. }
+                | Transport::TcpHandshake {
+                    segment: concord_cc::tcp::HandshakeSegment::SynAck,
+                    ..
+                }
+                | Transport::TfrcFeedback { .. }
+                | Transport::CmAck { .. }
         );
         let (src, dst) = if reverse {
             (pkt.dst, pkt.src)
