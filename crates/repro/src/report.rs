@@ -3,7 +3,7 @@
 //! never leaves a torn report.
 
 use crate::claim::{fmt_num, slug, Claim, Kind, Paper, Verdict};
-use crate::not_run::NOT_RUN;
+use crate::not_run::{NotRun, NOT_RUN};
 use crate::runner::{Experiment, Outcome, ReproError, Work};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -237,8 +237,8 @@ pub fn summary_lines(r: &Report) -> Vec<String> {
 
 /// The paper results not run, as a Markdown section: the paper's words, what it reports and
 /// what concord's model lacks, each linked to its analysis.
-fn not_run_markdown() -> String {
-    if NOT_RUN.is_empty() {
+fn not_run_markdown(not_run: &[NotRun]) -> String {
+    if not_run.is_empty() {
         return String::new();
     }
     let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
@@ -246,7 +246,7 @@ fn not_run_markdown() -> String {
         "### Results: paper results not run\n\nWhat concord's model lacks to run them; they carry no verdict and are not counted above.\n\n\
          | paper | figure | the paper's words | the paper reports | missing from the model | analysis |\n|---|---|---|---|---|---|\n",
     );
-    for n in NOT_RUN {
+    for n in not_run {
         let _ = writeln!(
             m,
             "| {} | {} | \"{}\" ({}) | {} | {} | [not run]({ANALYSIS_DOC}#{}) |",
@@ -264,15 +264,15 @@ fn not_run_markdown() -> String {
 }
 
 /// [`not_run_markdown`] as an HTML section.
-fn not_run_html() -> String {
-    if NOT_RUN.is_empty() {
+fn not_run_html(not_run: &[NotRun]) -> String {
+    if not_run.is_empty() {
         return String::new();
     }
     let mut h = String::from(
         "<h2 id=\"not-run\">Paper results not run</h2>\n<p>What concord's model lacks to run them; they carry no verdict and are not counted above.</p>\n\
          <table><tr><th>paper</th><th>figure</th><th>the paper's words</th><th>the paper reports</th><th>missing from the model</th></tr>\n",
     );
-    for n in NOT_RUN {
+    for n in not_run {
         let _ = writeln!(
             h,
             "<tr id=\"{}\"><td>{}</td><td>{}</td><td>\"{}\" ({})</td><td>{}</td><td>{}</td></tr>",
@@ -540,7 +540,7 @@ pub fn render_html(r: &Report) -> String {
         }
         h.push_str("</table>\n");
     }
-    h.push_str(&not_run_html());
+    h.push_str(&not_run_html(NOT_RUN));
     h.push_str("<h2 id=\"checks\">concord's own checks</h2>\n<p>Baselines, claims concord derived from the designs, and feature demonstrations: not paper results, never counted as reproductions.</p>\n");
     h.push_str("<table><tr><th>paper</th><th>figure</th><th>metric</th><th>expected</th><th>tolerance</th><th>seeds</th><th>concord: mean [95% CI]</th><th>verdict</th><th>links</th></tr>\n");
     for c in r.checks() {
@@ -693,7 +693,7 @@ pub fn render_markdown_linked(r: &Report, report_dir: &str) -> String {
         }
         m.push('\n');
     }
-    m.push_str(&not_run_markdown());
+    m.push_str(&not_run_markdown(NOT_RUN));
     m.push_str("### Results: concord's own checks\n\nBaselines, claims concord derived from the designs, and feature demonstrations: not paper results.\n\n");
     m.push_str("| paper | figure | metric | expected | tolerance | seeds | concord: mean [95% CI] | holds | links |\n|---|---|---|---|---|---|---|---|---|\n");
     for c in r.checks() {
@@ -1086,5 +1086,38 @@ mod tests {
         assert!(!md.contains("paper results not run"), "{md}");
         let html = render_html(&r);
         assert!(!html.contains("id=\"not-run\""), "{html}");
+    }
+
+    #[test]
+    fn a_paper_result_not_run_is_a_row_with_its_words_what_is_missing_and_its_analysis() {
+        let n = NotRun {
+            paper: crate::claim::Paper::Eca,
+            figure: "Fig. 1: a | b",
+            section: "II",
+            quote: "x < y",
+            paper_value: "2x",
+            missing: "a model part",
+            anchor: "eca-fig-1-not-run",
+        };
+        let md = not_run_markdown(&[n]);
+        assert!(
+            md.starts_with("### Results: paper results not run\n"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| eca | Fig. 1: a \\| b | \"x < y\" (II) | 2x | a model part | \
+                 [not run](docs/analysis.md#eca-fig-1-not-run) |"
+            ),
+            "{md}"
+        );
+        let html = not_run_html(&[n]);
+        assert!(
+            html.contains(
+                "<tr id=\"eca-fig-1-not-run\"><td>eca</td><td>Fig. 1: a | b</td>\
+                 <td>\"x &lt; y\" (II)</td><td>2x</td><td>a model part</td></tr>"
+            ),
+            "{html}"
+        );
     }
 }
