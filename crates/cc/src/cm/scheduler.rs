@@ -245,7 +245,7 @@ impl Scheduler {
 
     /// The flow reports `nsent` bytes sent at `now` (`cm_notify`). It settles the oldest
     /// outstanding grant: unused bytes of it give their gap back (never before `now`), bytes
-    /// beyond it (or without any grant) take their gap.
+    /// beyond it (or without any grant) take their gap, after the slot a waiting flow is due.
     pub fn notify(&mut self, now: Instant, flow: FlowId, nsent: Bytes) {
         self.unfile_expiry(flow);
         let granted = self
@@ -259,7 +259,18 @@ impl Scheduler {
             self.next_slot = (self.next_slot - back).max(now);
         } else if nsent > granted {
             let extra = self.gap(nsent - granted);
-            self.next_slot = self.next_slot.max(now) + extra;
+            // A flow with a request pending holds the slot: a grant due at `next_slot` and
+            // not yet handed out (a timer that fired late) moves back by these bytes' gap
+            // alone, so that the ungranted bytes take their own time and not also the time
+            // the waiting flow was owed (section 2.4: the rate is shared by weight among the
+            // flows with data). With nobody waiting the macroflow was idle, and its time
+            // before `now` is not credit.
+            let from = if self.active.is_empty() {
+                self.next_slot.max(now)
+            } else {
+                self.next_slot
+            };
+            self.next_slot = from + extra;
         }
     }
 
@@ -480,6 +491,45 @@ mod tests {
         // A flow that sends without a grant (cm_query style) uses the macroflow's time.
         s.notify(t0, f(0), 500);
         assert_eq!(s.next_slot(), t0 + Duration::from_millis(4));
+    }
+
+    #[test]
+    fn ungranted_bytes_move_a_due_grant_back_by_their_own_gap_only() {
+        // 1 Mbit/s: 1000 bytes take 8 ms. Flow 0 (granted, as a UDP client) is backlogged;
+        // flow 1 sends without grants (as a kernel TCP socket) and reports what it sent.
+        let mut s = sched(Rate::from_mbps(1));
+        s.add_flow(f(0), FlowQueue::new(1.0));
+        s.add_flow(f(1), FlowQueue::new(1.0));
+        s.request(f(0), 10 * MTU);
+        assert!(s.poll_grant(Instant::ZERO).is_some());
+        s.notify(Instant::ZERO, f(0), MTU);
+        assert_eq!(s.next_slot(), Instant::from_millis(8));
+        // Flow 0's next grant falls due at 8 ms; the timer is 1 ms late, and flow 1's 1000
+        // bytes are reported first, at 9 ms. They take 8 ms of the macroflow from the due
+        // slot: the grant is due at 16 ms, not at 9 + 8 = 17 ms.
+        s.notify(Instant::from_millis(9), f(1), MTU);
+        assert_eq!(s.next_slot(), Instant::from_millis(16));
+        assert_eq!(s.poll_grant(Instant::from_millis(15)), None);
+        assert_eq!(
+            s.poll_grant(Instant::from_millis(16)),
+            Some(Grant {
+                flow: f(0),
+                bytes: MTU
+            })
+        );
+    }
+
+    #[test]
+    fn ungranted_bytes_of_an_idle_macroflow_take_their_gap_from_now() {
+        // Nobody waits: the 6 ms since the last slot are not credit.
+        let mut s = sched(Rate::from_mbps(1));
+        s.add_flow(f(0), FlowQueue::new(1.0));
+        s.add_flow(f(1), FlowQueue::new(1.0));
+        s.request(f(0), MTU);
+        assert!(s.poll_grant(Instant::ZERO).is_some());
+        s.notify(Instant::ZERO, f(0), MTU);
+        s.notify(Instant::from_millis(14), f(1), MTU);
+        assert_eq!(s.next_slot(), Instant::from_millis(22));
     }
 
     #[test]
