@@ -909,6 +909,11 @@ impl DaemonProc {
     /// Starts it with the kernel's initial window (ten segments of 1448 bytes) and waits until
     /// it listens, which it does once its algorithms are registered.
     fn start() -> DaemonProc {
+        DaemonProc::start_with(&[])
+    }
+
+    /// As [`DaemonProc::start`], with more arguments.
+    fn start_with(extra: &[&str]) -> DaemonProc {
         let exe = DaemonProc::exe();
         assert!(
             exe.exists(),
@@ -920,6 +925,7 @@ impl DaemonProc {
         let mut child = Command::new(&exe)
             .args(["--tcp", "--initial-cwnd", "14480", "--socket"])
             .arg(&sock)
+            .args(extra)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -1154,51 +1160,76 @@ fn cm_udp_client(bed: &Bed, sock: PathBuf, secs: u64) -> std::thread::JoinHandle
     })
 }
 
+/// One concord_cm connection (to iperf3 port `port`) and one UDP flow of the CM API from
+/// sender 1 to the receiver, 20 Mbit/s, 40 ms, 100 kB, for 12 s, through a `concordd --tcp`
+/// started with `daemon_args`. Returns (TCP, UDP received) in bit/s, after checking that the
+/// two flows were one macroflow.
+fn tcp_beside_udp(port: u16, daemon_args: &[&str]) -> (f64, f64) {
+    let secs = 12;
+    let bed = Bed::up(1, 20_000_000, 40, 100_000);
+    let daemon = DaemonProc::start_with(daemon_args);
+    let mut srv = server(port);
+    let echo = udp_echo(&bed, secs + 1);
+    let c = client(&bed, 1, port, "concord_cm", secs as u32, 1);
+    let udp = cm_udp_client(&bed, daemon.sock.clone(), secs);
+    std::thread::sleep(Duration::from_secs(5));
+    let mid = daemon.macroflows();
+    std::thread::sleep(Duration::from_secs(secs - 6));
+    let (late, _) = daemon.status();
+    let tcp = finish(c);
+    let _ = srv.kill();
+    let _ = srv.wait();
+    let udp_sent = udp.join().expect("the CM client");
+    let udp_recd = echo.join().expect("the echo");
+    let tcp_bps = tcp.total();
+    let udp_bps = udp_recd as f64 * 8.0 / secs as f64;
+    eprintln!(
+        "one macroflow, two flows (concordd {daemon_args:?}): kernel TCP {:.2} Mbit/s, UDP CM flow {:.2} Mbit/s received ({:.2} sent), TCP/UDP {:.3}; macroflows at 5 s: {mid:?}; daemon at {} s: {late:?}",
+        tcp_bps / 1e6,
+        udp_bps / 1e6,
+        udp_sent as f64 * 8.0 / secs as f64 / 1e6,
+        tcp_bps / udp_bps.max(1.0),
+        secs - 1
+    );
+    let to_rcv: Vec<_> = mid
+        .iter()
+        .filter(|m| m.dst.to_string() == bed.receiver())
+        .collect();
+    assert_eq!(to_rcv.len(), 1, "one macroflow to the receiver: {mid:?}");
+    assert_eq!(
+        to_rcv[0].flows, 2,
+        "the socket and the UDP flow in it: {mid:?}"
+    );
+    (tcp_bps, udp_bps)
+}
+
 #[test]
 fn a_kernel_tcp_connection_and_a_udp_cm_flow_share_one_macroflow_in_concordd() {
     run("concordd_tcp_and_udp_share", || {
-        // One concord_cm connection and one UDP flow of the CM API from sender 1 to the
-        // receiver, 20 Mbit/s, 40 ms, 100 kB. Equal weights: the scheduler gives each half of
-        // the macroflow, so the two rates should be equal. The tolerance, fixed before the
-        // runs: the larger over the smaller at most 1.5 (each between 40% and 60% of the two).
-        let secs = 12;
-        let bed = Bed::up(1, 20_000_000, 40, 100_000);
-        let daemon = DaemonProc::start();
-        let mut srv = server(5372);
-        let echo = udp_echo(&bed, secs + 1);
-        let c = client(&bed, 1, 5372, "concord_cm", secs as u32, 1);
-        let udp = cm_udp_client(&bed, daemon.sock.clone(), secs);
-        std::thread::sleep(Duration::from_secs(5));
-        let mid = daemon.macroflows();
-        std::thread::sleep(Duration::from_secs(secs - 6));
-        let (late, _) = daemon.status();
-        let tcp = finish(c);
-        let _ = srv.kill();
-        let _ = srv.wait();
-        let udp_sent = udp.join().expect("the CM client");
-        let udp_recd = echo.join().expect("the echo");
-        let tcp_bps = tcp.total();
-        let udp_bps = udp_recd as f64 * 8.0 / secs as f64;
+        // Equal weights: the scheduler gives each half of the macroflow, so the two rates
+        // should be equal. The tolerance, fixed before the runs: the larger over the smaller
+        // at most 1.5 (each between 40% and 60% of the two).
+        let (tcp_bps, udp_bps) = tcp_beside_udp(5372, &[]);
         let ratio = tcp_bps.max(udp_bps) / tcp_bps.min(udp_bps).max(1.0);
-        eprintln!(
-            "one macroflow, two flows: kernel TCP {:.2} Mbit/s, UDP CM flow {:.2} Mbit/s received ({:.2} sent), larger/smaller {ratio:.3}; macroflows at 5 s: {mid:?}; daemon at {} s: {late:?}",
-            tcp_bps / 1e6,
-            udp_bps / 1e6,
-            udp_sent as f64 * 8.0 / secs as f64 / 1e6,
-            secs - 1
-        );
-        let to_rcv: Vec<_> = mid
-            .iter()
-            .filter(|m| m.dst.to_string() == bed.receiver())
-            .collect();
-        assert_eq!(to_rcv.len(), 1, "one macroflow to the receiver: {mid:?}");
-        assert_eq!(
-            to_rcv[0].flows, 2,
-            "the socket and the UDP flow in it: {mid:?}"
-        );
         assert!(
             ratio <= 1.5,
             "the two flows' rates differ by {ratio:.3}x, beyond 1.5x of equal weights"
+        );
+    });
+}
+
+#[test]
+fn a_kernel_tcp_connection_of_weight_2_gets_twice_the_udp_cm_flows_rate() {
+    run("concordd_tcp_weight_2_beside_udp", || {
+        // `--tcp-weight 5374=2`: the connection weighs 2, the UDP flow 1, so the scheduler
+        // gives the connection two thirds of the macroflow and the UDP flow one third. The
+        // tolerance, fixed before the runs, the equal-weight test's factor of 1.5 around the
+        // expected ratio: TCP/UDP between 2/1.5 = 1.333 and 2*1.5 = 3.
+        let (tcp_bps, udp_bps) = tcp_beside_udp(5374, &["--tcp-weight", "5374=2"]);
+        let ratio = tcp_bps / udp_bps.max(1.0);
+        assert!(
+            (2.0 / 1.5..=3.0).contains(&ratio),
+            "TCP/UDP {ratio:.3}, outside 1.333-3 around the weights' 2"
         );
     });
 }

@@ -198,6 +198,24 @@ impl Hub {
         f(&self.lock().cm)
     }
 
+    /// Sets the scheduler weight of `client`'s `flow` (paper section 2.4): for an in-process
+    /// user of the hub (the kernel TCP side of `concordd --tcp`, whose sockets' weights come from
+    /// the daemon's configuration). A flow not open for `client`, or a weight outside
+    /// [`concord_cc::cm::scheduler::WEIGHT_RANGE`], is refused and changes nothing.
+    pub fn set_weight(&self, client: ClientId, flow: FlowId, weight: f64) -> Reply {
+        let now = self.clock.now();
+        let mut s = self.lock();
+        if s.owner.get(&flow) != Some(&client) {
+            return Reply::Error {
+                code: ErrorCode::UnknownFlow,
+                message: format!("flow {flow} is not open for this client"),
+            };
+        }
+        let reply = done(s.cm.set_weight(now, flow, weight));
+        self.settle(s);
+        reply
+    }
+
     /// The manager's own counters (grants, probes and responses accepted, refused, forged).
     pub fn cm_stats(&self) -> CmStats {
         self.lock().cm.stats()

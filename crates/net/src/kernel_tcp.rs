@@ -17,17 +17,71 @@
 //! The socket's cwnd is its share of the macroflow's window, `cwnd * share` by the scheduler's
 //! weights (paper section 2.4), read under the hub's lock ([`Hub::inspect`]); the window
 //! algorithms (`concord_newreno`, `concord_mccp`, ...) run as in `concord-tcp`.
+//!
+//! A socket weighs 1 unless [`TcpWeights`] (`concordd --tcp-weight PORT=WEIGHT`) gives its
+//! destination port another weight, set when its flow opens.
 
 use crate::hub::{ClientId, Hub};
 use crate::protocol::{Event, Reply, Request};
 use concord_bpf::agent::{Agent, AgentConfig};
 use concord_bpf::datapath::{run_agent, DatapathError, RunStats};
 use concord_bpf::tcp_cm::{flow_window, CmHost, FlowWindow};
+use concord_cc::cm::scheduler::WEIGHT_RANGE;
 use concord_cc::cm::{CmUpdate, FlowId, FlowKey};
 use concord_cc::Instant;
+use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use tokio::sync::mpsc;
+
+/// The scheduler weights of kernel sockets by destination port (paper section 2.4: weights
+/// configured for flows); a port not listed weighs 1.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TcpWeights {
+    by_port: BTreeMap<u16, f64>,
+}
+
+impl TcpWeights {
+    /// No weights: every socket weighs 1.
+    pub fn new() -> TcpWeights {
+        TcpWeights::default()
+    }
+
+    /// Sockets to destination port `port` weigh `weight`; a weight outside [`WEIGHT_RANGE`]
+    /// is refused with the range.
+    pub fn set(&mut self, port: u16, weight: f64) -> Result<(), String> {
+        let (lo, hi) = WEIGHT_RANGE;
+        if !(lo..=hi).contains(&weight) {
+            return Err(format!(
+                "the weight of port {port}, {weight}, is outside {lo} to {hi}"
+            ));
+        }
+        self.by_port.insert(port, weight);
+        Ok(())
+    }
+
+    /// The weight of sockets to destination port `port`, if one is configured.
+    pub fn of_port(&self, port: u16) -> Option<f64> {
+        self.by_port.get(&port).copied()
+    }
+
+    /// Reads one `PORT=WEIGHT` (`--tcp-weight 5201=2`), the weight checked against
+    /// [`WEIGHT_RANGE`].
+    pub fn parse_entry(s: &str) -> Result<(u16, f64), String> {
+        let (port, weight) = s
+            .split_once('=')
+            .ok_or_else(|| format!("`{s}`: expected PORT=WEIGHT, e.g. 5201=2"))?;
+        let port: u16 = port.trim().parse().map_err(|_| {
+            format!("`{s}`: the port must be a number from 0 to 65535, e.g. 5201=2")
+        })?;
+        let weight: f64 = weight
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{s}`: the weight must be a number, e.g. 5201=2"))?;
+        TcpWeights::new().set(port, weight)?;
+        Ok((port, weight))
+    }
+}
 
 /// The kernel sockets' side of the hub: one client whose flows are the `concord_cm` sockets.
 /// Dropping it detaches the client, which closes the flows left open.
@@ -35,18 +89,26 @@ use tokio::sync::mpsc;
 pub struct HubCm {
     hub: Arc<Hub>,
     client: ClientId,
+    /// The sockets' weights by destination port.
+    weights: TcpWeights,
     /// The client's events (rate changes of its flows); no socket asks for grants, so they
     /// are read and let go, so that the queue never fills.
     events: mpsc::Receiver<Event>,
 }
 
 impl HubCm {
-    /// A new client of `hub` for the kernel sockets.
+    /// A new client of `hub` for the kernel sockets, all of weight 1.
     pub fn attach(hub: Arc<Hub>) -> HubCm {
+        HubCm::with_weights(hub, TcpWeights::new())
+    }
+
+    /// A new client of `hub` for the kernel sockets, weighed by `weights`.
+    pub fn with_weights(hub: Arc<Hub>, weights: TcpWeights) -> HubCm {
         let (client, events) = hub.attach();
         HubCm {
             hub,
             client,
+            weights,
             events,
         }
     }
@@ -71,7 +133,15 @@ impl CmHost for HubCm {
 
     fn open(&mut self, _now: Instant, key: FlowKey) -> Option<FlowId> {
         match self.hub.handle(self.client, Request::Open(key)) {
-            Reply::Opened(flow) => Some(flow),
+            Reply::Opened(flow) => {
+                if let Some(w) = self.weights.of_port(key.dst_port) {
+                    let r = self.hub.set_weight(self.client, flow, w);
+                    if r != Reply::Ok {
+                        tracing::warn!(?key, weight = w, reply = ?r, "the CM refused a socket's weight; it weighs 1");
+                    }
+                }
+                Some(flow)
+            }
             other => {
                 tracing::warn!(?key, reply = ?other, "the CM refused a concord_cm socket; it runs on the datapath's Reno");
                 None
@@ -115,17 +185,18 @@ impl CmHost for HubCm {
 }
 
 /// Loads the datapath, registers the algorithms, calls `ready` with their names, and runs the
-/// agent with its `concord_cm` sockets in `hub` until `stop` is set. Blocking: run it on a
-/// thread of its own. The algorithms are unregistered when it returns, and by the kernel if
-/// the process dies.
+/// agent with its `concord_cm` sockets in `hub`, weighed by `weights`, until `stop` is set.
+/// Blocking: run it on a thread of its own. The algorithms are unregistered when it returns,
+/// and by the kernel if the process dies.
 pub fn run(
     hub: Arc<Hub>,
     config: AgentConfig,
+    weights: TcpWeights,
     stop: &AtomicBool,
     ready: impl FnOnce(&[&'static str]),
 ) -> Result<RunStats, DatapathError> {
     concord_bpf::agent::validate(&config).map_err(DatapathError::Config)?;
-    let agent = Agent::with_cm(config, HubCm::attach(hub));
+    let agent = Agent::with_cm(config, HubCm::with_weights(hub, weights));
     run_agent(agent, None, stop, ready)
 }
 
@@ -290,6 +361,81 @@ mod tests {
         agent.decisions(2, &mut out);
         // The client's loss halved the macroflow to 10 segments: the socket's half is 5.
         assert_eq!(out[0].1.cwnd, 5);
+    }
+
+    #[test]
+    fn a_socket_of_weight_2_beside_a_client_flow_holds_two_thirds_of_the_window() {
+        let hub = hub();
+        let (udp, _events) = hub.attach();
+        let Reply::Opened(app) = hub.handle(udp, Request::Open(FlowKey::new(HOST, 9000, 9001)))
+        else {
+            panic!("the client's flow opens")
+        };
+        let mut weights = TcpWeights::new();
+        weights.set(5201, 2.0).expect("in range");
+        let side = HubCm::with_weights(Arc::clone(&hub), weights);
+        let mut agent = Agent::with_cm(AgentConfig::default(), side);
+        agent.on_record(&rec(1, RecordKind::Init));
+        let flow = agent.cm().flow_of(1).expect("open");
+        assert_eq!(
+            hub.inspect(|cm| (flow_window(cm, flow), flow_window(cm, app)))
+                .0
+                .map(|w| w.share),
+            Some(2.0 / 3.0)
+        );
+        assert_eq!(hub.inspect(|cm| flow_window(cm, app)).map(|w| w.share), Some(1.0 / 3.0));
+        // Two thirds of the 10-segment initial window, rounded up to whole segments: 7.
+        let mut out = Vec::new();
+        agent.decisions(1, &mut out);
+        assert_eq!((out[0].0, out[0].1.cwnd), (1, 7));
+        // A socket to another port weighs 1.
+        let mut other = rec(2, RecordKind::Init);
+        other.dport = 5202;
+        agent.on_record(&other);
+        let flow2 = agent.cm().flow_of(2).expect("open");
+        assert_eq!(
+            hub.inspect(|cm| flow_window(cm, flow2)).map(|w| w.share),
+            Some(1.0 / 4.0)
+        );
+    }
+
+    #[test]
+    fn the_hub_sets_the_weight_of_its_clients_own_flows_only() {
+        let hub = hub();
+        let (a, _ea) = hub.attach();
+        let (b, _eb) = hub.attach();
+        let Reply::Opened(fa) = hub.handle(a, Request::Open(FlowKey::new(HOST, 9000, 9001)))
+        else {
+            panic!("opens")
+        };
+        assert!(matches!(
+            hub.set_weight(b, fa, 2.0),
+            Reply::Error {
+                code: crate::protocol::ErrorCode::UnknownFlow,
+                ..
+            }
+        ));
+        assert!(matches!(
+            hub.set_weight(a, fa, 0.0),
+            Reply::Error {
+                code: crate::protocol::ErrorCode::InvalidWeight,
+                ..
+            }
+        ));
+        assert_eq!(hub.set_weight(a, fa, 3.0), Reply::Ok);
+        assert_eq!(hub.inspect(|cm| cm.macroflow(cm.get_macroflow(fa).expect("open")).map(|m| m.scheduler().total_weight())), Some(3.0));
+    }
+
+    #[test]
+    fn weights_are_read_as_port_equals_weight_with_clear_errors() {
+        assert_eq!(TcpWeights::parse_entry("5201=2"), Ok((5201, 2.0)));
+        assert_eq!(TcpWeights::parse_entry(" 80 = 0.5 "), Ok((80, 0.5)));
+        let err = |s| TcpWeights::parse_entry(s).expect_err(s);
+        assert!(err("5201").contains("expected PORT=WEIGHT"));
+        assert!(err("70000=2").contains("the port must be a number from 0 to 65535"));
+        assert!(err("5201=two").contains("the weight must be a number"));
+        assert!(err("5201=0").contains("is outside 0.001 to 1000000"));
+        assert!(err("5201=NaN").contains("is outside"));
     }
 
     #[test]

@@ -70,6 +70,11 @@ struct Args {
     /// macroflow beside the clients' flows (docs/ebpf.md).
     #[arg(long)]
     tcp: bool,
+    /// With `--tcp`: kernel sockets to destination port PORT weigh WEIGHT in their macroflow's
+    /// scheduler (`PORT=WEIGHT`, e.g. `5201=2`; other sockets weigh 1). Repeat for several
+    /// ports.
+    #[arg(long, value_name = "PORT=WEIGHT")]
+    tcp_weight: Vec<String>,
 }
 
 /// Reads the probe key: 64 hexadecimal digits (whitespace around them ignored) in a file that
@@ -160,8 +165,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ..HubConfig::default()
     };
     let hub = Hub::new(config)?;
+    if !args.tcp_weight.is_empty() && !args.tcp {
+        return Err("--tcp-weight weighs kernel TCP sockets: it needs --tcp".into());
+    }
     let tcp = if args.tcp {
-        Some(start_tcp(Arc::clone(&hub)).await?)
+        Some(start_tcp(Arc::clone(&hub), &args.tcp_weight).await?)
     } else {
         None
     };
@@ -239,8 +247,18 @@ impl TcpSide {
 
 /// Loads the datapath on a thread of its own and waits until its algorithms are registered.
 #[cfg(feature = "tcp")]
-async fn start_tcp(hub: Arc<Hub>) -> Result<TcpSide, Box<dyn std::error::Error>> {
+async fn start_tcp(
+    hub: Arc<Hub>,
+    weight_args: &[String],
+) -> Result<TcpSide, Box<dyn std::error::Error>> {
+    use concord_net::kernel_tcp::TcpWeights;
     use std::sync::atomic::AtomicBool;
+    let mut weights = TcpWeights::new();
+    for arg in weight_args {
+        let (port, weight) =
+            TcpWeights::parse_entry(arg).map_err(|e| format!("--tcp-weight {e}"))?;
+        weights.set(port, weight)?;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = tokio::sync::oneshot::channel::<Result<String, String>>();
     let thread = {
@@ -255,7 +273,7 @@ async fn start_tcp(hub: Arc<Hub>) -> Result<TcpSide, Box<dyn std::error::Error>>
                     }
                 };
                 let config = concord_bpf::agent::AgentConfig::default();
-                match concord_net::kernel_tcp::run(hub, config, &stop, |names| {
+                match concord_net::kernel_tcp::run(hub, config, weights, &stop, |names| {
                     send(Ok(names.join(" ")));
                 }) {
                     Ok(s) => tracing::info!(
@@ -292,6 +310,9 @@ impl TcpSide {
 }
 
 #[cfg(not(feature = "tcp"))]
-async fn start_tcp(_hub: Arc<Hub>) -> Result<TcpSide, Box<dyn std::error::Error>> {
+async fn start_tcp(
+    _hub: Arc<Hub>,
+    _weight_args: &[String],
+) -> Result<TcpSide, Box<dyn std::error::Error>> {
     Err("--tcp: this concordd was built without kernel TCP; build it with `cargo build --release -p concord-net --features tcp` (needs clang, llvm, libelf-dev, zlib1g-dev, pkg-config and bpftool; docs/ebpf.md)".into())
 }
