@@ -383,7 +383,10 @@ mod tests {
                 .map(|w| w.share),
             Some(2.0 / 3.0)
         );
-        assert_eq!(hub.inspect(|cm| flow_window(cm, app)).map(|w| w.share), Some(1.0 / 3.0));
+        assert_eq!(
+            hub.inspect(|cm| flow_window(cm, app)).map(|w| w.share),
+            Some(1.0 / 3.0)
+        );
         // Two thirds of the 10-segment initial window, rounded up to whole segments: 7.
         let mut out = Vec::new();
         agent.decisions(1, &mut out);
@@ -404,8 +407,7 @@ mod tests {
         let hub = hub();
         let (a, _ea) = hub.attach();
         let (b, _eb) = hub.attach();
-        let Reply::Opened(fa) = hub.handle(a, Request::Open(FlowKey::new(HOST, 9000, 9001)))
-        else {
+        let Reply::Opened(fa) = hub.handle(a, Request::Open(FlowKey::new(HOST, 9000, 9001))) else {
             panic!("opens")
         };
         assert!(matches!(
@@ -423,7 +425,12 @@ mod tests {
             }
         ));
         assert_eq!(hub.set_weight(a, fa, 3.0), Reply::Ok);
-        assert_eq!(hub.inspect(|cm| cm.macroflow(cm.get_macroflow(fa).expect("open")).map(|m| m.scheduler().total_weight())), Some(3.0));
+        assert_eq!(
+            hub.inspect(|cm| cm
+                .macroflow(cm.get_macroflow(fa).expect("open"))
+                .map(|m| m.scheduler().total_weight())),
+            Some(3.0)
+        );
     }
 
     #[test]
