@@ -460,11 +460,12 @@ fn run(
 /// The columns of the run's trace, one row per rewrite of r1's status (about every 200 ms):
 /// the time (s since the start); r1's queue to d (packets) and its drops so far (early, full),
 /// of host s's packets (the CP aggregate) and of host t's (TFRC); the link time r1's clock lost
-/// (us); the local AP's X of one flowshare (bit/s), p (ppm), R (us), aggregate datagrams sent
-/// and pacing time lost (us); the first TFRC sender's X and X_inst (bit/s), p (ppm), R (us),
+/// (us); the local AP's X of one flowshare (bit/s), p (ppm), R (us), aggregate datagrams sent,
+/// pacing time lost (us), and its datagrams settled as lost by the remote AP's reports (to set
+/// beside r1's drops of host s); the first TFRC sender's X and X_inst (bit/s), p (ppm), R (us),
 /// packets sent and pacing time lost (us).
 const TRACE_HEADER: &str = "t_s\tq\tearly\tfull\ts_early\ts_full\tt_early\tt_full\tclock_lost_us\t\
-     ap_x_bps\tap_p_ppm\tap_rtt_us\tap_sent\tap_pacing_lost_us\t\
+     ap_x_bps\tap_p_ppm\tap_rtt_us\tap_sent\tap_pacing_lost_us\tap_settled_lost\t\
      tfrc_x_bps\ttfrc_x_inst_bps\ttfrc_p_ppm\ttfrc_rtt_us\ttfrc_sent\ttfrc_pacing_lost_us\n";
 
 /// A status file's `key value` lines (empty if it is not there yet).
@@ -508,6 +509,7 @@ fn trace_row(
         "rtt_us",
         "cp_sent",
         "pacing_lost_us",
+        "settled_lost",
     ] {
         cols.push(get(ap, k));
     }
