@@ -218,7 +218,6 @@ impl Flow {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,4 +265,3 @@ mod tests {
         assert!(Arc::ptr_eq(&c, &d));
     }
 }
-

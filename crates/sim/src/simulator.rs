@@ -243,12 +243,11 @@ impl Simulator {
             let agent = match &f.kind {
                 FlowKind::Tcp { tcp, bytes } => {
                     let config = shared_config.share(tcp);
-                    let mut sender = TcpSender::with_shared_config(config).map_err(|e| {
-                        SetupError::Tcp {
+                    let mut sender =
+                        TcpSender::with_shared_config(config).map_err(|e| SetupError::Tcp {
                             flow: f.name.clone(),
                             source: e,
-                        }
-                    })?;
+                        })?;
                     if let Some(b) = bytes {
                         sender.set_app_limit(*b);
                     }

@@ -9,7 +9,6 @@
 //! handshake: the connection starts established, as ns-2's one-way TCP agents do.
 
 use super::config::{Recovery, TcpConfig, TcpConfigError};
-use std::sync::Arc;
 use super::controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
 use super::prr::Prr;
 use super::rtt::{RttConfig, RttEstimator};
@@ -17,6 +16,7 @@ use super::sack::{NextSeg, SackBlocks, Scoreboard};
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// A segment the sender wants transmitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
