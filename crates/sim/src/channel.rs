@@ -4,19 +4,11 @@
 //! The bottleneck (rate + byte-limited queue) is kept apart from the wire (delay + loss), as in
 //! smoltcp's test simulator: a packet is admitted or dropped by the queue, waits, is serialised,
 //! and then may be lost on the wire before it arrives.
-//!
-//! *Cut-through*: on a channel whose discipline is DropTail and whose wire loses nothing, a
-//! packet's arrival at the far end is known the moment its transmission starts (start +
-//! transmission time + delay; nothing can drop, mark or reorder it after the queue), so the
-//! packet is *launched*: the simulator schedules its arrival then, and the end of its
-//! transmission needs an event only if packets wait behind it. A launched packet nobody waits
-//! behind completes lazily, when the channel is next offered a packet or settled; the counters
-//! come out the same as with an event at the end of every transmission.
 
 use crate::packet::{NodeId, Packet};
 use crate::queue_disc::QueueDisc;
 use crate::scenario::{ChannelSpec, LossFilter};
-use concord_cc::aqm::{AqmConfig, QueueLen, Verdict};
+use concord_cc::aqm::{QueueLen, Verdict};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
 use concord_cc::units::Rate;
@@ -76,23 +68,6 @@ pub enum Offer {
     Queued,
     /// The channel was idle: transmission starts now and ends after this long.
     Transmitting(Duration),
-    /// The channel was idle and cuts through: transmission starts now and ends after this
-    /// long, and the packet (now [`Channel::in_service`]) can be scheduled to arrive at once;
-    /// nothing waits behind it.
-    Launched(Duration),
-    /// Waiting behind a launched packet, the first to do so: the end of that packet's
-    /// transmission, at this instant, now needs an event (which calls [`Channel::complete`]).
-    QueuedBehind(Instant),
-}
-
-/// What started on a channel when a transmission ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Started {
-    /// A transmission that ends after this long, with an event at its end.
-    Transmitting(Duration),
-    /// A launched transmission (see [`Offer::Launched`]) that ends after this long; `true`
-    /// if packets wait behind it, so that its end needs an event.
-    Launched(Duration, bool),
 }
 
 /// One direction of a link.
@@ -126,18 +101,6 @@ pub struct Channel {
     control: VecDeque<Packet>,
     /// Control packets sent.
     pub control_sent: u64,
-    /// The channel cuts through (DropTail, no wire loss, not traced; see the module's doc).
-    cut_through: bool,
-    /// The packet in service is launched: its arrival is already scheduled.
-    launched: bool,
-    /// A launched packet's transmission end has an event scheduled.
-    end_scheduled: bool,
-    /// When the transmission in service ends (meaningful while `launched`).
-    tx_end: Instant,
-    /// The sequence number the event at the launched transmission's end takes: the one it
-    /// would have had if scheduled when the transmission started (see
-    /// [`crate::event::EventQueue::reserve_seq`]).
-    end_seq: u64,
 }
 
 impl Channel {
@@ -160,77 +123,7 @@ impl Channel {
             stats: ChannelStats::default(),
             control: VecDeque::new(),
             control_sent: 0,
-            cut_through: spec.loss == 0.0
-                && spec.gcca.is_none()
-                && spec.eca.is_none()
-                && matches!(spec.queue, AqmConfig::DropTail { .. }),
-            launched: false,
-            end_scheduled: false,
-            tx_end: Instant::ZERO,
-            end_seq: 0,
         }
-    }
-
-    /// True if the channel cuts through (see the module's doc).
-    pub fn cuts_through(&self) -> bool {
-        self.cut_through
-    }
-
-    /// Stops the channel from cutting through (before the run: a trace records every
-    /// transmission's start, and a port's control packets go ahead of the queue).
-    pub fn disable_cut_through(&mut self) {
-        self.cut_through = false;
-    }
-
-    /// A transmission of `d` started at `now`: launched if the channel cuts through.
-    #[inline]
-    fn launch(&mut self, now: Instant, d: Duration) -> bool {
-        if self.cut_through {
-            self.launched = true;
-            self.tx_end = now + d;
-        }
-        self.cut_through
-    }
-
-    /// The launched transmission's end takes sequence number `seq` (reserved when it started).
-    pub fn set_end_seq(&mut self, seq: u64) {
-        self.end_seq = seq;
-    }
-
-    /// The sequence number of the launched transmission's end.
-    pub fn end_seq(&self) -> u64 {
-        self.end_seq
-    }
-
-    /// Completes a launched packet whose end has no event (nothing waits behind it) if that
-    /// end comes before the event being handled, at `now` with sequence number `seq`: the
-    /// counters an event at its end would have updated, and the link goes idle at that end.
-    /// At the same instant the order is that of the sequence numbers, as if the end had an
-    /// event (see [`Channel::set_end_seq`]).
-    #[inline]
-    fn catch_up(&mut self, now: Instant, seq: u64) {
-        if self.launched
-            && !self.end_scheduled
-            && (self.tx_end < now || (self.tx_end == now && self.end_seq < seq))
-        {
-            self.finish_launched();
-        }
-    }
-
-    fn finish_launched(&mut self) {
-        self.launched = false;
-        if let Some(p) = self.in_service.take() {
-            self.stats.tx_packets += 1;
-            self.stats.tx_bytes += p.size as u64;
-        }
-        self.disc.on_link_idle(self.tx_end);
-    }
-
-    /// Completes a launched transmission whose end comes before the event at `now` with
-    /// sequence number `seq` (before reading the counters; `u64::MAX`: after every event at
-    /// `now`).
-    pub fn complete_launched(&mut self, now: Instant, seq: u64) {
-        self.catch_up(now, seq);
     }
 
     /// Packets waiting (not counting the one being transmitted).
@@ -280,10 +173,7 @@ impl Channel {
 
     /// Offers a packet that came from neighbour `upstream` (the node itself for its own
     /// packets) to the channel's discipline, and starts transmitting if the link is idle.
-    /// `seq` is the sequence number of the event being handled (its place among the events
-    /// at `now`).
-    pub fn offer_from(&mut self, now: Instant, pkt: Packet, upstream: NodeId, seq: u64) -> Offer {
-        self.catch_up(now, seq);
+    pub fn offer_from(&mut self, now: Instant, pkt: Packet, upstream: NodeId) -> Offer {
         self.stats.arrivals += 1;
         // The queue-length integral up to the arrival. Exact even when the length does not
         // change: the terms are whole packet-nanoseconds, below 2^53.
@@ -309,28 +199,12 @@ impl Channel {
         }
         if let Some(p) = bypass {
             self.in_service = Some(p);
-            let d = self.transmit_time(&p);
-            return if self.launch(now, d) {
-                Offer::Launched(d)
-            } else {
-                Offer::Transmitting(d)
-            };
+            return Offer::Transmitting(self.transmit_time(&p));
         }
         let started = self.start_next(now);
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.disc.len().packets);
         match started {
-            // Idle with nothing else waiting (a DropTail queue is empty when its link is idle).
-            Some(d) => {
-                if self.launch(now, d) {
-                    Offer::Launched(d)
-                } else {
-                    Offer::Transmitting(d)
-                }
-            }
-            None if self.launched && !self.end_scheduled => {
-                self.end_scheduled = true;
-                Offer::QueuedBehind(self.tx_end)
-            }
+            Some(d) => Offer::Transmitting(d),
             None => Offer::Queued,
         }
     }
@@ -338,8 +212,6 @@ impl Channel {
     /// Offers a control packet (a GCCP message): it goes ahead of the data queue, past the
     /// discipline and any leaky bucket.
     pub fn offer_control(&mut self, now: Instant, pkt: Packet) -> Offer {
-        // Channels with ports do not cut through; a launched end at `now` counts as passed.
-        self.catch_up(now, u64::MAX);
         self.control.push_back(pkt);
         match self.start_next(now) {
             Some(d) => Offer::Transmitting(d),
@@ -377,21 +249,11 @@ impl Channel {
             .transmit_time(u64::from(p.size) + u64::from(self.framing))
     }
 
-    /// The packet in service finished transmission. Returns it unless the wire lost it or it
-    /// was launched (its arrival is already scheduled), and what starts next.
-    pub fn complete(&mut self, now: Instant) -> (Option<Packet>, Option<Started>) {
+    /// The packet in service finished transmission. Returns it unless the wire lost it, and the
+    /// transmission time of the next packet if one starts.
+    pub fn complete(&mut self, now: Instant) -> (Option<Packet>, Option<Duration>) {
         let done = self.in_service.take();
-        let launched = std::mem::replace(&mut self.launched, false);
-        self.end_scheduled = false;
-        let next = self.start_next(now).map(|d| {
-            if self.launch(now, d) {
-                let waiting = self.disc.len().packets > 0;
-                self.end_scheduled = waiting;
-                Started::Launched(d, waiting)
-            } else {
-                Started::Transmitting(d)
-            }
-        });
+        let next = self.start_next(now);
         // RED's idle period starts when the link goes idle (ns-2's REDQueue::deque), not when
         // the last waiting packet enters service one transmission earlier.
         if self.in_service.is_none() {
@@ -400,9 +262,6 @@ impl Channel {
         let Some(pkt) = done else { return (None, next) };
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += pkt.size as u64;
-        if launched {
-            return (None, next);
-        }
         let exposed = match self.loss_filter {
             LossFilter::All => true,
             LossFilter::Data => pkt.is_data(),
@@ -456,147 +315,21 @@ mod tests {
     #[test]
     fn framing_bytes_lengthen_every_transmission_on_the_link() {
         // 1000 bytes at 10 Mbit/s: 800 us; with PPP's 2 bytes, 1002 x 8 / 10^7 s = 801.6 us.
-        // Each transmission's end as an event, as on a channel that does not cut through.
         let mut plain = channel(0);
         let mut ppp = channel(2);
-        plain.disable_cut_through();
-        ppp.disable_cut_through();
         assert_eq!(
-            plain.offer_from(Instant::ZERO, packet(), 0, u64::MAX),
+            plain.offer_from(Instant::ZERO, packet(), 0),
             Offer::Transmitting(Duration::from_micros(800))
         );
         assert_eq!(
-            ppp.offer_from(Instant::ZERO, packet(), 0, u64::MAX),
+            ppp.offer_from(Instant::ZERO, packet(), 0),
             Offer::Transmitting(Duration::from_nanos(801_600))
         );
         // The next packet, queued behind, is timed the same way when it starts; the counters
         // keep IP bytes.
-        assert_eq!(
-            ppp.offer_from(Instant::ZERO, packet(), 0, u64::MAX),
-            Offer::Queued
-        );
+        assert_eq!(ppp.offer_from(Instant::ZERO, packet(), 0), Offer::Queued);
         let (_, next) = ppp.complete(Instant::from_nanos(801_600));
-        assert_eq!(
-            next,
-            Some(Started::Transmitting(Duration::from_nanos(801_600)))
-        );
+        assert_eq!(next, Some(Duration::from_nanos(801_600)));
         assert_eq!(ppp.stats.tx_bytes, 1000);
-    }
-
-    #[test]
-    fn a_lossless_drop_tail_channel_launches_and_needs_an_end_event_only_for_waiting_packets() {
-        // 1000 bytes at 10 Mbit/s: 800 us per transmission.
-        let mut ch = channel(0);
-        assert!(ch.cuts_through());
-        let us = Instant::from_micros;
-        assert_eq!(
-            ch.offer_from(Instant::ZERO, packet(), 0, u64::MAX),
-            Offer::Launched(Duration::from_micros(800))
-        );
-        // The first packet to wait asks for the end of the launched one; the next does not.
-        assert_eq!(
-            ch.offer_from(us(100), packet(), 0, u64::MAX),
-            Offer::QueuedBehind(us(800))
-        );
-        assert_eq!(ch.offer_from(us(200), packet(), 0, u64::MAX), Offer::Queued);
-        // The launched packet's arrival is already scheduled: complete returns no packet.
-        assert_eq!(
-            ch.complete(us(800)),
-            (
-                None,
-                Some(Started::Launched(Duration::from_micros(800), true))
-            )
-        );
-        assert_eq!(
-            ch.complete(us(1600)),
-            (
-                None,
-                Some(Started::Launched(Duration::from_micros(800), false))
-            )
-        );
-        assert_eq!((ch.stats.tx_packets, ch.stats.tx_bytes), (2, 2000));
-        // Nothing waits behind the third: it completes when the channel is next offered a
-        // packet after its end, at 2400 us.
-        assert_eq!(
-            ch.offer_from(us(3000), packet(), 0, u64::MAX),
-            Offer::Launched(Duration::from_micros(800))
-        );
-        assert_eq!((ch.stats.tx_packets, ch.stats.arrivals), (3, 4));
-        assert_eq!(ch.stats.max_queue_packets, 2);
-    }
-
-    #[test]
-    fn a_launched_transmission_ending_at_the_warm_up_counts_after_it_and_at_the_end() {
-        let mut ch = channel(0);
-        let end = Instant::from_micros(800);
-        assert_eq!(
-            ch.offer_from(Instant::ZERO, packet(), 0, u64::MAX),
-            Offer::Launched(Duration::from_micros(800))
-        );
-        ch.complete_launched(end, 0);
-        assert_eq!(ch.stats.tx_packets, 0);
-        ch.complete_launched(Instant::from_micros(799), u64::MAX);
-        assert_eq!(ch.stats.tx_packets, 0);
-        ch.complete_launched(end, u64::MAX);
-        assert_eq!((ch.stats.tx_packets, ch.stats.tx_bytes), (1, 1000));
-        assert_eq!(ch.in_service(), None);
-    }
-
-    #[test]
-    fn a_lossy_or_disabled_channel_does_not_cut_through() {
-        let spec = ChannelSpec {
-            rate: Rate::from_mbps(10),
-            delay: Duration::from_millis(1),
-            queue: AqmConfig::DropTail {
-                limit: QueueLimit::Packets(10),
-            },
-            loss: 0.01,
-            loss_applies_to: LossFilter::All,
-            gcca: None,
-            eca: None,
-            framing_bytes: 0,
-        };
-        let mut lossy = Channel::new("a->b".into(), 0, 1, &spec, Rng::new(1));
-        assert!(!lossy.cuts_through());
-        assert_eq!(
-            lossy.offer_from(Instant::ZERO, packet(), 0, u64::MAX),
-            Offer::Transmitting(Duration::from_micros(800))
-        );
-        let mut traced = channel(0);
-        traced.disable_cut_through();
-        assert_eq!(
-            traced.offer_from(Instant::ZERO, packet(), 0, u64::MAX),
-            Offer::Transmitting(Duration::from_micros(800))
-        );
-        assert_eq!(
-            traced.offer_from(Instant::from_micros(100), packet(), 0, u64::MAX),
-            Offer::Queued
-        );
-    }
-
-    #[test]
-    fn an_offer_at_the_instant_a_launched_transmission_ends_keeps_the_order_of_sequence_numbers() {
-        let us = Instant::from_micros;
-        let mut before = channel(0);
-        let mut after = channel(0);
-        for ch in [&mut before, &mut after] {
-            assert_eq!(
-                ch.offer_from(Instant::ZERO, packet(), 0, 1),
-                Offer::Launched(Duration::from_micros(800))
-            );
-            ch.set_end_seq(5);
-        }
-        // Handled before the end (sequence 3 < 5): the packet waits for the end's event.
-        assert_eq!(
-            before.offer_from(us(800), packet(), 0, 3),
-            Offer::QueuedBehind(us(800))
-        );
-        assert_eq!(before.stats.tx_packets, 0);
-        // Handled after it (7 > 5): the end has passed, the packet starts at once.
-        assert_eq!(
-            after.offer_from(us(800), packet(), 0, 7),
-            Offer::Launched(Duration::from_micros(800))
-        );
-        assert_eq!(after.stats.tx_packets, 1);
     }
 }

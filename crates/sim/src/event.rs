@@ -152,8 +152,6 @@ pub struct EventQueue<E, L = ()> {
     /// Emptied bucket vectors, kept for reuse.
     spare: Vec<Vec<Entry<E>>>,
     next_seq: u64,
-    /// The sequence number of the event popped last.
-    current: u64,
     processed: u64,
 }
 
@@ -171,7 +169,6 @@ impl<E, L> Default for EventQueue<E, L> {
             far_len: 0,
             spare: Vec::new(),
             next_seq: 0,
-            current: 0,
             processed: 0,
         }
     }
@@ -201,34 +198,6 @@ impl<E: Copy, L> EventQueue<E, L> {
             seq,
             event,
         });
-    }
-
-    /// Takes the next sequence number without scheduling anything: the place in the order of
-    /// an event that may be scheduled later, with [`EventQueue::push_with_seq`], as if it had
-    /// been pushed now.
-    #[inline]
-    pub fn reserve_seq(&mut self) -> u64 {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        seq
-    }
-
-    /// Schedules `event` at `at` with a sequence number taken by [`EventQueue::reserve_seq`]:
-    /// it comes out where it would have had it been pushed when the number was taken.
-    #[inline]
-    pub fn push_with_seq(&mut self, at: Instant, seq: u64, event: E) {
-        self.heap.push(Entry {
-            at: at.as_nanos(),
-            seq,
-            event,
-        });
-    }
-
-    /// The sequence number of the event popped last (its place among events at the same
-    /// instant).
-    #[inline]
-    pub fn current_seq(&self) -> u64 {
-        self.current
     }
 
     /// Schedules `event` at `at` like [`EventQueue::push`] (the same order), for a timer that is
@@ -368,7 +337,6 @@ impl<E: Copy, L> EventQueue<E, L> {
         self.settle_far();
         let e = self.heap.pop()?;
         self.processed += 1;
-        self.current = e.seq;
         Some((Instant::from_nanos(e.at), e.event))
     }
 
@@ -381,7 +349,6 @@ impl<E: Copy, L> EventQueue<E, L> {
         }
         let e = self.heap.pop()?;
         self.processed += 1;
-        self.current = e.seq;
         Some((Instant::from_nanos(e.at), e.event))
     }
 
@@ -505,22 +472,6 @@ mod tests {
         assert_eq!((q.lane_items, q.busy_lanes), (0, 0));
         // An empty lane yields nothing.
         assert_eq!(q.pop_lane(1, 1), None);
-    }
-
-    #[test]
-    fn a_reserved_sequence_number_places_a_later_push_where_it_was_taken() {
-        let mut q: EventQueue<char> = EventQueue::new();
-        let t = Instant::from_millis(2);
-        q.push(t, 'a');
-        let seq = q.reserve_seq();
-        q.push(t, 'c');
-        q.push(Instant::from_millis(1), 'x');
-        assert_eq!(q.pop(), Some((Instant::from_millis(1), 'x')));
-        assert_eq!(q.current_seq(), 3);
-        q.push_with_seq(t, seq, 'b');
-        let order: String = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
-        assert_eq!(order, "abc");
-        assert_eq!(q.current_seq(), 2);
     }
 
     /// Random pushes, lane pushes and pops against a sorted reference of (time, sequence).

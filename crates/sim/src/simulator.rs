@@ -1,7 +1,7 @@
 //! The simulator: a loop over `(time, sequence)`-ordered events that moves packets through
 //! channels and hands them to the flows' transport agents.
 
-use crate::channel::{Channel, ChannelStats, Offer, Started};
+use crate::channel::{Channel, ChannelStats, Offer};
 use crate::eca::EcaState;
 use crate::event::EventQueue;
 use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
@@ -393,14 +393,6 @@ impl Simulator {
         sim.setup_eca(sc);
         sim.setup_cm(sc);
         sim.chains = stages::compose(&sim);
-        // A traced channel records each transmission's start with its event; a port's control
-        // packets go ahead of a channel's queue: neither cuts through.
-        let ports = sim.channels.iter().any(|ch| ch.disc().is_port());
-        for (c, ch) in sim.channels.iter_mut().enumerate() {
-            if ports || sim.capture.records(c as u32) {
-                ch.disable_cut_through();
-            }
-        }
         for i in 0..sim.flows.len() {
             let (start, stop) = (sim.flows[i].start, sim.flows[i].stop);
             sim.events.push(start, Event::FlowStart(i as FlowId));
@@ -547,7 +539,6 @@ impl Simulator {
     pub fn finish(&mut self) -> Result<(), CaptureError> {
         let end = self.end;
         for c in &mut self.channels {
-            c.complete_launched(end, u64::MAX);
             c.settle(end);
         }
         self.capture.flush()
@@ -585,18 +576,9 @@ impl Simulator {
         let ch = &mut self.channels[c as usize];
         let (done, next) = ch.complete(now);
         let delay = ch.delay;
-        match next {
-            Some(Started::Transmitting(d)) => {
-                self.events.push(now + d, Event::TxDone(c));
-                self.trace_in_service(c)?;
-            }
-            Some(Started::Launched(d, waiting)) => {
-                let seq = self.launch(c, d);
-                if waiting {
-                    self.events.push_with_seq(now + d, seq, Event::TxDone(c));
-                }
-            }
-            None => {}
+        if let Some(d) = next {
+            self.events.push(now + d, Event::TxDone(c));
+            self.trace_in_service(c)?;
         }
         if let Some(p) = done {
             // A channel's delay is fixed and its departures are in time order, so its
@@ -606,24 +588,6 @@ impl Simulator {
         }
         self.on_queue_drops(c);
         self.after_port(c)
-    }
-
-    /// Channel `c` launched the packet it has just started to transmit, for `d`: it arrives at
-    /// the far end `d` plus the channel's delay from now. The end of the transmission takes its
-    /// place in the order now, as the event scheduled at the start of every transmission did;
-    /// returns that sequence number.
-    #[inline]
-    fn launch(&mut self, c: u32, d: Duration) -> u64 {
-        let seq = self.events.reserve_seq();
-        let ch = &mut self.channels[c as usize];
-        ch.set_end_seq(seq);
-        let at = self.now + d + ch.delay;
-        if let Some(&p) = ch.in_service() {
-            // Launches are in the order of departures, and the delay is fixed.
-            let queued = self.events.push_lane(c, at, p, Event::Arrive(c));
-            debug_assert!(queued, "channel {c}: arrival out of order");
-        }
-        seq
     }
 
     /// An agent at `node` sends `pkt`: it walks `node`'s chain of stages from the application
@@ -679,21 +643,12 @@ impl Simulator {
             return Ok(());
         }
         let now = self.now;
-        let seq = self.events.current_seq();
-        match self.channels[c as usize].offer_from(now, pkt, upstream, seq) {
-            Offer::Transmitting(d) => {
-                self.events.push(now + d, Event::TxDone(c));
-                self.trace_in_service(c)?;
-            }
-            Offer::Launched(d) => {
-                self.launch(c, d);
-            }
-            Offer::QueuedBehind(end) => {
-                let seq = self.channels[c as usize].end_seq();
-                self.events.push_with_seq(end, seq, Event::TxDone(c));
-            }
-            Offer::Queued => {}
-            Offer::Dropped => self.on_queue_drop(&pkt),
+        let offer = self.channels[c as usize].offer_from(now, pkt, upstream);
+        if let Offer::Transmitting(d) = offer {
+            self.events.push(now + d, Event::TxDone(c));
+            self.trace_in_service(c)?;
+        } else if matches!(offer, Offer::Dropped) {
+            self.on_queue_drop(&pkt);
         }
         self.on_queue_drops(c);
         self.after_port(c)
@@ -1068,9 +1023,7 @@ impl Simulator {
 
     fn on_warmup(&mut self) {
         let now = self.now;
-        let seq = self.events.current_seq();
         for (c, ch) in self.channels.iter_mut().enumerate() {
-            ch.complete_launched(now, seq);
             ch.settle(now);
             self.channel_at_warmup[c] = ch.stats;
         }
