@@ -8,6 +8,7 @@ pub mod cm;
 pub mod cp;
 pub mod eca;
 pub mod gcca;
+pub mod margin;
 pub mod mccp;
 pub mod not_run;
 pub mod plot;
