@@ -15,6 +15,7 @@ pub mod plot;
 pub mod replicate;
 pub mod report;
 pub mod runner;
+pub mod seed_sweep;
 pub mod unit;
 
 pub use claim::{Check, Claim, Paper};
