@@ -8,7 +8,7 @@
 //! them seed-dependent. A reproduced claim at 1.1 half-widths is one low seed from straddling;
 //! one at 5 is not.
 
-use crate::claim::Check;
+use crate::claim::{fmt_num, Check};
 use serde::{Deserialize, Serialize};
 
 /// A mean's distance to the nearest edge of its tolerance.
@@ -46,6 +46,21 @@ impl Margin {
             distance,
             half_widths: (half > 0.0).then(|| distance / half),
         })
+    }
+}
+
+/// `+0.13 (6.5)`: the margin's distance in the metric's unit and in half-widths; `-` without
+/// a margin.
+pub fn margin_text(m: Option<Margin>) -> String {
+    match m {
+        None => "-".into(),
+        Some(m) => {
+            let sign = if m.distance >= 0.0 { "+" } else { "" };
+            match m.half_widths {
+                Some(k) => format!("{sign}{} ({k:.2})", fmt_num(m.distance)),
+                None => format!("{sign}{} (no width)", fmt_num(m.distance)),
+            }
+        }
     }
 }
 
@@ -139,5 +154,16 @@ mod tests {
             };
             assert!(expected, "mean {mean} half {half}: {k} half-widths");
         }
+    }
+
+    #[test]
+    fn margins_read_with_their_sign_and_width() {
+        let m = Margin::of(Check::Between { lo: 0.8, hi: 1.2 }, 1.07, [1.05, 1.09]);
+        assert_eq!(margin_text(m), "+0.13 (6.50)");
+        let out = Margin::of(Check::AtLeast { min: 1.2 }, 1.1, [1.0, 1.2]);
+        assert_eq!(margin_text(out), "-0.1 (-1.00)");
+        let flat = Margin::of(Check::AtMost { max: 99.0 }, 43.0, [43.0, 43.0]);
+        assert_eq!(margin_text(flat), "+56 (no width)");
+        assert_eq!(margin_text(None), "-");
     }
 }

@@ -5,7 +5,7 @@
 //! run); nothing here changes a setting, a seed, a tolerance or the verdict rule.
 
 use crate::claim::{fmt_num, Claim, Verdict};
-use crate::margin::Margin;
+use crate::margin::margin_text;
 use crate::report::{mean_ci_text, seeds_text};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -59,21 +59,6 @@ pub fn distinct_values<'a>(claims: impl IntoIterator<Item = &'a Claim>) -> (Vec<
 /// True when `v` is reproduced (at the paper's setting or under the row's deviation).
 fn holds(v: Verdict) -> bool {
     matches!(v, Verdict::Reproduced | Verdict::ReproducedUnderDeviation)
-}
-
-/// `+0.13 (6.5)`: the margin's distance in the metric's unit and in half-widths; `-` without
-/// a margin.
-pub fn margin_text(m: Option<Margin>) -> String {
-    match m {
-        None => "-".into(),
-        Some(m) => {
-            let sign = if m.distance >= 0.0 { "+" } else { "" };
-            match m.half_widths {
-                Some(k) => format!("{sign}{} ({k:.2})", fmt_num(m.distance)),
-                None => format!("{sign}{} (no width)", fmt_num(m.distance)),
-            }
-        }
-    }
 }
 
 /// The sample standard deviation of `x` (NaN for fewer than two values).
@@ -305,16 +290,5 @@ mod tests {
             "{detail}"
         );
         assert!(detail.contains("| 0 | 1-5 and 1001-1005 | "), "{detail}");
-    }
-
-    #[test]
-    fn margins_read_with_their_sign_and_width() {
-        let m = Margin::of(Check::Between { lo: 0.8, hi: 1.2 }, 1.07, [1.05, 1.09]);
-        assert_eq!(margin_text(m), "+0.13 (6.50)");
-        let out = Margin::of(Check::AtLeast { min: 1.2 }, 1.1, [1.0, 1.2]);
-        assert_eq!(margin_text(out), "-0.1 (-1.00)");
-        let flat = Margin::of(Check::AtMost { max: 99.0 }, 43.0, [43.0, 43.0]);
-        assert_eq!(margin_text(flat), "+56 (no width)");
-        assert_eq!(margin_text(None), "-");
     }
 }
