@@ -4,7 +4,7 @@
 //! the quick verdicts"). The runs are the reproduction's own (the pooling rule, two blocks a
 //! run); nothing here changes a setting, a seed, a tolerance or the verdict rule.
 
-use crate::claim::{fmt_num, Claim, Verdict};
+use crate::claim::{fmt_num, t95, Claim, Verdict};
 use crate::margin::margin_text;
 use crate::report::{mean_ci_text, seeds_text};
 use std::collections::BTreeSet;
@@ -79,6 +79,22 @@ pub struct AllSeeds {
     pub n: usize,
     /// The standard deviation of one value (one seed, or one block for a block's one value).
     pub sd: f64,
+    /// How many values one run pools (both of its blocks).
+    pub per_run: usize,
+}
+
+impl AllSeeds {
+    /// The margin in half-widths that one run's interval gives when its values spread as all
+    /// seeds' do: `distance / sd * sqrt(n) / t(n - 1)` with n = [`AllSeeds::per_run`] (the
+    /// interval's half-width is t(n-1) sd / sqrt(n)). At least 1: a run is mostly reproduced;
+    /// under 1: its interval mostly reaches the edge. None without a spread or a margin.
+    pub fn typical_run_margin(&self) -> Option<f64> {
+        let m = self.claim.margin?;
+        if !(self.sd > 0.0) || self.per_run < 2 {
+            return None;
+        }
+        Some(m.distance / self.sd * (self.per_run as f64).sqrt() / t95(self.per_run - 1))
+    }
 }
 
 impl Sweep {
@@ -121,6 +137,7 @@ impl Sweep {
             claim.over_seeds(&seeds, &values)
         };
         Some(AllSeeds {
+            per_run: first.values.len(),
             n: values.len(),
             sd: std_dev(&values),
             claim,
@@ -131,7 +148,7 @@ impl Sweep {
 /// The summary table: one row per sweep.
 pub fn render_summary(sweeps: &[Sweep]) -> String {
     let mut s = String::from(
-        "| claim | verdict at the first base | reproduced at (bases) | blocks reproduced alone | all distinct seeds: values, mean [95% CI] | margin on all seeds: distance (half-widths) | one value's sd | distance / sd | verdict on all seeds |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| claim | verdict at the first base | reproduced at (bases) | blocks reproduced alone | all distinct seeds: values, mean [95% CI] | margin on all seeds: distance (half-widths) | one value's sd | distance / sd | one run's typical margin (half-widths) | verdict on all seeds |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for w in sweeps {
         let first = w
@@ -143,7 +160,7 @@ pub fn render_summary(sweeps: &[Sweep]) -> String {
         let (bk, bn) = w.blocks_reproduced();
         let row = match w.all_seeds() {
             Some(a) => format!(
-                "{}, {} | {} | {} | {} | {}",
+                "{}, {} | {} | {} | {} | {} | {}",
                 a.n,
                 mean_ci_text(&a.claim),
                 margin_text(a.claim.margin),
@@ -152,9 +169,11 @@ pub fn render_summary(sweeps: &[Sweep]) -> String {
                     .margin
                     .filter(|_| a.sd > 0.0)
                     .map_or("-".to_string(), |m| format!("{:.2}", m.distance / a.sd)),
+                a.typical_run_margin()
+                    .map_or("-".to_string(), |k| format!("{k:.2}")),
                 a.claim.verdict.label()
             ),
-            None => "- | - | - | - | -".into(),
+            None => "- | - | - | - | - | -".into(),
         };
         let _ = writeln!(
             s,
@@ -279,6 +298,10 @@ mod tests {
         let m = all.claim.margin.expect("finite");
         assert_eq!(m.edge, 1.2);
         assert!((m.distance - (1.2 - mean)).abs() < 1e-12);
+        assert_eq!(all.per_run, 10);
+        // distance / sd * sqrt(10) / t(9), t(9) = 2.262.
+        let typical = m.distance / all.sd * 10f64.sqrt() / 2.262;
+        assert!((all.typical_run_margin().expect("spread") - typical).abs() < 1e-12);
         let text = render_summary(std::slice::from_ref(&w));
         assert!(
             text.contains("| `cm/feedback/x` | reproduced | 1 of 2 | 2 of 4 | 16, "),
