@@ -90,7 +90,7 @@ impl AllSeeds {
     /// under 1: its interval mostly reaches the edge. None without a spread or a margin.
     pub fn typical_run_margin(&self) -> Option<f64> {
         let m = self.claim.margin?;
-        if !(self.sd > 0.0) || self.per_run < 2 {
+        if self.sd.is_nan() || self.sd <= 0.0 || self.per_run < 2 {
             return None;
         }
         Some(m.distance / self.sd * (self.per_run as f64).sqrt() / t95(self.per_run - 1))
