@@ -143,6 +143,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         wall,
         cpu,
         resident_growth: _,
+        window,
     } = measure(&checked)?;
     let r = RunResults::from_simulator(&sim);
     let events = sim.events_processed() as f64;
@@ -171,6 +172,9 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "bottleneck_packets_per_cpu_second": cpu.map(|c| bottleneck_packets / c),
             "bottleneck_packets": bottleneck_packets,
             "bottleneck_packets_per_wall_second": bottleneck_packets / wall,
+            "window_bottleneck_packets": window.packets,
+            "window_cpu_seconds_median": window.cpu,
+            "window_bottleneck_packets_per_cpu_second": window.cpu.map(|c| window.packets as f64 / c),
             "simulated_seconds_per_wall_second": r.duration_s / wall,
             "peak_rss_mb": peak,
             "total_goodput_bps": r.total_goodput_bps,
@@ -216,6 +220,13 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             bottleneck_packets / c
         );
     }
+    if let Some(c) = window.cpu {
+        println!(
+            "  last half: packets per CPU s    {:.0}  ({} packets, {c:.2} CPU s)",
+            window.packets as f64 / c,
+            window.packets
+        );
+    }
     match peak {
         Some(mb) => println!("  peak memory                     {mb:.1} MB"),
         None => println!("  peak memory                     unknown (no /proc)"),
@@ -254,6 +265,30 @@ struct Measured {
     /// Resident memory the last simulator added (after its run, against before it was
     /// built), in bytes.
     resident_growth: Option<u64>,
+    /// The steady-state window: the last half of the simulated time, where the flows' start-up
+    /// (slow start, the first losses, histograms and series growing) is over, so that runs with
+    /// different numbers of flows are compared over like work.
+    window: Window,
+}
+
+/// The last half of a run: bottleneck packets sent in it and the CPU time it took.
+#[derive(Clone, Copy, Debug, Default)]
+struct Window {
+    /// Bottleneck packets sent in the window (the last run's).
+    packets: u64,
+    /// The median CPU time of the window over the runs, in seconds.
+    cpu: Option<f64>,
+}
+
+/// Runs `sim` from the start of the window to `end`: a function of its own, so that a profiler
+/// can collect over the window alone (`valgrind --tool=callgrind
+/// --toggle-collect='*bench*run_window*'`).
+#[inline(never)]
+fn run_window(
+    sim: &mut Simulator,
+    end: concord_cc::time::Instant,
+) -> Result<(), concord_sim::trace::capture::CaptureError> {
+    sim.run_until(end)
 }
 
 /// Runs the scenario of `a` `a.runs` times.
@@ -262,6 +297,8 @@ fn measure(a: &BenchArgs) -> Result<Measured, Failure> {
     let sc = scenario::parse_str(&text, None).map_err(|e| Failure::input(e.to_string()))?;
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
+    let mut window_cpus = Vec::new();
+    let mut window_packets = 0;
     let mut last = None;
     let mut resident_growth = None;
     for _ in 0..a.runs {
@@ -271,7 +308,21 @@ fn measure(a: &BenchArgs) -> Result<Measured, Failure> {
         let cpu0 = cpu_seconds();
         let watch = Stopwatch::start();
         let mut sim = Simulator::new(&sc).map_err(|e| Failure::runtime(e.to_string()))?;
-        sim.run().map_err(|e| Failure::runtime(e.to_string()))?;
+        // The same events as one `run`: up to the window's start, then the window, then the
+        // settling of the integrals.
+        let end = sim.end();
+        let window_start = end - (end - concord_cc::time::Instant::ZERO) / 2;
+        sim.run_until(window_start)
+            .map_err(|e| Failure::runtime(e.to_string()))?;
+        let bottleneck = sim.bottleneck() as usize;
+        let sent_before = sim.channels()[bottleneck].stats.tx_packets;
+        let window_cpu0 = cpu_seconds();
+        run_window(&mut sim, end).map_err(|e| Failure::runtime(e.to_string()))?;
+        if let (Some(c0), Some(c1)) = (window_cpu0, cpu_seconds()) {
+            window_cpus.push(c1 - c0);
+        }
+        window_packets = sim.channels()[bottleneck].stats.tx_packets - sent_before;
+        sim.finish().map_err(|e| Failure::runtime(e.to_string()))?;
         walls.push(watch.secs());
         if let (Some(c0), Some(c1)) = (cpu0, cpu_seconds()) {
             cpus.push(c1 - c0);
@@ -289,12 +340,18 @@ fn measure(a: &BenchArgs) -> Result<Measured, Failure> {
     cpus.sort_by(f64::total_cmp);
     let wall = walls[walls.len() / 2];
     let cpu = (cpus.len() == walls.len()).then(|| cpus[cpus.len() / 2]);
+    window_cpus.sort_by(f64::total_cmp);
+    let window = Window {
+        packets: window_packets,
+        cpu: (window_cpus.len() == walls.len()).then(|| window_cpus[window_cpus.len() / 2]),
+    };
     Ok(Measured {
         sim,
         walls,
         wall,
         cpu,
         resident_growth,
+        window,
     })
 }
 
@@ -312,13 +369,15 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
         );
         println!();
         println!(
-            "{:>7} {:>10} {:>13} {:>13} {:>13} {:>10} {:>10} {:>9}",
+            "{:>7} {:>10} {:>13} {:>13} {:>13} {:>10} {:>13} {:>10} {:>10} {:>9}",
             "flows",
             "bn packets",
             "packets/wall",
             "packets/CPU",
             "events/CPU",
             "CPU s",
+            "half: pkt/CPU",
+            "half: CPU s",
             "B/flow",
             "peak MB"
         );
@@ -354,6 +413,9 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             "events": m.sim.events_processed(),
             "events_per_wall_second": events / m.wall,
             "events_per_cpu_second": m.cpu.map(|c| events / c),
+            "window_bottleneck_packets": m.window.packets,
+            "window_cpu_seconds_median": m.window.cpu,
+            "window_bottleneck_packets_per_cpu_second": m.window.cpu.map(|c| m.window.packets as f64 / c),
             "resident_bytes_per_flow": per_flow,
             "peak_rss_mb": peak_mb,
         });
@@ -361,13 +423,15 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             let opt =
                 |v: Option<f64>, prec: usize| v.map_or("?".to_string(), |x| format!("{x:.prec$}"));
             println!(
-                "{:>7} {:>10} {:>13.0} {:>13} {:>13} {:>10} {:>10} {:>9}",
+                "{:>7} {:>10} {:>13.0} {:>13} {:>13} {:>10} {:>13} {:>10} {:>10} {:>9}",
                 n,
                 packets,
                 packets / m.wall,
                 opt(m.cpu.map(|c| packets / c), 0),
                 opt(m.cpu.map(|c| events / c), 0),
                 opt(m.cpu, 2),
+                opt(m.window.cpu.map(|c| m.window.packets as f64 / c), 0),
+                opt(m.window.cpu, 2),
                 opt(per_flow, 0),
                 opt(peak_mb, 1)
             );
@@ -382,6 +446,7 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
     } else {
         println!();
         println!("bn packets: packets sent on the bottleneck; CPU s: the process's user + system time of a run (10 ms ticks);");
+        println!("half: the last half of the simulated time alone (the flows' start-up over): bottleneck packets per CPU second, CPU s;");
         println!("B/flow: resident memory the simulator added, per flow; peak MB: the process's peak resident memory during that row.");
     }
     Ok(())

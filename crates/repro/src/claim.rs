@@ -1,6 +1,7 @@
 //! A claim: one number of a paper's figure or table, the paper's words, the tolerance fixed
 //! before the result is seen, what concord measures for it over its seeds, and the verdict.
 
+use crate::margin::Margin;
 use serde::{Deserialize, Serialize};
 
 /// The papers (and the baselines' own validation).
@@ -287,6 +288,11 @@ pub struct Claim {
     /// How far the mean lies outside the tolerance, as a fraction of the bound (0 inside).
     #[serde(deserialize_with = "nan_as_null::one")]
     pub miss: f64,
+    /// How far the mean lies from the nearest edge of the tolerance, in the metric's unit and in
+    /// half-widths of `ci95` (at least 1: the interval lies inside; see [`Margin`]): how
+    /// borderline the verdict is. `null` when the mean is not a number.
+    #[serde(default)]
+    pub margin: Option<Margin>,
     /// The scenario file(s) behind it.
     pub scenario: String,
     /// The quick setting was used.
@@ -463,6 +469,7 @@ impl Claim {
             verdict: Verdict::NotReproduced,
             blocks: Vec::new(),
             miss: 0.0,
+            margin: None,
             scenario: scenario.to_string(),
             quick,
         };
@@ -537,6 +544,7 @@ impl Claim {
         self.ours = mean;
         self.ci95 = ci;
         self.miss = self.check.miss(mean);
+        self.margin = Margin::of(self.check, mean, ci);
         let placement = place(self.check, ci);
         self.verdict = match placement {
             Placement::Inside if self.setting == PAPER_SETTING => Verdict::Reproduced,
@@ -728,6 +736,27 @@ mod tests {
         let split = a.pooled_with(&out);
         assert_eq!(split.verdict, Verdict::SeedDependent);
         assert!((split.ci95[0] - 0.454196).abs() < 1e-6, "{:?}", split.ci95);
+    }
+
+    #[test]
+    fn a_claim_carries_its_margin_to_the_nearest_edge() {
+        // Tolerance 0.6545..0.8855. Ten values pooled as in the test above: mean 0.713,
+        // interval [0.666149, 0.759851], half-width 0.046851; 0.0585 above 0.6545.
+        let a = ratio_claim(&[0.76, 0.78, 0.77, 0.77, 0.77]);
+        let b = ratio_claim(&[0.60, 0.70, 0.66, 0.64, 0.68]);
+        let pooled = a.pooled_with(&b);
+        let m = pooled.margin.expect("a finite mean has a margin");
+        assert!((m.edge - 0.6545).abs() < 1e-12, "{m:?}");
+        assert!((m.distance - 0.0585).abs() < 1e-12, "{m:?}");
+        let k = m.half_widths.expect("the interval has a width");
+        assert!((k - 0.0585 / 0.046851).abs() < 1e-4, "{k}");
+        assert!(k >= 1.0, "reproduced: 1.249 half-widths inside");
+        // One value: no interval, so no margin in half-widths; the distance stays.
+        let d = table_1_check().margin.expect("finite");
+        assert!((d.edge - 0.0648).abs() < 1e-12 && (d.distance - 0.0062).abs() < 1e-12);
+        assert_eq!(d.half_widths, None);
+        // A failed measurement has none.
+        assert_eq!(ratio_claim(&[0.7, f64::NAN, 0.8, 0.7, 0.7]).margin, None);
     }
 
     #[test]

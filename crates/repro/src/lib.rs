@@ -8,12 +8,14 @@ pub mod cm;
 pub mod cp;
 pub mod eca;
 pub mod gcca;
+pub mod margin;
 pub mod mccp;
 pub mod not_run;
 pub mod plot;
 pub mod replicate;
 pub mod report;
 pub mod runner;
+pub mod seed_sweep;
 pub mod unit;
 
 pub use claim::{Check, Claim, Paper};

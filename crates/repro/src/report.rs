@@ -3,6 +3,7 @@
 //! never leaves a torn report.
 
 use crate::claim::{fmt_num, slug, Claim, Kind, Paper, Verdict};
+use crate::margin::margin_text;
 use crate::not_run::{NotRun, NOT_RUN};
 use crate::runner::{Experiment, Outcome, ReproError, Work};
 use serde::{Deserialize, Serialize};
@@ -512,7 +513,7 @@ pub fn render_html(r: &Report) -> String {
             paper_title(paper),
             escape(&counts_sentence(verdict_counts(claims.iter().copied())))
         );
-        h.push_str("<table><tr><th>figure</th><th>the paper's words</th><th>metric</th><th>target</th><th>tolerance</th><th>setting</th><th>seeds</th><th>concord: mean [95% CI]</th><th>verdict</th><th>links</th></tr>\n");
+        h.push_str("<table><tr><th>figure</th><th>the paper's words</th><th>metric</th><th>target</th><th>tolerance</th><th>setting</th><th>seeds</th><th>concord: mean [95% CI]</th><th>margin to the tolerance (half-widths)</th><th>verdict</th><th>links</th></tr>\n");
         let mut previous_quote = "";
         for c in claims {
             // The paper's words once per run of rows that quote them, as in the README's table.
@@ -524,7 +525,7 @@ pub fn render_html(r: &Report) -> String {
             previous_quote = &c.quote;
             let _ = writeln!(
                 h,
-                "<tr id=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr id=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                 anchor(c),
                 escape(&c.figure),
                 words,
@@ -534,6 +535,7 @@ pub fn render_html(r: &Report) -> String {
                 escape(&setting_text(c)),
                 escape(&seeds_text(c)),
                 mean_ci_text(c),
+                escape(&margin_text(c.margin)),
                 verdict_cell(c),
                 links(c)
             );
@@ -542,11 +544,11 @@ pub fn render_html(r: &Report) -> String {
     }
     h.push_str(&not_run_html(NOT_RUN));
     h.push_str("<h2 id=\"checks\">concord's own checks</h2>\n<p>Baselines, claims concord derived from the designs, and feature demonstrations: not paper results, never counted as reproductions.</p>\n");
-    h.push_str("<table><tr><th>paper</th><th>figure</th><th>metric</th><th>expected</th><th>tolerance</th><th>seeds</th><th>concord: mean [95% CI]</th><th>verdict</th><th>links</th></tr>\n");
+    h.push_str("<table><tr><th>paper</th><th>figure</th><th>metric</th><th>expected</th><th>tolerance</th><th>seeds</th><th>concord: mean [95% CI]</th><th>margin to the tolerance (half-widths)</th><th>verdict</th><th>links</th></tr>\n");
     for c in r.checks() {
         let _ = writeln!(
             h,
-            "<tr id=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr id=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
             anchor(c),
             c.paper.name(),
             escape(&c.figure),
@@ -555,6 +557,7 @@ pub fn render_html(r: &Report) -> String {
             escape(&c.tolerance),
             escape(&seeds_text(c)),
             mean_ci_text(c),
+            escape(&margin_text(c.margin)),
             if c.holds() { "holds" } else { "does not hold" },
             links(c)
         );
@@ -1086,6 +1089,50 @@ mod tests {
         assert!(!md.contains("paper results not run"), "{md}");
         let html = render_html(&r);
         assert!(!html.contains("id=\"not-run\""), "{html}");
+    }
+
+    #[test]
+    fn every_row_of_the_page_shows_its_margin_to_the_tolerance() {
+        let claim = |values: &[f64]| {
+            Claim::new(
+                Paper::Cm,
+                "Fig. 4",
+                "loss ratio",
+                "about 1",
+                f64::NAN,
+                crate::claim::Check::Between { lo: 0.8, hi: 1.2 },
+                1,
+                "s.toml",
+                true,
+            )
+            .over_seeds(&[1, 2, 3, 4, 5], values)
+        };
+        // Mean 1.1, sd 0.07906, half-width 2.776 * 0.07906 / sqrt(5) = 0.09815: 0.1 below 1.2,
+        // 1.02 half-widths.
+        let paper = claim(&[1.0, 1.05, 1.1, 1.15, 1.2]).paper("3.1", "about the same loss");
+        let check = claim(&[1.1; 5]);
+        let r = Report {
+            concord_version: "0".into(),
+            quick: true,
+            seed_base: 0,
+            claims: vec![paper, check],
+            experiments: vec![],
+        };
+        let html = render_html(&r);
+        assert_eq!(
+            html.matches("<th>margin to the tolerance (half-widths)</th>")
+                .count(),
+            2,
+            "{html}"
+        );
+        assert!(
+            html.contains("<td class=\"num\">+0.1 (1.02)</td><td><span class=\"reproduced\">"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td class=\"num\">+0.1 (no width)</td><td>holds</td>"),
+            "{html}"
+        );
     }
 
     #[test]

@@ -192,6 +192,19 @@ fn results_json_validates_against_its_schema() {
             .any(|c| c["blocks"][1]["verdict"] == "not_reproduced")),
         "a claim pooled over two seed blocks is in the report"
     );
+    let claims = json["claims"].as_array().expect("claims");
+    assert!(
+        claims
+            .iter()
+            .any(|c| c["margin"]["half_widths"].is_number() && c["margin"]["edge"].is_number()),
+        "a claim's margin to its tolerance is in the report"
+    );
+    assert!(
+        claims
+            .iter()
+            .any(|c| c["ours"].is_null() && c["margin"].is_null()),
+        "a failed measurement has no margin"
+    );
 }
 
 #[test]

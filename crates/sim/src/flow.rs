@@ -4,19 +4,21 @@ use crate::metrics::{Histogram, Series};
 use crate::packet::NodeId;
 use crate::scenario::DropWhen;
 use concord_cc::rng::Rng;
-use concord_cc::tcp::{ActiveOpen, PassiveOpen, TcpReceiver, TcpSender};
+use concord_cc::tcp::{ActiveOpen, PassiveOpen, TcpConfig, TcpReceiver, TcpSender};
 use concord_cc::time::{Duration, Instant};
 use concord_cc::units::{Bytes, Rate};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// A TCP connection: both halves live here, the sender at the flow's source host and the
 /// receiver at its destination.
+///
+/// The fields are laid out in the order written (`repr(C)`), those a data segment's or an
+/// ACK's arrival reads first and the statistics read at the warm-up and at the end last, so that
+/// a packet touches few cache lines of a flow that is cold among thousands.
 #[derive(Debug)]
+#[repr(C)]
 pub struct TcpFlow {
-    /// The sender.
-    pub sender: TcpSender,
-    /// The receiver.
-    pub receiver: TcpReceiver,
     /// The instant of the sender's scheduled timer event, if one is pending.
     pub sender_timer: Option<Instant>,
     /// The instant of the receiver's scheduled timer event, if one is pending.
@@ -27,34 +29,60 @@ pub struct TcpFlow {
     pub ts_recent: u32,
     /// The transfer is finite (a `bytes` count), so its completion time means something.
     pub finite: bool,
-    /// When the last byte of a finite transfer was acknowledged.
-    pub completed: Option<Instant>,
-    /// The sender's counters at the end of the warm-up.
-    pub stats_at_warmup: concord_cc::tcp::sender::SenderStats,
+    /// Both ends of the three-way handshake, for a connection that opens with one
+    /// (`handshake` in its TCP settings); `None`: data leaves when the application starts.
+    pub handshake: Option<Box<TcpOpen>>,
+    /// New data segments sent so far (for [`DropWhen::Segment`]).
+    pub new_segments: u64,
     /// Sum of RTT samples in the measurement window, in seconds.
     pub rtt_sum: f64,
     /// RTT samples in the measurement window.
     pub rtt_count: u64,
     /// Sum of the RTO at each sample in the measurement window, in seconds.
     pub rto_sum: f64,
-    /// The last (cwnd, ssthresh) written to the trace.
-    pub traced: (Bytes, Bytes),
     /// The one-shot loss still to inject (`None` once it fired, or if none was asked for).
     pub drop_when: Option<DropWhen>,
-    /// New data segments sent so far (for [`DropWhen::Segment`]).
-    pub new_segments: u64,
-    /// Data segments the injection dropped (0 or 1).
-    pub injected_losses: u64,
-    /// When the injected loss happened.
-    pub injected_at: Option<Instant>,
     /// (end sequence number, first transmission) of every data segment that carried new bytes
     /// and is not yet delivered in order, oldest first (for [`Flow::application`]).
     pub first_sent: VecDeque<(u64, Instant)>,
     /// The highest end sequence number recorded in `first_sent` so far.
     pub first_sent_through: u64,
-    /// Both ends of the three-way handshake, for a connection that opens with one
-    /// (`handshake` in its TCP settings); `None`: data leaves when the application starts.
-    pub handshake: Option<Box<TcpOpen>>,
+    /// The receiver.
+    pub receiver: TcpReceiver,
+    /// The sender.
+    pub sender: TcpSender,
+    /// When the last byte of a finite transfer was acknowledged.
+    pub completed: Option<Instant>,
+    /// The last (cwnd, ssthresh) written to the trace.
+    pub traced: (Bytes, Bytes),
+    /// Data segments the injection dropped (0 or 1).
+    pub injected_losses: u64,
+    /// When the injected loss happened.
+    pub injected_at: Option<Instant>,
+    /// The sender's counters at the end of the warm-up.
+    pub stats_at_warmup: concord_cc::tcp::sender::SenderStats,
+}
+
+/// Hands out one shared copy of the TCP settings to consecutive flows that use the same
+/// settings (the flows of one `[[flow]]` entry with a `count`), so that thousands of senders
+/// read one copy, hot in cache, instead of each carrying its own.
+#[derive(Debug, Default)]
+pub struct SharedTcpConfig {
+    last: Option<Arc<TcpConfig>>,
+}
+
+impl SharedTcpConfig {
+    /// The shared copy of `config`: the previous flow's if equal, else a new one.
+    pub fn share(&mut self, config: &TcpConfig) -> Arc<TcpConfig> {
+        match &self.last {
+            Some(last) if **last == *config => Arc::clone(last),
+            _ => {
+                let fresh = Arc::new(config.clone());
+                self.last = Some(Arc::clone(&fresh));
+                fresh
+            }
+        }
+    }
 }
 
 /// The two openers of a connection's handshake: the sender's active side, the receiver's
@@ -104,45 +132,50 @@ pub enum Agent {
 }
 
 /// A flow's runtime.
+///
+/// The fields are laid out in the order written (`repr(C)`), those a packet's arrival touches
+/// first (the agent, the delivered bytes and the network delays: the first four 64-byte lines),
+/// the name, the schedule and what only the warm-up, the results or `[record]` read after them.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Flow {
-    /// Name from the scenario.
-    pub name: String,
+    /// The transport.
+    pub agent: Agent,
     /// Source host.
     pub src: NodeId,
     /// Destination host.
     pub dst: NodeId,
-    /// When the application starts.
-    pub start: Instant,
-    /// When it stops offering data.
-    pub stop: Instant,
-    /// The transport.
-    pub agent: Agent,
-    /// Application bytes delivered in order at the destination, binned over time.
-    pub goodput: Series,
     /// Application bytes delivered in order at the destination.
     pub delivered: Bytes,
-    /// `delivered` at the end of the warm-up.
-    pub delivered_at_warmup: Bytes,
+    /// Application bytes delivered in order at the destination, binned over time.
+    pub goodput: Series,
     /// One-way delay of every data packet that reached the destination, from its
     /// transmission to its arrival (after the warm-up), and the jitter between successive ones.
     pub network: OneWay,
-    /// TCP flows named in `[record] application_delay` only: one-way delay of every data
-    /// segment from its first transmission to its in-order delivery to the receiving
-    /// application (after the warm-up), and its jitter. A retransmitted segment counts once,
-    /// from its first transmission; a segment held behind a hole counts the wait. This is what
-    /// an application-level tool such as GCCA's DBS sees.
-    pub application: OneWay,
+    /// Data packets of this flow that a queue dropped (wire losses are not counted).
+    pub queue_drops: u64,
     /// Measure [`Flow::application`].
     pub record_application: bool,
     /// Trace cwnd and ssthresh of this flow.
     pub trace_cwnd: bool,
     /// Trace the window and the bandwidth estimator of this flow on every ACK.
     pub trace_estimator: bool,
-    /// Data packets of this flow that a queue dropped (wire losses are not counted).
-    pub queue_drops: u64,
+    /// Name from the scenario.
+    pub name: String,
+    /// When the application starts.
+    pub start: Instant,
+    /// When it stops offering data.
+    pub stop: Instant,
+    /// `delivered` at the end of the warm-up.
+    pub delivered_at_warmup: Bytes,
     /// `queue_drops` at the end of the warm-up.
     pub queue_drops_at_warmup: u64,
+    /// TCP flows named in `[record] application_delay` only: one-way delay of every data
+    /// segment from its first transmission to its in-order delivery to the receiving
+    /// application (after the warm-up), and its jitter. A retransmitted segment counts once,
+    /// from its first transmission; a segment held behind a hole counts the wait. This is what
+    /// an application-level tool such as GCCA's DBS sees.
+    pub application: OneWay,
 }
 
 /// One-way delays of a flow's packets in arrival order, and their jitter.
@@ -182,5 +215,53 @@ impl Flow {
                 crate::cm::CmApp::Bulk { .. } => "cmudp",
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn a_packet_arrival_reads_only_the_first_four_cache_lines_of_its_flow() {
+        assert_eq!(align_of::<Flow>(), 64);
+        // Every field a data segment's or an ACK's arrival reads lies before byte 256.
+        let hot_end = offset_of!(Flow, trace_estimator) + size_of::<bool>();
+        assert!(hot_end <= 256, "hot fields end at byte {hot_end}");
+        assert!(offset_of!(Flow, name) >= hot_end);
+        assert!(offset_of!(Flow, application) >= hot_end);
+    }
+
+    #[test]
+    fn a_tcp_flow_keeps_its_timers_and_receiver_ahead_of_its_sender() {
+        assert_eq!(offset_of!(TcpFlow, sender_timer), 0);
+        assert!(offset_of!(TcpFlow, receiver) < offset_of!(TcpFlow, sender));
+        assert!(offset_of!(TcpFlow, stats_at_warmup) > offset_of!(TcpFlow, sender));
+    }
+
+    #[test]
+    fn a_tcp_flow_with_its_flow_entry_takes_at_most_1280_bytes() {
+        // The bytes per TCP flow the README states, on a 64-bit target, besides what grows
+        // with the run (histogram spans, the goodput series, segments in flight).
+        let bytes = size_of::<Flow>() + size_of::<TcpFlow>();
+        assert!(bytes <= 1280, "{bytes} bytes per TCP flow");
+    }
+
+    #[test]
+    fn flows_of_equal_settings_share_one_copy_and_a_different_one_gets_its_own() {
+        let mut shared = SharedTcpConfig::default();
+        let a = shared.share(&TcpConfig::default());
+        let b = shared.share(&TcpConfig::default());
+        assert!(Arc::ptr_eq(&a, &b));
+        let other = TcpConfig {
+            sack: true,
+            ..TcpConfig::default()
+        };
+        let c = shared.share(&other);
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!(*c, other);
+        let d = shared.share(&other);
+        assert!(Arc::ptr_eq(&c, &d));
     }
 }

@@ -238,13 +238,16 @@ impl Simulator {
         let end = Instant::ZERO + sc.duration;
         let bin = sc.record.bin;
         let mut flows = Vec::with_capacity(sc.flows.len());
+        let mut shared_config = crate::flow::SharedTcpConfig::default();
         for (i, f) in sc.flows.iter().enumerate() {
             let agent = match &f.kind {
                 FlowKind::Tcp { tcp, bytes } => {
-                    let mut sender = TcpSender::new(tcp.clone()).map_err(|e| SetupError::Tcp {
-                        flow: f.name.clone(),
-                        source: e,
-                    })?;
+                    let config = shared_config.share(tcp);
+                    let mut sender =
+                        TcpSender::with_shared_config(config).map_err(|e| SetupError::Tcp {
+                            flow: f.name.clone(),
+                            source: e,
+                        })?;
                     if let Some(b) = bytes {
                         sender.set_app_limit(*b);
                     }

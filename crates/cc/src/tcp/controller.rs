@@ -75,11 +75,11 @@ pub enum WindowCtl {
     /// TCP NewReno.
     NewReno(super::NewReno),
     /// TCP Westwood+.
-    WestwoodPlus(super::westwood::Westwood),
+    WestwoodPlus(Box<super::westwood::Westwood>),
     /// MCCP.
     Mccp(Box<super::mccp::Mccp>),
     /// CUBIC.
-    Cubic(super::cubic::Cubic),
+    Cubic(Box<super::cubic::Cubic>),
 }
 
 impl WindowCtl {
@@ -95,12 +95,12 @@ impl WindowCtl {
         Ok(match config.cc {
             CcAlgorithm::NewReno => WindowCtl::NewReno(super::NewReno::new(mss, iw, ss)),
             CcAlgorithm::WestwoodPlus => {
-                WindowCtl::WestwoodPlus(super::westwood::Westwood::new(mss, iw, ss))
+                WindowCtl::WestwoodPlus(Box::new(super::westwood::Westwood::new(mss, iw, ss)))
             }
             CcAlgorithm::Mccp(c) => {
                 WindowCtl::Mccp(Box::new(super::mccp::Mccp::new(mss, iw, ss, c)?))
             }
-            CcAlgorithm::Cubic => WindowCtl::Cubic(super::cubic::Cubic::new(mss, iw, ss)),
+            CcAlgorithm::Cubic => WindowCtl::Cubic(Box::new(super::cubic::Cubic::new(mss, iw, ss))),
         })
     }
 }

@@ -16,6 +16,7 @@ use super::sack::{NextSeg, SackBlocks, Scoreboard};
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// A segment the sender wants transmitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +91,9 @@ struct Sent {
 /// The sender.
 #[derive(Clone, Debug)]
 pub struct TcpSender {
-    config: TcpConfig,
+    /// The settings, shared by every sender built from the same ones (read on every ACK and
+    /// send: one copy stays in cache for thousands of flows, and costs a pointer per flow).
+    config: Arc<TcpConfig>,
     ctl: WindowCtl,
     rtt: RttEstimator,
     /// Oldest unacknowledged byte (RFC 9293 SND.UNA).
@@ -138,8 +141,9 @@ pub struct TcpSender {
     /// this sequence number; sent regardless of the window (RFC 5681 3.2 step 2).
     rexmit: Option<u64>,
     rto_deadline: Option<Instant>,
-    /// With SACK, the RFC 6675 scoreboard; none without.
-    scoreboard: Option<Scoreboard>,
+    /// With SACK, the RFC 6675 scoreboard; none without (behind a pointer, so that a sender
+    /// without SACK does not carry its bytes).
+    scoreboard: Option<Box<Scoreboard>>,
     sent: VecDeque<Sent>,
     gate: SendGate,
     credit: Bytes,
@@ -149,12 +153,23 @@ pub struct TcpSender {
 impl TcpSender {
     /// A sender with an infinite source, its controller chosen by `config.cc`.
     pub fn new(config: TcpConfig) -> Result<TcpSender, TcpConfigError> {
+        TcpSender::with_shared_config(Arc::new(config))
+    }
+
+    /// A sender with an infinite source whose settings are shared with other senders (a
+    /// simulator's flows of the same settings), its controller chosen by `config.cc`.
+    pub fn with_shared_config(config: Arc<TcpConfig>) -> Result<TcpSender, TcpConfigError> {
         let ctl = WindowCtl::from_config(&config)?;
-        Ok(TcpSender::with_controller(config, ctl))
+        Ok(TcpSender::with_shared_controller(config, ctl))
     }
 
     /// A sender with the given controller (a controller configured outside).
     pub fn with_controller(config: TcpConfig, ctl: WindowCtl) -> TcpSender {
+        TcpSender::with_shared_controller(Arc::new(config), ctl)
+    }
+
+    /// A sender with shared settings and the given controller.
+    fn with_shared_controller(config: Arc<TcpConfig>, ctl: WindowCtl) -> TcpSender {
         let rtt = RttEstimator::new(RttConfig {
             initial_rto: config.initial_rto,
             min_rto: config.min_rto,
@@ -163,7 +178,7 @@ impl TcpSender {
         });
         let scoreboard = config
             .sack
-            .then(|| Scoreboard::new(config.mss, config.dupack_threshold));
+            .then(|| Box::new(Scoreboard::new(config.mss, config.dupack_threshold)));
         TcpSender {
             config,
             ctl,
@@ -290,7 +305,7 @@ impl TcpSender {
 
     /// The SACK scoreboard, if the connection uses SACK.
     pub fn scoreboard(&self) -> Option<&Scoreboard> {
-        self.scoreboard.as_ref()
+        self.scoreboard.as_deref()
     }
 
     /// Bytes above snd_una that duplicate ACKs show have reached the receiver.
