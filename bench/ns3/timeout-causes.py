@@ -5,8 +5,11 @@ validate.cc counts each timeout under the state the connection was in when the t
 ("timeout_causes", see its FlowTrace): the receiver already held the segment at snd.una (the
 ACK was held by the delayed-ACK timer or in flight: a spurious timeout), the flow was in fast
 recovery, in an earlier timeout's loss recovery (repeat), or in neither (open: no duplicate ACK;
-disorder: one or two, too few for fast retransmit). This prints, per case and ns-3 switch, the
-mean per run of each cause over the cached seeds.
+disorder: one or two, too few for fast retransmit). It also counts each entry into fast recovery
+whose segment at snd.una the receiver already held ("fast_retransmit_causes": a spurious fast
+retransmit, started by duplicate ACKs that duplicate segments caused). This prints, per case and
+ns-3 switch, the mean per run of each cause over the cached seeds, and the fast retransmits with
+their spurious share.
 
 Usage: bench/ns3/timeout-causes.py [CACHE_DIR] [CASE_SUBSTRING ...]
 (default CACHE_DIR: bench/ns3/cache).
@@ -42,8 +45,9 @@ def main():
     files = sorted(cache.glob("*.jsonl"))
     if not files:
         sys.exit(f"{cache}: no *.jsonl files; fix: run concord validate with --ns3-cache {cache}")
-    print("| case | ns-3 | runs | timeouts | " + " | ".join(CAUSES) + " |")
-    print("|---|---|---|---|" + "---|" * len(CAUSES))
+    print("| case | ns-3 | runs | timeouts | " + " | ".join(CAUSES)
+          + " | fast retransmits | of which receiver_held |")
+    print("|---|---|---|---|" + "---|" * len(CAUSES) + "---|---|")
     for f in files:
         case = f.stem
         if patterns and not any(p in case for p in patterns):
@@ -64,7 +68,11 @@ def main():
             mean = lambda k: sum(o["timeout_causes"][k] for o in outs) / n
             total = sum(o["timeouts"] for o in outs) / n
             cells = " | ".join(f"{mean(k):.1f}" for k in CAUSES)
-            print(f"| `{case}` | {switch} | {n} | {total:.1f} | {cells} |")
+            fr = sum(o["fast_retransmits"] for o in outs) / n
+            held = [o["fast_retransmit_causes"]["receiver_held"] for o in outs
+                    if "fast_retransmit_causes" in o]
+            spurious = f"{sum(held) / len(held):.1f}" if len(held) == n else "-"
+            print(f"| `{case}` | {switch} | {n} | {total:.1f} | {cells} | {fr:.1f} | {spurious} |")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@
 // Every timeout is also counted by its cause ("timeout_causes"): whether the receiver already held
 // the segment at snd.una when the timer fired (a spurious timeout), else the congestion state the
 // flow was in (fast recovery, an earlier timeout's loss recovery, or neither: a tail loss).
+// Likewise each entry into fast recovery whose segment at snd.una the receiver already held
+// ("fast_retransmit_causes": "receiver_held", a spurious fast retransmit) is counted apart.
 //
 // Everything is counted by C++ callbacks; no Python is involved.
 
@@ -56,6 +58,10 @@ struct FlowTrace
     // Entries into fast recovery (CA_RECOVERY) and into loss (CA_LOSS).
     uint64_t recoveries = 0;
     uint64_t lossEpisodes = 0;
+    // Entries into CA_RECOVERY while the receiver already held the segment at snd.una: the
+    // duplicate ACKs were caused by duplicate segments (resent data the receiver had), not by a
+    // loss (RFC 6582 section 4.1).
+    uint64_t spuriousRecoveries = 0;
     bool established = false;
     // The timeouts by what the connection held when the timer fired (RtoChange):
     // - receiverHeld: the receiver already had the segment at the sender's snd.una (its next
@@ -195,7 +201,13 @@ CongStateChange(uint32_t flow,
     g_flows[flow].state = newValue;
     if (newValue == TcpSocketState::CA_RECOVERY)
     {
-        ++g_flows[flow].recoveries;
+        FlowTrace& f = g_flows[flow];
+        ++f.recoveries;
+        SequenceNumber32 next;
+        if (f.sender && ReceiverNext(f, next) && next > f.sender->GetTxBuffer()->HeadSequence())
+        {
+            ++f.spuriousRecoveries;
+        }
     }
     else if (newValue == TcpSocketState::CA_LOSS)
     {
@@ -557,7 +569,7 @@ main(int argc, char* argv[])
     js << ", \"drops\": " << (g_tcDrops + devDrops + qdiscDrops);
     js << ", \"marks\": " << marks << ", \"wire_losses\": " << g_wireLosses;
     uint64_t timeouts = 0, synTimeouts = 0, recoveries = 0, lossEpisodes = 0;
-    uint64_t held = 0, inRecovery = 0, repeat = 0, open = 0, disorder = 0;
+    uint64_t held = 0, inRecovery = 0, repeat = 0, open = 0, disorder = 0, spurious = 0;
     for (auto& f : g_flows)
     {
         held += f.receiverHeld;
@@ -569,11 +581,13 @@ main(int argc, char* argv[])
         synTimeouts += f.synTimeouts;
         recoveries += f.recoveries;
         lossEpisodes += f.lossEpisodes;
+        spurious += f.spuriousRecoveries;
     }
     js << ", \"timeouts\": " << timeouts << ", \"syn_timeouts\": " << synTimeouts;
     js << ", \"fast_retransmits\": " << recoveries << ", \"loss_episodes\": " << lossEpisodes;
     js << ", \"timeout_causes\": {\"receiver_held\": " << held << ", \"in_recovery\": " << inRecovery
        << ", \"repeat\": " << repeat << ", \"open\": " << open << ", \"disorder\": " << disorder << "}";
+    js << ", \"fast_retransmit_causes\": {\"receiver_held\": " << spurious << "}";
     js << ", \"per_flow_goodput_bps\": [";
     for (uint32_t k = 0; k < total; ++k)
     {

@@ -755,6 +755,24 @@ impl Bed {
     }
 }
 
+/// The namespace prefix of a bed a test brings up: the environment variable `var` if it is set
+/// and not empty (so that people or jobs sharing a machine each give their own, and never
+/// touch another's namespaces), else `default`; then `tag` (which run of the test) and this
+/// process's id (see [`prefix_for`]).
+pub fn test_prefix(var: &str, default: &str, tag: &str) -> String {
+    let base = std::env::var(var)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| default.to_string());
+    prefix_for(base.trim(), tag, std::process::id())
+}
+
+/// `base`, `tag`, then `pid` modulo 1000: beds of two processes, or of two runs of one, get
+/// different namespaces (`PREFIX-node`).
+pub fn prefix_for(base: &str, tag: &str, pid: u32) -> String {
+    format!("{base}{tag}{}", pid % 1000)
+}
+
 /// A router's status text as `key value` pairs; a port line's pairs are named
 /// `port.NAME.key`. Lines that do not parse are skipped.
 pub fn parse_status(text: &str) -> Vec<(String, u64)> {
@@ -911,6 +929,17 @@ impl Drop for Bed {
 mod tests {
     use super::*;
     use crate::config::RouterConfig;
+
+    #[test]
+    fn a_test_beds_prefix_is_the_base_the_run_and_the_process() {
+        assert_eq!(prefix_for("cp7", "g", 123_456), "cp7g456");
+        assert_eq!(prefix_for("crt", "", 7), "crt7");
+        // With the variable unset, the default base.
+        assert_eq!(
+            test_prefix("CONCORD_TEST_PREFIX_NEVER_SET", "crt", "u"),
+            prefix_for("crt", "u", std::process::id())
+        );
+    }
 
     const FIG4: &str = r#"
         name = "t"

@@ -121,8 +121,26 @@ pub struct SenderReport {
     pub mean_rtt_s: Option<f64>,
 }
 
+/// The sender's state as `key value` lines, as [`crate::cp_ap::ApCore::status`] gives the
+/// AP's: packets sent, the pacing lateness counters, X and X_inst (bit/s), p (parts per
+/// million) and R (us, 0 before the first report).
+pub fn sender_status(tx: &TfrcSender, report: &SenderReport) -> String {
+    format!(
+        "sent {}\nlate_sends {}\npacing_lost_us {}\nx_bps {}\nx_inst_bps {}\n\
+         loss_event_rate_ppm {}\nrtt_us {}\n",
+        report.sent,
+        report.late_sends,
+        report.pacing_lost_us,
+        tx.rate().bps(),
+        tx.sending_rate().bps(),
+        (tx.loss_event_rate() * 1e6).round() as u64,
+        tx.rtt().map_or(0, |r| r.as_micros()),
+    )
+}
+
 /// Sends a greedy TFRC flow of `segment_size`-byte IP packets from `bind` to `to` until
-/// `stop(now)`; returns what it did, with X, p and R averaged over `measure`.
+/// `stop(now)`; returns what it did, with X, p and R averaged over `measure`. With `status`,
+/// [`sender_status`] is written to that file every 200 ms (as the AP's and the router's).
 pub fn run_sender(
     bind: SocketAddr,
     to: SocketAddr,
@@ -130,6 +148,7 @@ pub fn run_sender(
     measure: (Instant, Instant),
     clock: impl Fn() -> Instant,
     mut stop: impl FnMut(Instant) -> bool,
+    status: Option<&std::path::Path>,
 ) -> std::io::Result<SenderReport> {
     let sock = UdpSocket::bind(bind)?;
     sock.set_nonblocking(true)?;
@@ -146,8 +165,13 @@ pub fn run_sender(
     let mut report = SenderReport::default();
     let [mut x, mut x_inst, mut p, mut r] =
         std::array::from_fn(|_| TimeAverage::new(measure.0, measure.1));
+    let mut status_due = Instant::ZERO;
     loop {
         let now = clock();
+        if let Some(path) = status.filter(|_| now >= status_due) {
+            crate::run::write_status(path, &sender_status(&tx, &report))?;
+            status_due = now + Duration::from_millis(200);
+        }
         if stop(now) {
             report.mean_x_bps = x.mean();
             report.mean_x_inst_bps = x_inst.mean();
@@ -275,6 +299,42 @@ mod tests {
         // 0.01 is 21474836.48 in 1.31: rounds to 21474836, read back within 2^-31.
         let g = decode_feedback(&encode_feedback(&Feedback { p: 0.01, ..f })).map(|g| g.p);
         assert_eq!(g, Some(21_474_836.0 / P_ONE));
+    }
+
+    #[test]
+    fn the_sender_status_gives_x_p_and_r_before_and_after_the_first_report() {
+        let config = TfrcConfig {
+            segment_size: 1000,
+            ..TfrcConfig::default()
+        };
+        let mut tx = TfrcSender::new(config, Instant::ZERO).unwrap_or_else(|e| panic!("{e}"));
+        let report = SenderReport {
+            sent: 3,
+            late_sends: 1,
+            pacing_lost_us: 250,
+            ..SenderReport::default()
+        };
+        // Before feedback: one packet per second (RFC 5348 section 4.2), 8000 bit/s, no R.
+        assert_eq!(
+            sender_status(&tx, &report),
+            "sent 3\nlate_sends 1\npacing_lost_us 250\nx_bps 8000\nx_inst_bps 8000\n\
+             loss_event_rate_ppm 0\nrtt_us 0\n"
+        );
+        // The first report, 100 ms after the packet it echoes, with p = 0 and X_recv = 0: R =
+        // 100 ms and X = W_init / R = 4000 B / 0.1 s (section 4.2), 320 kbit/s.
+        let f = Feedback {
+            t_recvdata: Instant::ZERO,
+            t_delay: Duration::ZERO,
+            x_recv: Rate::ZERO,
+            p: 0.0,
+        };
+        tx.on_feedback(Instant::from_millis(100), &f)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            sender_status(&tx, &report),
+            "sent 3\nlate_sends 1\npacing_lost_us 250\nx_bps 320000\nx_inst_bps 320000\n\
+             loss_event_rate_ppm 0\nrtt_us 100000\n"
+        );
     }
 
     #[test]

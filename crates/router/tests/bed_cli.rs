@@ -11,7 +11,8 @@ const EXE: &str = env!("CARGO_BIN_EXE_concord-router");
 
 #[test]
 fn bed_up_builds_every_node_and_bed_down_removes_them_all() {
-    let prefix = format!("cr3c{}", std::process::id() % 10_000);
+    // `CONCORD_ROUTER_PREFIX` names the namespaces (default "crt").
+    let prefix = concord_router::bed::test_prefix("CONCORD_ROUTER_PREFIX", "crt", "c");
     let file =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/testbed/eca-123-eca.toml");
     let mut up = Command::new(EXE)

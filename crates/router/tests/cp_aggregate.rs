@@ -197,11 +197,7 @@ fn run(
         .join(setting.topology);
     // The namespaces' prefix: `CONCORD_CP_PREFIX` (default "cr5"), then the run's tag and
     // the process id, so that beds run side by side on one machine do not collide.
-    let prefix = format!(
-        "{}{tag}{}",
-        std::env::var("CONCORD_CP_PREFIX").unwrap_or_else(|_| "cr5".into()),
-        std::process::id() % 1000
-    );
+    let prefix = concord_router::bed::test_prefix("CONCORD_CP_PREFIX", "cr5", tag);
     let mut topology = Topology::load(&path).expect("topology");
     let rt = realtime(topology.router_realtime);
     topology.router_realtime = rt;
@@ -264,8 +260,10 @@ fn run(
         .collect();
     std::thread::sleep(std::time::Duration::from_millis(100));
     // Host s: the local AP and the application's CBR sources; host t: the TFRC senders.
+    let ap_status = bed.dir.join("ap-s.status");
+    let ap_status_w = ap_status.clone();
     let local_ap = in_ns(rt, bed.ns("s"), move || {
-        run_ap(local_setup, || clock.now(), stop, None).expect("local AP")
+        run_ap(local_setup, || clock.now(), stop, Some(&ap_status_w)).expect("local AP")
     });
     std::thread::sleep(std::time::Duration::from_millis(100));
     let sources: Vec<_> = (0..CP_FLOWS as u16)
@@ -276,8 +274,10 @@ fn run(
             })
         })
         .collect();
+    let sender_status = |j: u16| bed.dir.join(format!("tfrc{}.status", j + 1));
     let senders: Vec<_> = (0..tfrc_flows as u16)
         .map(|j| {
+            let status = sender_status(j);
             in_ns(rt, bed.ns("t"), move || {
                 tfrc_udp::run_sender(
                     (Ipv4Addr::UNSPECIFIED, 0).into(),
@@ -286,38 +286,55 @@ fn run(
                     window,
                     || clock.now(),
                     stop,
+                    Some(&status),
                 )
                 .expect("TFRC sender")
             })
         })
         .collect();
-    // r1's drops by source host at the end of the warm-up, so that the log gives the drops
-    // of each host's flows within the counted window.
-    while clock.now() < window.0 {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let drops_at_warmup = source_drops(&bed, &[s, t_addr]);
     // r1's queue at the bottleneck through the window, from its status (rewritten every
     // 200 ms): its length at each rewrite, and the rewrites whose interval saw full drops.
+    // Through the whole run, each rewrite also gives a row of the trace: r1's queue and drops
+    // (by source host), the AP's and the first TFRC sender's X, p, R, packets sent and pacing
+    // lateness from their own status files.
     let mut queue = Vec::new();
     let (mut full_intervals, mut last_full, mut last_seen) = (0u32, None, String::new());
+    let mut drops_at_warmup = None;
+    let mut trace = String::from(TRACE_HEADER);
     while clock.now() < end {
         std::thread::sleep(std::time::Duration::from_millis(50));
+        let now = clock.now();
+        if now >= window.0 && drops_at_warmup.is_none() {
+            // r1's drops by source host at the end of the warm-up, so that the log gives the
+            // drops of each host's flows within the counted window.
+            drops_at_warmup = Some(source_drops(&bed, &[s, t_addr]));
+        }
         let text = std::fs::read_to_string(bed.status_path("r1")).unwrap_or_default();
         if text == last_seen {
             continue;
         }
         let status = concord_router::bed::parse_status(&text);
+        trace += &trace_row(
+            now,
+            &status,
+            &[s, t_addr],
+            &read_status(&ap_status),
+            &read_status(&sender_status(0)),
+        );
         let get = |k: &str| status.iter().find(|(n, _)| n == k).map(|&(_, v)| v);
-        if let (Some(q), Some(full)) = (get("port.d.queue_packets"), get("port.d.drops_full")) {
-            queue.push(q);
-            if last_full.is_some_and(|f| full > f) {
-                full_intervals += 1;
+        if now >= window.0 {
+            if let (Some(q), Some(full)) = (get("port.d.queue_packets"), get("port.d.drops_full")) {
+                queue.push(q);
+                if last_full.is_some_and(|f| full > f) {
+                    full_intervals += 1;
+                }
+                last_full = Some(full);
             }
-            last_full = Some(full);
         }
         last_seen = text;
     }
+    let drops_at_warmup = drops_at_warmup.unwrap_or_else(|| source_drops(&bed, &[s, t_addr]));
+    let trace_note = write_trace(&bed.prefix, &trace);
     queue.sort_unstable();
     let at =
         |f: f64| queue.get(((queue.len() as f64 * f) as usize).min(queue.len().saturating_sub(1)));
@@ -412,6 +429,7 @@ fn run(
         );
     }
     report += &queue_line;
+    report += &trace_note;
     phase("logged");
     report += &format!("wall time (s):{phases}\n");
     report += "router r1:";
@@ -436,6 +454,88 @@ fn run(
         tfrc,
         report,
         cp_on_the_wire,
+    }
+}
+
+/// The columns of the run's trace, one row per rewrite of r1's status (about every 200 ms):
+/// the time (s since the start); r1's queue to d (packets) and its drops so far (early, full),
+/// of host s's packets (the CP aggregate) and of host t's (TFRC); the link time r1's clock lost
+/// (us); the local AP's X of one flowshare (bit/s), p (ppm), R (us), aggregate datagrams sent,
+/// pacing time lost (us), and its datagrams settled as lost by the remote AP's reports (to set
+/// beside r1's drops of host s); the first TFRC sender's X and X_inst (bit/s), p (ppm), R (us),
+/// packets sent and pacing time lost (us).
+const TRACE_HEADER: &str = "t_s\tq\tearly\tfull\ts_early\ts_full\tt_early\tt_full\tclock_lost_us\t\
+     ap_x_bps\tap_p_ppm\tap_rtt_us\tap_sent\tap_pacing_lost_us\tap_settled_lost\t\
+     tfrc_x_bps\ttfrc_x_inst_bps\ttfrc_p_ppm\ttfrc_rtt_us\ttfrc_sent\ttfrc_pacing_lost_us\n";
+
+/// A status file's `key value` lines (empty if it is not there yet).
+fn read_status(path: &Path) -> Vec<(String, u64)> {
+    concord_router::bed::parse_status(&std::fs::read_to_string(path).unwrap_or_default())
+}
+
+/// One row of the trace (see [`TRACE_HEADER`]) at `now` from r1's, the AP's and the TFRC
+/// sender's status.
+fn trace_row(
+    now: Instant,
+    r1: &[(String, u64)],
+    hosts: &[Ipv4Addr; 2],
+    ap: &[(String, u64)],
+    tfrc: &[(String, u64)],
+) -> String {
+    let get = |v: &[(String, u64)], k: &str| {
+        v.iter()
+            .find(|(n, _)| n == k)
+            .map_or(0, |&(_, x)| x)
+            .to_string()
+    };
+    let src = |h: &Ipv4Addr, kind: &str| {
+        let [a, b, c, d] = h.octets();
+        get(r1, &format!("port.d.src_{a}_{b}_{c}_{d}_drops_{kind}"))
+    };
+    let mut cols = vec![
+        format!("{:.3}", now.as_secs_f64()),
+        get(r1, "port.d.queue_packets"),
+        get(r1, "port.d.drops_early"),
+        get(r1, "port.d.drops_full"),
+        src(&hosts[0], "early"),
+        src(&hosts[0], "full"),
+        src(&hosts[1], "early"),
+        src(&hosts[1], "full"),
+        get(r1, "port.d.clock_lost_us"),
+    ];
+    for k in [
+        "flowshare_bps",
+        "loss_event_rate_ppm",
+        "rtt_us",
+        "cp_sent",
+        "pacing_lost_us",
+        "settled_lost",
+    ] {
+        cols.push(get(ap, k));
+    }
+    for k in [
+        "x_bps",
+        "x_inst_bps",
+        "loss_event_rate_ppm",
+        "rtt_us",
+        "sent",
+        "pacing_lost_us",
+    ] {
+        cols.push(get(tfrc, k));
+    }
+    cols.join("\t") + "\n"
+}
+
+/// Writes the trace to `CONCORD_CP_TRACE/PREFIX.tsv` when that directory is given; the
+/// report's line that says where (or how to get one).
+fn write_trace(prefix: &str, trace: &str) -> String {
+    let Ok(dir) = std::env::var("CONCORD_CP_TRACE") else {
+        return "trace: not kept (CONCORD_CP_TRACE=DIR keeps it)\n".into();
+    };
+    let path = Path::new(&dir).join(format!("{prefix}.tsv"));
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, trace)) {
+        Ok(()) => format!("trace: {}\n", path.display()),
+        Err(e) => format!("trace: not written to {}: {e}\n", path.display()),
     }
 }
 

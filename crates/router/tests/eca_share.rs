@@ -88,7 +88,15 @@ fn run(file: &str) -> Run {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios/testbed")
         .join(file);
-    let prefix = format!("cr3e{}", std::process::id() % 10_000);
+    // `CONCORD_ROUTER_PREFIX` names the namespaces (default "crt"), so that beds of people or
+    // jobs sharing a machine do not collide; the run's tag keeps the ECA and DropTail runs
+    // apart.
+    let tag = if file.contains("droptail") {
+        "ed"
+    } else {
+        "ee"
+    };
+    let prefix = concord_router::bed::test_prefix("CONCORD_ROUTER_PREFIX", "crt", tag);
     let bed = Bed::up(
         Topology::load(&path).expect("topology"),
         &prefix,

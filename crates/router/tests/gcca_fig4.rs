@@ -130,7 +130,9 @@ fn dissect_gccp(pcap: &Path) -> (Vec<(u8, u8)>, usize) {
 
 fn run(file: &str, seed: u64, with_capture: bool) -> Run {
     let topology = Topology::load(&scenario(file)).expect("topology");
-    let prefix = format!("crt{}", std::process::id() % 10_000);
+    // `CONCORD_ROUTER_PREFIX` names the namespaces (default "crt"), so that beds of people or
+    // jobs sharing a machine do not collide.
+    let prefix = concord_router::bed::test_prefix("CONCORD_ROUTER_PREFIX", "crt", "f");
     let bed = Bed::up(
         topology,
         &prefix,

@@ -39,7 +39,10 @@ fn tcp_share(file: &str) -> (f64, String) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios/testbed")
         .join(file);
-    let prefix = format!("crtu{}", std::process::id() % 10_000);
+    // `CONCORD_ROUTER_PREFIX` names the namespaces (default "crt"), so that beds of people or
+    // jobs sharing a machine do not collide; the run's tag keeps the GCCA and RED runs apart.
+    let tag = if file.contains("red") { "ur" } else { "ug" };
+    let prefix = concord_router::bed::test_prefix("CONCORD_ROUTER_PREFIX", "crt", tag);
     let bed = Bed::up(
         Topology::load(&path).expect("topology"),
         &prefix,

@@ -35,7 +35,9 @@ const LINE: &str = r#"
 "#;
 
 fn bed(tag: &str, net: u8) -> Bed {
-    let prefix = format!("crt{tag}{}", std::process::id() % 10_000);
+    // `CONCORD_ROUTER_PREFIX` names the namespaces (default "crt").
+    let prefix =
+        concord_router::bed::test_prefix("CONCORD_ROUTER_PREFIX", "crt", &format!("w{tag}"));
     Bed::up(
         Topology::parse(LINE).expect("topology"),
         &prefix,
@@ -199,7 +201,7 @@ fn a_bed_whose_process_died_is_swept_by_the_next() {
         .expect("spawn true");
     let dead = child.id();
     child.wait().expect("wait");
-    let prefix = format!("crts{}", std::process::id() % 10_000);
+    let prefix = concord_router::bed::test_prefix("CONCORD_ROUTER_PREFIX", "crt", "ws");
     let ns = format!("{prefix}-a");
     let ok = std::process::Command::new("ip")
         .args(["netns", "add", &ns])

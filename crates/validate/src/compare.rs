@@ -41,6 +41,9 @@ pub struct Summary {
     pub timeouts: f64,
     /// Fast retransmits per run.
     pub fast_retransmits: f64,
+    /// Of those, the spurious ones per run (the receiver held snd.una), when every run measured
+    /// them.
+    pub spurious_fast_retransmits: Option<f64>,
     /// Time-weighted mean window, segments.
     pub cwnd_mean: f64,
     /// Time-weighted coefficient of variation of the window.
@@ -66,6 +69,11 @@ pub fn summarise(runs: &[Measurement]) -> Option<Summary> {
         marks: mean(&|m| m.marks as f64),
         timeouts: mean(&|m| m.timeouts as f64),
         fast_retransmits: mean(&|m| m.fast_retransmits as f64),
+        spurious_fast_retransmits: runs
+            .iter()
+            .map(|m| m.spurious_fast_retransmits)
+            .sum::<Option<u64>>()
+            .map(|total| total as f64 / n),
         cwnd_mean: mean(&|m| m.cwnd_mean),
         cwnd_cv: mean(&|m| m.cwnd_cv),
         cwnd_max: mean(&|m| m.cwnd_max),
@@ -285,10 +293,24 @@ mod tests {
             wire_losses: 0,
             timeouts,
             fast_retransmits: 4,
+            spurious_fast_retransmits: None,
             cwnd_mean: 20.0,
             cwnd_cv: 0.3,
             cwnd_max: 40.0,
         }
+    }
+
+    #[test]
+    fn the_spurious_fast_retransmits_are_averaged_only_when_every_run_measured_them() {
+        let mut a = m("ns-3", vec![1e6], 0.9, 0);
+        let mut b = m("ns-3", vec![1e6], 0.9, 0);
+        a.spurious_fast_retransmits = Some(3);
+        b.spurious_fast_retransmits = Some(6);
+        let s = summarise(&[a.clone(), b.clone()]).expect("runs");
+        assert_eq!(s.spurious_fast_retransmits, Some(4.5));
+        b.spurious_fast_retransmits = None;
+        let s = summarise(&[a, b]).expect("runs");
+        assert_eq!(s.spurious_fast_retransmits, None);
     }
 
     #[test]

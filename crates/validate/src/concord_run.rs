@@ -162,6 +162,7 @@ pub fn measure(sim: &Simulator, case: &Case, seed: u64) -> Measurement {
         wire_losses: links.iter().map(|c| c.wire_losses).sum(),
         timeouts: r.flows.iter().map(|f| f.timeouts).sum(),
         fast_retransmits: r.flows.iter().map(|f| f.fast_retransmits).sum(),
+        spurious_fast_retransmits: None,
         cwnd_mean,
         cwnd_cv,
         cwnd_max,

@@ -27,6 +27,11 @@ pub struct Measurement {
     pub timeouts: u64,
     /// Fast retransmits (entries into loss recovery), all flows.
     pub fast_retransmits: u64,
+    /// Of those, the spurious ones: fast recovery entered while the receiver already held the
+    /// segment at snd.una (duplicate ACKs caused by resent data it had, RFC 6582 section 4.1).
+    /// `None` where not measured (concord, the kernel); ns-3's `validate.cc` counts them.
+    #[serde(default)]
+    pub spurious_fast_retransmits: Option<u64>,
     /// Time-weighted mean congestion window over each flow's trace, mean over flows, segments.
     pub cwnd_mean: f64,
     /// Time-weighted coefficient of variation of the window, mean over flows.

@@ -229,7 +229,18 @@ struct RawOutput {
     wire_losses: u64,
     timeouts: u64,
     fast_retransmits: u64,
+    /// Absent in the output of an older `validate.cc`.
+    #[serde(default)]
+    fast_retransmit_causes: Option<RawFastRetransmitCauses>,
     cwnd: Vec<RawCwnd>,
+}
+
+/// The fast retransmits by cause as `validate.cc` prints them.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct RawFastRetransmitCauses {
+    /// Entries into fast recovery while the receiver already held the segment at snd.una.
+    receiver_held: u64,
 }
 
 /// Reads the JSON object `validate.cc` prints (the last non-empty line of `text`).
@@ -272,6 +283,7 @@ pub fn parse_output(
         wire_losses: raw.wire_losses,
         timeouts: raw.timeouts,
         fast_retransmits: raw.fast_retransmits,
+        spurious_fast_retransmits: raw.fast_retransmit_causes.map(|c| c.receiver_held),
         cwnd_mean,
         cwnd_cv,
         cwnd_max,
@@ -316,12 +328,27 @@ mod tests {
         assert_eq!(m.total_goodput_bps(), 9e6);
         assert_eq!((m.drops, m.marks, m.wire_losses), (12, 3, 1));
         assert_eq!((m.timeouts, m.fast_retransmits), (2, 7));
+        // An output without `fast_retransmit_causes` (an older validate.cc): not measured.
+        assert_eq!(m.spurious_fast_retransmits, None);
         assert_eq!(m.utilisation, 0.97);
         // Flow 1: mean 70 / 4 = 17.5; flow 2: 10 / 1 = 10; mean of means 13.75.
         assert_eq!(m.cwnd_mean, 13.75);
         assert_eq!(m.cwnd_max, 20.0);
         // Jain of (4, 5): 81 / (2 x 41)
         assert!((m.jain() - 81.0 / 82.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_spurious_fast_retransmits_are_read_from_their_causes() {
+        let with = OUTPUT.replace(
+            r#""fast_retransmits": 7,"#,
+            r#""fast_retransmits": 7, "fast_retransmit_causes": {"receiver_held": 5},"#,
+        );
+        let m = parse_output(&with, Variant::Reference, 3, 2).expect("parses");
+        assert_eq!(
+            (m.fast_retransmits, m.spurious_fast_retransmits),
+            (7, Some(5))
+        );
     }
 
     #[test]

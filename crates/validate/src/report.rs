@@ -12,7 +12,7 @@ use std::path::Path;
 pub const CSV_HEADER: &str = "case,group,flows,rate_bps,rtt_s,queue,loss,duration_s,seeds,\
 concord_utilisation,ns3_utilisation,concord_jain,ns3_jain,concord_goodput_bps,ns3_goodput_bps,\
 concord_drops,ns3_drops,concord_marks,ns3_marks,concord_timeouts,ns3_timeouts,\
-concord_fast_retransmits,ns3_fast_retransmits,concord_cwnd_mean_segments,ns3_cwnd_mean_segments,\
+concord_fast_retransmits,ns3_fast_retransmits,ns3_spurious_fast_retransmits,concord_cwnd_mean_segments,ns3_cwnd_mean_segments,\
 concord_cwnd_cv,ns3_cwnd_cv,concord_cwnd_max_segments,ns3_cwnd_max_segments,verdict,outside,cause";
 
 fn num(x: Option<f64>) -> String {
@@ -56,7 +56,7 @@ pub fn csv(results: &[CaseResult]) -> String {
         let seeds: Vec<String> = r.seeds.iter().map(u64::to_string).collect();
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(&r.id),
             csv_field(&r.group),
             r.flows,
@@ -73,6 +73,7 @@ pub fn csv(results: &[CaseResult]) -> String {
             pair(&|x| x.marks),
             pair(&|x| x.timeouts),
             pair(&|x| x.fast_retransmits),
+            num(r.ns3.as_ref().and_then(|x| x.spurious_fast_retransmits)),
             pair(&|x| x.cwnd_mean),
             pair(&|x| x.cwnd_cv),
             pair(&|x| x.cwnd_max),
@@ -82,6 +83,14 @@ pub fn csv(results: &[CaseResult]) -> String {
         );
     }
     s
+}
+
+/// Fast retransmits per run, with the spurious ones where measured: `90.0 (88.0 spurious)`.
+fn fast_retransmits(x: &Summary) -> String {
+    match x.spurious_fast_retransmits {
+        Some(s) => format!("{} ({} spurious)", f1(x.fast_retransmits), f1(s)),
+        None => f1(x.fast_retransmits),
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -187,7 +196,7 @@ pub fn markdown(results: &[CaseResult]) -> String {
             cell(&|x| f3(x.goodput_bps / 1e6)),
             cell(&|x| f1(x.drops)),
             cell(&|x| f1(x.timeouts)),
-            cell(&|x| f1(x.fast_retransmits)),
+            cell(&|x| fast_retransmits(x)),
             cell(&|x| f1(x.cwnd_mean)),
             cell(&|x| f3(x.cwnd_cv)),
             verdict,
@@ -493,6 +502,7 @@ mod tests {
             wire_losses: 0,
             timeouts: 1,
             fast_retransmits: 2,
+            spurious_fast_retransmits: None,
             cwnd_mean: 12.5,
             cwnd_cv: 0.25,
             cwnd_max: 30.0,
@@ -544,6 +554,24 @@ mod tests {
         assert_eq!(col("verdict"), "outside");
         assert_eq!(col("outside"), "utilisation");
         assert_eq!(col("concord_goodput_bps"), "9000000.000000");
+    }
+
+    #[test]
+    fn ns3s_spurious_fast_retransmits_are_shown_beside_its_fast_retransmits() {
+        let mut r = result(0.9, 0.95);
+        if let Some(n) = r.ns3.as_mut() {
+            n.fast_retransmits = 90.0;
+            n.spurious_fast_retransmits = Some(88.0);
+        }
+        let md = markdown(&[r.clone()]);
+        assert!(md.contains("| 2.0 / 90.0 (88.0 spurious) |"), "{md}");
+        let text = csv(&[r]);
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+        let row: Vec<&str> = lines.next().expect("row").split(',').collect();
+        let col = |name: &str| row[header.iter().position(|h| *h == name).expect(name)];
+        assert_eq!(col("ns3_spurious_fast_retransmits"), "88.000000");
+        assert_eq!(col("ns3_fast_retransmits"), "90.000000");
     }
 
     #[test]

@@ -661,6 +661,7 @@ mod tests {
             wire_losses: 0,
             timeouts: 0,
             fast_retransmits: 0,
+            spurious_fast_retransmits: None,
             cwnd_mean: 10.0,
             cwnd_cv: 0.0,
             cwnd_max: 10.0,
