@@ -5,8 +5,9 @@
 # built (optimised, .ci/run's line tables), so that most of its dependencies are found built.
 # maturin runs `cargo rustc`, for which `--profile test` means "build the test harness", so the
 # wheel asks for `dev` with the test profile's settings: cargo writes both to target/debug and
-# keys an artifact by its settings, not its profile's name. What remains to compile is PyO3,
-# concord-py and the crates whose proc-macro features differ when concord-py is built alone.
+# keys an artifact by its settings, not its profile's name. What remains to compile is PyO3 and
+# concord-py: concord-py names the features the rest of the workspace turns on in its shared
+# dependencies (crates/py/Cargo.toml), so that built alone it resolves them as the workspace does.
 # maturin is the one install.d/60-python.sh pinned: no isolated build environment to fill.
 python_started=$(date +%s)
 python_wheel_env=(

@@ -5,27 +5,27 @@ bpf_started=$(date +%s)
 export CONCORD_REQUIRE_BPF=1
 # The delay line is the concord-testbed binary `cargo test --workspace` built (profile test).
 [ -x target/debug/concord-testbed ] || cargo build --workspace --profile test --bin concord-testbed
-# `--workspace --features concord-bpf/datapath` rather than `-p concord-bpf --features datapath`:
-# `-p` resolves features for concord-bpf alone (tokio without test-util, clap without env,
-# serde_json without float_roundtrip), so it would compile those and concord-net and concord-sim
-# again; with the workspace's feature set only libbpf and concord-bpf are new, the rest is what
-# the workspace's clippy and `cargo test --workspace` already built. The lint covers the whole
-# workspace with the datapath on, a superset of concord-bpf's.
-bpf_cargo=(--workspace --features concord-bpf/datapath)
+# One feature set for every step below, so that the datapath and concordd --tcp are compiled
+# once: `--workspace --features concord-bpf/datapath,concord-net/tcp`. `-p PACKAGE --features F`
+# would resolve features for that package alone (tokio without test-util, clap without env,
+# serde_json without float_roundtrip) and compile those, concord-net and concord-sim again; a
+# second feature set (the datapath alone, then concord-net's `tcp`) would compile concord-net
+# and its dependents twice. The lint covers the whole workspace with both features on, a
+# superset of concord-bpf's and concord-net's.
+bpf_cargo=(--workspace --features concord-bpf/datapath,concord-net/tcp)
 cargo clippy "${bpf_cargo[@]}" --all-targets -- -D warnings
-# The unit tests and the agent bench gate as they are. The test bed tests measure real kernel TCP
-# through a user-space delay line on a shared 2-core machine: like the CM daemon's acceptance
-# (50-testbed-cm.sh) each gets one more run if the first falls short.
-# (`--lib --bins` take every member's unit tests, which the suite ran already: a few seconds more.)
+# The unit tests and the agent bench gate as they are; `--lib --bins` take every member's unit
+# tests (concord-net's with its `kernel_tcp` module), which the suite ran without the features:
+# a few seconds more. (`--exclude` of the members the features leave alone would not save their
+# compilation: without them clap, syn and smallvec resolve other features and all is built again.)
 cargo test "${bpf_cargo[@]}" --lib --bins --test agent_bench -- --test-threads=1
-# `concordd --tcp` (concord-net's feature `tcp`): lint it, test its TCP side, and build the
-# concordd the test bed's TCP/CM-through-the-daemon tests run (next to the agent, profile test,
-# reusing the datapath built just above).
-cargo clippy -p concord-net --features tcp --all-targets -- -D warnings
-cargo build -p concord-net --features tcp --profile test --bin concordd
-cargo test -p concord-net --features tcp --lib kernel_tcp
-# The macroflow beside a reno flow from another host (bar 0.5x-2x) gates with the others.
-# A test that falls short of its bar on the loaded machine gets one more run, alone.
+# concordd with `--tcp` next to the agent (profile test), for the test bed's TCP/CM-through-the-
+# daemon tests: the concord-net just tested, linked.
+cargo build "${bpf_cargo[@]}" --profile test --bin concordd
+# The test bed tests measure real kernel TCP through a user-space delay line on a shared 2-core
+# machine: like the CM daemon's acceptance (50-testbed-cm.sh) each gets one more run if the first
+# falls short. The macroflow beside a reno flow from another host (bar 0.5x-2x) gates with the
+# others. A test that falls short of its bar on the loaded machine gets one more run, alone.
 kernel_log=$(mktemp)
 if ! cargo test "${bpf_cargo[@]}" --test kernel_tcp -- --test-threads=1 2>&1 | tee "$kernel_log"; then
   failed=$(grep -oP '^test \K\S+(?= \.\.\. FAILED$)' "$kernel_log" || true)

@@ -1,19 +1,27 @@
 //! The ECA experiments in quick mode: every experiment runs and draws its figures, and every
 //! claim is well formed (its verdict is compared with the expectations in CI).
 
-use concord_repro::{eca, Ctx, Paper};
+use concord_repro::{eca, run_experiments, Ctx, Paper};
 
 mod common;
 
 #[test]
 fn the_eca_claims_are_well_formed_in_quick_mode() {
-    let ctx = Ctx {
-        quick: true,
-        ..Ctx::default()
-    };
+    let exps = eca::experiments();
+    // Two at a time, as `concord reproduce --jobs 2` runs them: the parking lot, the longest, on
+    // one core and the others beside it.
+    let outcomes = run_experiments(
+        &exps,
+        &Ctx {
+            quick: true,
+            ..Ctx::default()
+        },
+        2,
+        &|_, _| {},
+    );
     let mut claims = Vec::new();
-    for e in eca::experiments() {
-        let outcome = (e.run)(&ctx).unwrap_or_else(|err| panic!("{}: {err}", e.id));
+    for (e, outcome) in exps.iter().zip(outcomes) {
+        let outcome = outcome.unwrap_or_else(|err| panic!("{}: {err}", e.id));
         assert!(!outcome.figures.is_empty(), "{} draws figures", e.id);
         assert!(!outcome.raw.is_empty(), "{} writes its table", e.id);
         claims.extend(outcome.claims);
