@@ -1,7 +1,7 @@
 //! The CM experiments in quick mode: every experiment runs without error and draws its figures,
 //! and every claim is well formed (its verdict is compared with the expectations in CI).
 
-use concord_repro::{registry, run_experiments, Ctx, Paper};
+use concord_repro::{registry, Paper};
 
 mod common;
 
@@ -12,11 +12,7 @@ fn every_cm_experiment_runs_and_every_claim_is_well_formed() {
         .filter(|e| e.paper == Paper::Cm)
         .collect();
     assert_eq!(exps.len(), 8, "the eight CM experiments are registered");
-    let ctx = Ctx {
-        quick: true,
-        ..Ctx::default()
-    };
-    let outcomes = run_experiments(&exps, &ctx, 2, &|_, _| {});
+    let outcomes = common::run_quick(&exps);
     let mut claims = 0;
     for (e, o) in exps.iter().zip(&outcomes) {
         let o = o.as_ref().unwrap_or_else(|err| panic!("{}: {err}", e.id));

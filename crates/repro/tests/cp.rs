@@ -1,7 +1,7 @@
 //! The CP experiments in quick mode: every experiment runs and draws its figures, and
 //! every claim is well formed (its verdict is compared with the expectations in CI).
 
-use concord_repro::{registry, run_experiments, Ctx, Paper};
+use concord_repro::{registry, Paper};
 
 mod common;
 
@@ -12,15 +12,7 @@ fn every_cp_experiment_runs_and_every_claim_is_well_formed() {
         .filter(|e| e.paper == Paper::Cp)
         .collect();
     assert_eq!(exps.len(), 4);
-    let outcomes = run_experiments(
-        &exps,
-        &Ctx {
-            quick: true,
-            ..Ctx::default()
-        },
-        2,
-        &|_, _| {},
-    );
+    let outcomes = common::run_quick(&exps);
     let mut claims = 0;
     for (e, o) in exps.iter().zip(&outcomes) {
         let o = match o {

@@ -1,24 +1,14 @@
 //! The ECA experiments in quick mode: every experiment runs and draws its figures, and every
 //! claim is well formed (its verdict is compared with the expectations in CI).
 
-use concord_repro::{eca, run_experiments, Ctx, Paper};
+use concord_repro::{eca, Paper};
 
 mod common;
 
 #[test]
 fn the_eca_claims_are_well_formed_in_quick_mode() {
     let exps = eca::experiments();
-    // Two at a time, as `concord reproduce --jobs 2` runs them: the parking lot, the longest, on
-    // one core and the others beside it.
-    let outcomes = run_experiments(
-        &exps,
-        &Ctx {
-            quick: true,
-            ..Ctx::default()
-        },
-        2,
-        &|_, _| {},
-    );
+    let outcomes = common::run_quick(&exps);
     let mut claims = Vec::new();
     for (e, outcome) in exps.iter().zip(outcomes) {
         let outcome = outcome.unwrap_or_else(|err| panic!("{}: {err}", e.id));

@@ -3,7 +3,7 @@
 
 use concord_repro::claim::{mean_ci95, Kind, PAPER_SETTING};
 use concord_repro::runner::QUICK_SEEDS;
-use concord_repro::Claim;
+use concord_repro::{run_experiments, Claim, Ctx, Experiment, Outcome, ReproError};
 
 /// Panics, naming the claim, if any of `claims` is not well formed: a paper claim quotes the
 /// paper and names its section; a stochastic claim has one value per seed and at least
@@ -39,4 +39,15 @@ pub fn assert_well_formed(claims: &[Claim]) {
         }
         assert!(c.ours.is_finite(), "{name}: {}", c.ours);
     }
+}
+
+/// Runs `experiments` in the quick setting two at a time, as `concord reproduce --quick --jobs 2`
+/// does: the longest on one core and the others beside it.
+#[allow(dead_code)] // not every test file runs experiments in a batch
+pub fn run_quick(experiments: &[Experiment]) -> Vec<Result<Outcome, ReproError>> {
+    let ctx = Ctx {
+        quick: true,
+        ..Ctx::default()
+    };
+    run_experiments(experiments, &ctx, 2, &|_, _| {})
 }
