@@ -7,6 +7,7 @@
 use crate::flow::Agent;
 use crate::metrics::jain_index;
 use crate::simulator::Simulator;
+use concord_cc::tcp::TimeoutCauses;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io;
@@ -47,6 +48,8 @@ pub struct FlowSummary {
     pub fast_retransmits: u64,
     /// TCP: retransmission timeouts in the window.
     pub timeouts: u64,
+    /// TCP: the timeouts in the window by what they fired on (they add up to `timeouts`).
+    pub timeout_causes: TimeoutCausesSummary,
     /// TCP: ECN window reductions in the window.
     pub ecn_reductions: u64,
     /// TCP: data segments lost to the flow's `drop_when` injection (whole run: 0 or 1).
@@ -71,6 +74,34 @@ pub struct FlowSummary {
     pub delay_p90_ms: f64,
     /// 99th percentile one-way delay, in milliseconds.
     pub delay_p99_ms: f64,
+}
+
+/// A TCP flow's retransmission timeouts by what the timer fired on, classed as
+/// `bench/ns3/validate.cc` classes ns-3's (concord_cc::tcp::TimeoutCause).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TimeoutCausesSummary {
+    /// The receiver already held the segment at snd.una (its ACK delayed or on its way).
+    pub receiver_held: u64,
+    /// The segment was missing and the sender was in fast recovery.
+    pub in_recovery: u64,
+    /// The segment was missing and the sender was recovering from an earlier timeout.
+    pub repeat: u64,
+    /// The segment was missing after one or two duplicate ACKs.
+    pub disorder: u64,
+    /// The segment was missing and no duplicate ACK had arrived.
+    pub open: u64,
+}
+
+impl From<TimeoutCauses> for TimeoutCausesSummary {
+    fn from(c: TimeoutCauses) -> Self {
+        TimeoutCausesSummary {
+            receiver_held: c.receiver_held,
+            in_recovery: c.in_recovery,
+            repeat: c.repeat,
+            disorder: c.disorder,
+            open: c.open,
+        }
+    }
 }
 
 /// One channel's figures over the measurement window.
@@ -176,6 +207,7 @@ impl RunResults {
                     retransmissions: 0,
                     fast_retransmits: 0,
                     timeouts: 0,
+                    timeout_causes: TimeoutCausesSummary::default(),
                     ecn_reductions: 0,
                     injected_losses: 0,
                     injected_at_s: None,
@@ -204,6 +236,7 @@ impl RunResults {
                         s.retransmissions = st.retransmissions - w.retransmissions;
                         s.fast_retransmits = st.fast_retransmits - w.fast_retransmits;
                         s.timeouts = st.timeouts - w.timeouts;
+                        s.timeout_causes = st.timeout_causes.since(&w.timeout_causes).into();
                         s.ecn_reductions = st.ecn_reductions - w.ecn_reductions;
                         s.injected_losses = t.injected_losses;
                         s.injected_at_s = t.injected_at.map(|a| a.as_secs_f64());

@@ -931,7 +931,10 @@ impl Simulator {
             .filter(|h| !h.active.is_established())
         {
             h.active.on_timeout(now);
-        } else if t.sender.on_timeout(now) {
+        } else if t
+            .sender
+            .on_timeout_seen_by_receiver(now, Some(t.receiver.delivered()))
+        {
             self.cm_on_timeout(f);
         }
         self.pump_sender(f as usize)

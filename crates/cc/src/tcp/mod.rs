@@ -13,6 +13,7 @@ pub mod receiver;
 pub mod rtt;
 pub mod sack;
 pub mod sender;
+pub mod timeout_cause;
 pub mod westwood;
 
 pub use config::{CcAlgorithm, Recovery, TcpConfig, TcpConfigError};
@@ -22,3 +23,4 @@ pub use new_reno::NewReno;
 pub use receiver::TcpReceiver;
 pub use rtt::{RttConfig, RttEstimator};
 pub use sender::TcpSender;
+pub use timeout_cause::{TimeoutCause, TimeoutCauses};

@@ -13,6 +13,7 @@ use super::controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
 use super::prr::Prr;
 use super::rtt::{RttConfig, RttEstimator};
 use super::sack::{NextSeg, SackBlocks, Scoreboard};
+use super::timeout_cause::{TimeoutCause, TimeoutCauses};
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;
 use std::collections::VecDeque;
@@ -74,6 +75,10 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// The retransmission timeouts by what they fired on (they add up to `timeouts`); the
+    /// receiver-held ones only when the driver tells the receiver's RCV.NXT
+    /// ([`TcpSender::on_timeout_seen_by_receiver`]).
+    pub timeout_causes: TimeoutCauses,
     /// ECN window reductions.
     pub ecn_reductions: u64,
     /// ACKs ignored as invalid.
@@ -752,6 +757,36 @@ impl TcpSender {
 
     /// Fires the retransmission timer if it is due; returns true if it fired.
     pub fn on_timeout(&mut self, now: Instant) -> bool {
+        self.on_timeout_seen_by_receiver(now, None)
+    }
+
+    /// What a timeout now would fire on ([`TimeoutCause`]), given the receiver's next
+    /// expected byte (RCV.NXT) if the caller sees the receiver; without it, a timeout whose
+    /// segment the receiver holds is classed by the sender's state alone.
+    pub fn timeout_cause(&self, receiver_next: Option<u64>) -> TimeoutCause {
+        if receiver_next.is_some_and(|next| next > self.snd_una) {
+            TimeoutCause::ReceiverHeld
+        } else if self.in_recovery {
+            TimeoutCause::InRecovery
+        } else if self.timeout_recover.is_some_and(|r| self.snd_una < r) {
+            TimeoutCause::Repeat
+        } else if self.dupacks > 0 {
+            // Duplicate ACKs that did not start a fast retransmit: fewer than the threshold,
+            // or more that RFC 6582's `recover` test kept out of a second one.
+            TimeoutCause::Disorder
+        } else {
+            TimeoutCause::Open
+        }
+    }
+
+    /// [`TcpSender::on_timeout`] for a driver that also sees the receiver (a simulator):
+    /// `receiver_next` is the receiver's RCV.NXT, used only to count the timeout by its
+    /// cause in [`SenderStats::timeout_causes`].
+    pub fn on_timeout_seen_by_receiver(
+        &mut self,
+        now: Instant,
+        receiver_next: Option<u64>,
+    ) -> bool {
         match self.rto_deadline {
             Some(t) if now >= t => {}
             _ => return false,
@@ -760,6 +795,8 @@ impl TcpSender {
             self.rto_deadline = None;
             return false;
         }
+        let cause = self.timeout_cause(receiver_next);
+        self.stats.timeout_causes.count(cause);
         // RFC 6298 5.4-5.6 and RFC 5681 eq. 4: retransmit the earliest unacknowledged segment,
         // back off the timer, ssthresh = max(FlightSize / 2, 2 SMSS), cwnd = loss window.
         // FlightSize is the data still in the network: what duplicate ACKs show was delivered
@@ -1271,6 +1308,126 @@ mod tests {
         assert!(s.on_timeout(ms(1000)));
         assert_eq!(s.poll_timeout(), Some(ms(2200)));
         assert_eq!(s.stats().timeouts, 2);
+    }
+
+    #[test]
+    fn the_ack_ending_a_lone_segments_timeout_grows_cwnd_and_keeps_the_backed_off_rto() {
+        // One segment out, its timer expires, it is resent: recover = snd_max = 1000.
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 1,
+            ..config()
+        });
+        assert_eq!(drain(&mut s, ms(0)).len(), 1);
+        assert!(s.on_timeout(ms(1000)));
+        assert_eq!(s.poll_transmit(ms(1000)).map(|g| g.seq), Some(0));
+        assert_eq!(
+            s.poll_timeout(),
+            Some(ms(3000)),
+            "RTO 1 s doubled (RFC 6298 5.5)"
+        );
+        // The ACK of exactly everything sent before the timeout: no RTT sample (Karn), so the
+        // backed-off RTO stays (RFC 6298 section 5, the note after 5.7: RTO collapses only on
+        // a new measurement); slow start grows cwnd from the loss window by one SMSS (RFC 5681
+        // 3.1), so two segments go out and the receiver acknowledges the second at once.
+        let out = s.on_ack(ms(1100), 1000, false);
+        assert_eq!((out.bytes_acked, out.rtt), (1000, None));
+        assert_eq!(s.cwnd(), 2 * MSS);
+        assert_eq!(s.rtt().rto(), Duration::from_secs(2));
+        assert_eq!(
+            drain(&mut s, ms(1100))
+                .iter()
+                .map(|g| g.seq)
+                .collect::<Vec<_>>(),
+            vec![1000, 2000]
+        );
+        assert_eq!(
+            s.poll_timeout(),
+            Some(ms(3100)),
+            "started by the send, backed off"
+        );
+    }
+
+    #[test]
+    fn a_timeout_whose_segment_the_receiver_holds_is_counted_as_receiver_held() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 2,
+            ..config()
+        });
+        s.set_app_limit(3000);
+        drain(&mut s, ms(0));
+        // RTO = max(20 + 4 * 10, 200) = 200 ms from the 20 ms sample, restarted at the ACK,
+        // which lets the last segment (2000..3000) out alone.
+        s.on_ack(ms(20), 2000, false);
+        assert_eq!(drain(&mut s, ms(20)).len(), 1);
+        assert_eq!(s.poll_timeout(), Some(ms(220)));
+        // The receiver has it (RCV.NXT 3000) and delays its ACK.
+        assert_eq!(s.timeout_cause(Some(3000)), TimeoutCause::ReceiverHeld);
+        assert_eq!(s.timeout_cause(None), TimeoutCause::Open);
+        assert!(s.on_timeout_seen_by_receiver(ms(220), Some(3000)));
+        assert_eq!(s.stats().timeouts, 1);
+        assert_eq!(
+            s.stats().timeout_causes,
+            TimeoutCauses {
+                receiver_held: 1,
+                ..TimeoutCauses::default()
+            }
+        );
+    }
+
+    #[test]
+    fn timeouts_are_counted_by_the_senders_state_when_the_receiver_lacks_the_segment() {
+        // No duplicate ACK: open.
+        let mut s = sender(config());
+        drain(&mut s, ms(0));
+        assert!(s.on_timeout_seen_by_receiver(ms(1000), Some(0)));
+        // The resend is lost too: the same loss episode, a repeat.
+        s.poll_transmit(ms(1000));
+        assert_eq!(s.timeout_cause(Some(0)), TimeoutCause::Repeat);
+        assert!(s.on_timeout_seen_by_receiver(ms(3000), Some(0)));
+        assert_eq!(
+            s.stats().timeout_causes,
+            TimeoutCauses {
+                repeat: 1,
+                open: 1,
+                ..TimeoutCauses::default()
+            }
+        );
+
+        // Two duplicate ACKs, too few for fast retransmit: disorder.
+        let mut s = sender(config());
+        drain(&mut s, ms(0));
+        s.on_ack(ms(100), 0, false);
+        s.on_ack(ms(101), 0, false);
+        assert_eq!(s.timeout_cause(Some(0)), TimeoutCause::Disorder);
+        assert!(s.on_timeout(ms(1000)));
+        assert_eq!(
+            s.stats().timeout_causes,
+            TimeoutCauses {
+                disorder: 1,
+                ..TimeoutCauses::default()
+            }
+        );
+
+        // In fast recovery (the retransmission lost): in recovery.
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        for i in 0..3 {
+            s.on_ack(ms(100 + i), 0, false);
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.timeout_cause(Some(0)), TimeoutCause::InRecovery);
+        assert!(s.on_timeout_seen_by_receiver(ms(1000), Some(0)));
+        assert_eq!(
+            s.stats().timeout_causes,
+            TimeoutCauses {
+                in_recovery: 1,
+                ..TimeoutCauses::default()
+            }
+        );
+        assert_eq!(s.stats().timeouts, s.stats().timeout_causes.total());
     }
 
     #[test]
