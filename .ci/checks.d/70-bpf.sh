@@ -14,20 +14,14 @@ export CONCORD_REQUIRE_BPF=1
 # superset of concord-bpf's and concord-net's.
 bpf_cargo=(--workspace --features concord-bpf/datapath,concord-net/tcp)
 cargo clippy "${bpf_cargo[@]}" --all-targets -- -D warnings
-# One build (profile test) for every run below. concordd with `--tcp`, next to the agent, for the
-# test bed's TCP/CM-through-the-daemon tests, comes from `--test status_pages`, an integration
-# test of concord-net: cargo builds a package's binaries for its integration tests, in the
-# tests' feature resolution. (`cargo build --bin concordd` resolved without the dev-dependencies,
-# tokio without test-util, and compiled tokio, concord-net and concord-bpf a second time.)
-bpf_tests=(--lib --bins --test agent_bench --test status_pages)
-cargo test "${bpf_cargo[@]}" "${bpf_tests[@]}" --test kernel_tcp --no-run
-# The unit tests, the agent bench and concord-net's status pages gate as they are; `--lib --bins`
-# take every member's unit tests (concord-net's with its `kernel_tcp` module), which the suite
-# ran without the features: a few seconds more. (`--exclude` of the members the features leave
-# alone would not save their compilation: without them clap, syn and smallvec resolve other
-# features and all is built again.)
-cargo test "${bpf_cargo[@]}" "${bpf_tests[@]}" -- --test-threads=1
-unset bpf_tests
+# The unit tests and the agent bench gate as they are; `--lib --bins` take every member's unit
+# tests (concord-net's with its `kernel_tcp` module), which the suite ran without the features:
+# a few seconds more. (`--exclude` of the members the features leave alone would not save their
+# compilation: without them clap, syn and smallvec resolve other features and all is built again.)
+cargo test "${bpf_cargo[@]}" --lib --bins --test agent_bench -- --test-threads=1
+# concordd with `--tcp` next to the agent (profile test), for the test bed's TCP/CM-through-the-
+# daemon tests: the concord-net just tested, linked.
+cargo build "${bpf_cargo[@]}" --profile test --bin concordd
 # The test bed tests measure real kernel TCP through a user-space delay line on a shared 2-core
 # machine: like the CM daemon's acceptance (50-testbed-cm.sh) each gets one more run if the first
 # falls short. The macroflow beside a reno flow from another host (bar 0.5x-2x) gates with the
