@@ -691,7 +691,10 @@ mod tests {
             ));
         }
         let echoes_r = agg.rtt().expect("R").as_secs_f64();
-        assert!((echoes_r - (0.3 - 0.2 * 0.9f64.powi(5))).abs() < 1e-6, "{echoes_r}");
+        assert!(
+            (echoes_r - (0.3 - 0.2 * 0.9f64.powi(5))).abs() < 1e-6,
+            "{echoes_r}"
+        );
         assert_eq!(agg.receiver_rtt(), Some(Duration::from_millis(RTT_MS)));
         // Packet 195 is reported lost with all others up to 204: the first loss event. X_target
         // is the largest X_recv reported before it.
@@ -710,7 +713,10 @@ mod tests {
         // equation at R = 100 ms and the seeded p gives X_target, the largest X_recv.
         let p = agg.loss_event_rate();
         let x = equation::throughput_rfc(1000.0, 0.1, p);
-        assert!((x - target).abs() < target * 0.01, "{x} vs X_target {target}");
+        assert!(
+            (x - target).abs() < target * 0.01,
+            "{x} vs X_target {target}"
+        );
     }
 
     #[test]
