@@ -22,19 +22,14 @@
 //!   pushed. A bucket's events enter the heap when the heap's earliest event is not before the
 //!   bucket's start, so every event of a bucket is in the heap before any later event pops and
 //!   the order is again exactly that of one heap. With many flows the heap then holds the events
-//!   of the near future, not one timer per flow. The buckets of the next [`WHEEL_BUCKETS`]
-//!   (about 1.07 s) sit in a ring indexed by bucket, so arming a timer or draining its bucket is
-//!   an index, not a search; a timer further off waits in an ordered map until it is drained.
+//!   of the near future, not one timer per flow.
 
 use concord_cc::time::Instant;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// Width of a far-timer bucket: 2^20 ns (about 1.05 ms).
 pub const BUCKET_NS: u64 = 1 << 20;
-
-/// Far-timer buckets held in the ring (2^10 buckets: about 1.07 s ahead of the earliest one).
-pub const WHEEL_BUCKETS: u64 = 1 << 10;
 
 /// The bucket holding time `at_ns`.
 #[inline]
@@ -148,18 +143,11 @@ pub struct EventQueue<E, L = ()> {
     lane_items: usize,
     /// Lanes holding at least one item (each has one entry in the heap).
     busy_lanes: usize,
-    /// Far timers of the ring: `ring[i]` holds bucket `ring_base + i` (bucket index: time in
-    /// ns / [`BUCKET_NS`]); at most [`WHEEL_BUCKETS`] buckets.
-    ring: VecDeque<Vec<Entry<E>>>,
-    /// Bucket index of `ring[0]`.
-    ring_base: u64,
-    /// Far timers in the ring.
-    ring_len: usize,
-    /// Far timers beyond the ring's reach, by bucket index.
+    /// Far timers by bucket index (time in ns / [`BUCKET_NS`]).
     far: BTreeMap<u64, Vec<Entry<E>>>,
-    /// Start of the earliest non-empty far bucket, ring or map, in ns (`u64::MAX`: none).
+    /// Start of the earliest far bucket in ns (`u64::MAX`: none).
     far_next: u64,
-    /// Far timers waiting (ring and map).
+    /// Far timers waiting.
     far_len: usize,
     /// Emptied bucket vectors, kept for reuse.
     spare: Vec<Vec<Entry<E>>>,
@@ -176,9 +164,6 @@ impl<E, L> Default for EventQueue<E, L> {
             free: NIL,
             lane_items: 0,
             busy_lanes: 0,
-            ring: VecDeque::new(),
-            ring_base: 0,
-            ring_len: 0,
             far: BTreeMap::new(),
             far_next: u64::MAX,
             far_len: 0,
@@ -224,41 +209,11 @@ impl<E: Copy, L> EventQueue<E, L> {
         self.next_seq += 1;
         let at = at.as_nanos();
         let b = bucket_of(at);
-        let entry = Entry { at, seq, event };
-        if self.ring_len == 0 {
-            // An empty ring (its vectors all empty) starts at the new timer's bucket.
-            self.ring_base = b;
-        }
-        let fits = if b < self.ring_base {
-            // Earlier than the ring's first bucket: the ring grows at its front if it stays
-            // within its reach.
-            let grow = self.ring_base - b;
-            if grow + self.ring.len() as u64 <= WHEEL_BUCKETS {
-                for _ in 0..grow {
-                    self.ring.push_front(self.spare.pop().unwrap_or_default());
-                }
-                self.ring_base = b;
-                true
-            } else {
-                false
-            }
-        } else {
-            b - self.ring_base < WHEEL_BUCKETS
-        };
-        if fits {
-            let i = (b - self.ring_base) as usize;
-            while self.ring.len() <= i {
-                self.ring.push_back(self.spare.pop().unwrap_or_default());
-            }
-            self.ring[i].push(entry);
-            self.ring_len += 1;
-        } else {
-            let spare = &mut self.spare;
-            self.far
-                .entry(b)
-                .or_insert_with(|| spare.pop().unwrap_or_default())
-                .push(entry);
-        }
+        let spare = &mut self.spare;
+        self.far
+            .entry(b)
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+            .push(Entry { at, seq, event });
         self.far_len += 1;
         self.far_next = self.far_next.min(b << BUCKET_NS.trailing_zeros());
     }
@@ -274,43 +229,19 @@ impl<E: Copy, L> EventQueue<E, L> {
         }
     }
 
-    /// Moves the earliest far bucket (`far_next`) into the heap: the ring's, the map's, or both
-    /// if both hold part of it.
     #[cold]
     fn drain_next_bucket(&mut self) {
-        let b = self.far_next >> BUCKET_NS.trailing_zeros();
-        if self.ring_len > 0 && self.ring_base <= b {
-            // The buckets before `b` are empty (`far_next` is the earliest): they leave the
-            // ring, and so does `b`'s.
-            while self.ring_base <= b {
-                let Some(mut bucket) = self.ring.pop_front() else {
-                    break;
-                };
-                self.ring_base += 1;
-                self.ring_len -= bucket.len();
-                self.far_len -= bucket.len();
-                self.heap.extend(bucket.drain(..));
-                self.spare.push(bucket);
-            }
-        }
-        if self.far.first_key_value().is_some_and(|(&k, _)| k <= b) {
-            if let Some((_, mut bucket)) = self.far.pop_first() {
-                self.far_len -= bucket.len();
-                self.heap.extend(bucket.drain(..));
-                self.spare.push(bucket);
-            }
-        }
-        let ring_next = if self.ring_len == 0 {
-            u64::MAX
-        } else {
-            let i = self.ring.iter().position(|v| !v.is_empty()).unwrap_or(0) as u64;
-            (self.ring_base + i) << BUCKET_NS.trailing_zeros()
+        let Some((_, mut bucket)) = self.far.pop_first() else {
+            self.far_next = u64::MAX;
+            return;
         };
-        let map_next = self
+        self.far_len -= bucket.len();
+        self.heap.extend(bucket.drain(..));
+        self.spare.push(bucket);
+        self.far_next = self
             .far
             .first_key_value()
-            .map_or(u64::MAX, |(&k, _)| k << BUCKET_NS.trailing_zeros());
-        self.far_next = ring_next.min(map_next);
+            .map_or(u64::MAX, |(&b, _)| b << BUCKET_NS.trailing_zeros());
     }
 
     /// Queues `item` on `lane` to come out at `at`, which must not be earlier than the lane's
@@ -541,71 +472,6 @@ mod tests {
         assert_eq!((q.lane_items, q.busy_lanes), (0, 0));
         // An empty lane yields nothing.
         assert_eq!(q.pop_lane(1, 1), None);
-    }
-
-    #[test]
-    fn far_timers_beyond_the_ring_and_before_its_first_bucket_keep_their_order() {
-        let mut q: EventQueue<u32> = EventQueue::new();
-        let at = |b: u64, ns: u64| Instant::from_nanos(b * BUCKET_NS + ns);
-        // The ring starts at bucket 10; bucket 10 + WHEEL_BUCKETS is beyond its reach (the map),
-        // bucket 5 is before it (the ring grows at its front), and a second timer lands in the
-        // map's bucket once the ring would reach it.
-        q.push_far(at(10, 0), 1);
-        q.push_far(at(10 + WHEEL_BUCKETS, 7), 2);
-        q.push_far(at(5, 3), 3);
-        q.push_far(at(3 * WHEEL_BUCKETS, 0), 4);
-        q.push(at(10 + WHEEL_BUCKETS, 7), 5);
-        assert_eq!((q.ring_len, q.far.len(), q.len()), (2, 2, 5));
-        assert_eq!(q.pop(), Some((at(5, 3), 3)));
-        assert_eq!(q.pop(), Some((at(10, 0), 1)));
-        // The ring is empty: it restarts at the next timer's bucket, the map's bucket's own.
-        q.push_far(at(10 + WHEEL_BUCKETS, 7), 6);
-        assert_eq!((q.ring_len, q.ring_base), (1, 10 + WHEEL_BUCKETS));
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
-        assert_eq!(order, vec![2, 5, 6, 4]);
-        assert!(q.is_empty());
-        assert_eq!(q.len(), 0);
-    }
-
-    /// Far timers spread over three times the ring's reach, mixed with plain events, against a
-    /// sorted reference of (time, sequence).
-    #[test]
-    fn far_timers_over_the_ring_and_the_map_come_out_in_time_then_insertion_order() {
-        let mut rng = Rng::stream(5, 11);
-        let mut q: EventQueue<u64> = EventQueue::new();
-        let mut reference: Vec<(u64, u64)> = Vec::new();
-        let (mut seq, mut now) = (0u64, 0u64);
-        for _ in 0..20_000 {
-            match rng.below(5) {
-                0 | 1 => {
-                    let span = if rng.below(4) == 0 {
-                        3 * WHEEL_BUCKETS * BUCKET_NS
-                    } else {
-                        8 * BUCKET_NS
-                    };
-                    let at = now + rng.below(span);
-                    q.push_far(Instant::from_nanos(at), seq);
-                    reference.push((at, seq));
-                    seq += 1;
-                }
-                2 => {
-                    let at = now + rng.below(2 * BUCKET_NS);
-                    q.push(Instant::from_nanos(at), seq);
-                    reference.push((at, seq));
-                    seq += 1;
-                }
-                _ => {
-                    reference.sort_unstable();
-                    let got = q.pop().map(|(at, e)| (at.as_nanos(), e));
-                    let want = (!reference.is_empty()).then(|| reference.remove(0));
-                    assert_eq!(got, want);
-                    if let Some((t, _)) = want {
-                        now = t;
-                    }
-                }
-            }
-            assert_eq!(q.len(), reference.len());
-        }
     }
 
     /// Random pushes, lane pushes and pops against a sorted reference of (time, sequence).
