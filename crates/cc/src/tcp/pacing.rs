@@ -160,7 +160,12 @@ mod tests {
         let mut p = Pacer::new(PacingConfig::default());
         // cwnd 20 segments of 1448 B, ssthresh unbounded, srtt 40 ms:
         // 2.00 * 28_960 B / 0.040 s = 1_448_000 B/s.
-        p.update_rate(20 * 1448, u64::MAX, 10 * 1448, Some(Duration::from_millis(40)));
+        p.update_rate(
+            20 * 1448,
+            u64::MAX,
+            10 * 1448,
+            Some(Duration::from_millis(40)),
+        );
         assert_eq!(p.rate(), Some(1_448_000));
     }
 
@@ -181,7 +186,12 @@ mod tests {
             ca_ratio: 100,
         });
         // max(cwnd, packets_out): 30 segments out after a reduction to 10.
-        p.update_rate(10 * 1448, 10 * 1448, 30 * 1448, Some(Duration::from_millis(100)));
+        p.update_rate(
+            10 * 1448,
+            10 * 1448,
+            30 * 1448,
+            Some(Duration::from_millis(100)),
+        );
         assert_eq!(p.rate(), Some(434_400)); // 1.00 * 43_440 / 0.100
     }
 
@@ -222,7 +232,10 @@ mod tests {
         }
         assert_eq!(p.next_departure(), at(2_000));
         p.on_send(at(2_000), 1000); // 1000 / 724_000 s = 1_381_215 ns
-        assert_eq!(p.next_departure(), Instant::from_nanos(2_000_000 + 1_381_215));
+        assert_eq!(
+            p.next_departure(),
+            Instant::from_nanos(2_000_000 + 1_381_215)
+        );
     }
 
     #[test]
@@ -248,12 +261,25 @@ mod tests {
             p.on_send(at(0), 1448);
         }
         // An ACK grows cwnd to 12 segments, srtt to 48 ms: 2.00 * 17_376 / 0.048 = 724_000.
-        p.update_rate(12 * 1448, u64::MAX, 9 * 1448, Some(Duration::from_millis(48)));
+        p.update_rate(
+            12 * 1448,
+            u64::MAX,
+            9 * 1448,
+            Some(Duration::from_millis(48)),
+        );
         p.on_send(at(2_000), 1448);
         assert_eq!(p.next_departure(), at(4_000));
         // Congestion avoidance at 1.20 * 17_376 / 0.048 = 434_400 B/s: 1448 B take 3.333 ms.
-        p.update_rate(12 * 1448, 12 * 1448, 12 * 1448, Some(Duration::from_millis(48)));
+        p.update_rate(
+            12 * 1448,
+            12 * 1448,
+            12 * 1448,
+            Some(Duration::from_millis(48)),
+        );
         p.on_send(at(4_000), 1448);
-        assert_eq!(p.next_departure(), Instant::from_nanos(4_000_000 + 3_333_333));
+        assert_eq!(
+            p.next_departure(),
+            Instant::from_nanos(4_000_000 + 3_333_333)
+        );
     }
 }

@@ -1141,14 +1141,18 @@ mod tests {
         // srtt 100 ms, cwnd 11 segments in slow start: 2.00 * 11_000 B / 0.1 s = 220_000 B/s,
         // 4_545_454 ns a segment.
         s.on_ack(ms(100), 1000, false);
-        let first = s.poll_transmit(ms(100)).expect("the first paced segment is due");
+        let first = s
+            .poll_transmit(ms(100))
+            .expect("the first paced segment is due");
         assert_eq!(first.seq, 10_000);
         // Idle since 0: half the gap is taken off (tcp_update_skb_after_send's credit).
         assert_eq!(s.poll_transmit(ms(100)), None);
         let due = Instant::from_nanos(100_000_000 + 2_272_727);
         assert_eq!(s.poll_timeout(), Some(due));
         assert_eq!(s.poll_transmit(due - Duration::from_nanos(1)), None);
-        let second = s.poll_transmit(due).expect("the second segment at its departure");
+        let second = s
+            .poll_transmit(due)
+            .expect("the second segment at its departure");
         assert_eq!(second.seq, 11_000);
         // The window is full: nothing waits, the retransmission timer alone is armed.
         assert_eq!(s.poll_transmit(due), None);

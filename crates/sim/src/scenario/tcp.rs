@@ -258,7 +258,10 @@ fn read_pacing(
         return Ok(on.then(|| base.unwrap_or_default()));
     }
     if !matches!(f.value.get_ref(), DeValue::Table(_)) {
-        return Err(f.wrong_type("a boolean or a table", "true, or { ss_ratio = 200, ca_ratio = 120 }"));
+        return Err(f.wrong_type(
+            "a boolean or a table",
+            "true, or { ss_ratio = 200, ca_ratio = 120 }",
+        ));
     }
     let table = Table::of(f, "`pacing`")?.allow(&PACING_KEYS)?;
     let mut p = base.unwrap_or_default();
