@@ -36,8 +36,9 @@ if ! cargo test "${bpf_cargo[@]}" --test kernel_tcp -- --test-threads=1 2>&1 | t
   done
 fi
 rm -f "$kernel_log"
-# The simulator twin (each flow within 15% of the simulator) holds in 10 of 16 runs, not reliably
-# (docs/ebpf.md, The simulator twin): it runs once and its figures are reported; it does not gate.
+# The simulator twin (each flow within 15% of the simulator) is not reliable: 2 of 8 runs with the
+# simulator pacing as the test bed's kernel does, 10 of 16 without (docs/ebpf.md, The simulator
+# twin): it runs once and its figures are reported; it does not gate.
 twin=the_simulator_twin_matches_the_test_bed
 cargo test "${bpf_cargo[@]}" --test kernel_tcp -- --test-threads=1 --ignored --exact "$twin" --nocapture \
   || echo "REPORTED, NOT GATING: $twin: a flow more than 15% from the simulator"

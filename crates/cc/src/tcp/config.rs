@@ -3,6 +3,7 @@
 
 use super::handshake::HandshakeConfig;
 use super::mccp::{MccpConfig, MccpConfigError};
+use super::pacing::PacingConfig;
 use super::prr::ReductionBound;
 use crate::time::Duration;
 use crate::units::Bytes;
@@ -118,6 +119,9 @@ pub struct TcpConfig {
     /// settings; `None` (the default): the first data segment leaves when the application
     /// starts.
     pub handshake: Option<HandshakeConfig>,
+    /// Pace segments as Linux does (`tcp_update_pacing_rate`, `super::pacing`), with these
+    /// ratios; `None` (the default): segments leave as soon as the window allows.
+    pub pacing: Option<PacingConfig>,
 }
 
 impl TcpConfig {
@@ -155,6 +159,7 @@ impl Default for TcpConfig {
             initial_rto: Duration::from_secs(1),
             clock_granularity: Duration::from_millis(1),
             handshake: None,
+            pacing: None,
         }
     }
 }

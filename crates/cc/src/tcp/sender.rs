@@ -10,6 +10,7 @@
 
 use super::config::{Recovery, TcpConfig, TcpConfigError};
 use super::controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
+use super::pacing::Pacer;
 use super::prr::Prr;
 use super::rtt::{RttConfig, RttEstimator};
 use super::sack::{NextSeg, SackBlocks, Scoreboard};
@@ -149,6 +150,8 @@ pub struct TcpSender {
     /// With SACK, the RFC 6675 scoreboard; none without (behind a pointer, so that a sender
     /// without SACK does not carry its bytes).
     scoreboard: Option<Box<Scoreboard>>,
+    /// With `pacing`, Linux's pacing state; none without.
+    pacer: Option<Box<Pacer>>,
     sent: VecDeque<Sent>,
     gate: SendGate,
     credit: Bytes,
@@ -184,6 +187,7 @@ impl TcpSender {
         let scoreboard = config
             .sack
             .then(|| Box::new(Scoreboard::new(config.mss, config.dupack_threshold)));
+        let pacer = config.pacing.map(|p| Box::new(Pacer::new(p)));
         TcpSender {
             config,
             ctl,
@@ -207,6 +211,7 @@ impl TcpSender {
             rexmit: None,
             rto_deadline: None,
             scoreboard,
+            pacer,
             sent: VecDeque::new(),
             gate: SendGate::Window,
             credit: 0,
@@ -224,6 +229,7 @@ impl TcpSender {
             self.rtt
                 .reinitialize(super::handshake::RTO_AFTER_SYN_TIMEOUT.max(self.config.initial_rto));
         }
+        self.update_pacing_rate(); // tcp_init_transfer
     }
 
     /// Limits the transfer to `total` bytes from the start (a finite application).
@@ -344,8 +350,25 @@ impl TcpSender {
     }
 
     /// When [`TcpSender::on_timeout`] must be called, if the retransmission timer runs.
+    /// With pacing, also when a segment that waits for its departure time may leave.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.rto_deadline
+        match self.pacer.as_deref().and_then(Pacer::waiting) {
+            Some(at) => Some(self.rto_deadline.map_or(at, |rto| rto.min(at))),
+            None => self.rto_deadline,
+        }
+    }
+
+    /// With pacing, the rate from the window and srtt after this ACK (Linux's
+    /// `tcp_update_pacing_rate`, on every ACK).
+    fn update_pacing_rate(&mut self) {
+        if let Some(p) = self.pacer.as_deref_mut() {
+            p.update_rate(
+                self.ctl.cwnd(),
+                self.ctl.ssthresh(),
+                self.snd_max - self.snd_una,
+                self.rtt.srtt(),
+            );
+        }
     }
 
     fn mss(&self) -> Bytes {
@@ -374,6 +397,12 @@ impl TcpSender {
 
     /// Processes a cumulative ACK of every byte below `ack`, with the ECN-Echo flag `ece`.
     pub fn on_ack(&mut self, now: Instant, ack: u64, ece: bool) -> AckOutcome {
+        let out = self.process_ack(now, ack, ece);
+        self.update_pacing_rate();
+        out
+    }
+
+    fn process_ack(&mut self, now: Instant, ack: u64, ece: bool) -> AckOutcome {
         let mut out = AckOutcome::default();
         if ack > self.snd_max || ack < self.snd_una {
             // An ACK for data never sent, or an old reordered ACK: RFC 9293 3.10.7.4 ignores it.
@@ -489,6 +518,18 @@ impl TcpSender {
         if self.scoreboard.is_none() {
             return self.on_ack(now, ack, ece);
         }
+        let out = self.process_ack_sack(now, ack, ece, sack);
+        self.update_pacing_rate();
+        out
+    }
+
+    fn process_ack_sack(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        ece: bool,
+        sack: &SackBlocks,
+    ) -> AckOutcome {
         let mut out = AckOutcome::default();
         if ack > self.snd_max || ack < self.snd_una {
             self.stats.invalid_acks += 1;
@@ -891,6 +932,15 @@ impl TcpSender {
     /// The next segment to transmit now, if the window, the gate and the application allow one.
     /// Call repeatedly until it returns `None`.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        if let Some(p) = self.pacer.as_deref() {
+            // tcp_pacing_check: what may be sent waits for its departure time.
+            let wait = !p.may_send(now) && self.wants_to_send();
+            let p = self.pacer.as_deref_mut()?;
+            p.set_waiting(wait);
+            if wait {
+                return None;
+            }
+        }
         if let Some(seq) = self.rexmit {
             if seq < self.snd_una || seq >= self.snd_max {
                 self.rexmit = None;
@@ -1024,6 +1074,9 @@ impl TcpSender {
             self.snd_max = end;
         }
         self.stats.segments_sent += 1;
+        if let Some(p) = self.pacer.as_deref_mut() {
+            p.on_send(now, len);
+        }
         if let Some(prr) = self.prr.as_mut() {
             // RFC 6937: prr_out += data sent, retransmissions included.
             prr.on_sent(len);
@@ -1111,6 +1164,36 @@ mod tests {
         // RTO = 100 + 4 * 50 = 300 ms, restarted at the ACK.
         assert_eq!(s.poll_timeout(), Some(ms(400)));
         assert_eq!(drain(&mut s, ms(100)).len(), 2);
+    }
+
+    #[test]
+    fn with_pacing_an_ack_sets_the_rate_and_the_next_segment_waits_its_gap() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            pacing: Some(super::super::pacing::PacingConfig::default()),
+            ..config()
+        });
+        // No RTT sample yet: no rate, the initial window leaves at once.
+        assert_eq!(drain(&mut s, ms(0)).len(), 10);
+        // srtt 100 ms, cwnd 11 segments in slow start: 2.00 * 11_000 B / 0.1 s = 220_000 B/s,
+        // 4_545_454 ns a segment.
+        s.on_ack(ms(100), 1000, false);
+        let first = s
+            .poll_transmit(ms(100))
+            .expect("the first paced segment is due");
+        assert_eq!(first.seq, 10_000);
+        // Idle since 0: half the gap is taken off (tcp_update_skb_after_send's credit).
+        assert_eq!(s.poll_transmit(ms(100)), None);
+        let due = Instant::from_nanos(100_000_000 + 2_272_727);
+        assert_eq!(s.poll_timeout(), Some(due));
+        assert_eq!(s.poll_transmit(due - Duration::from_nanos(1)), None);
+        let second = s
+            .poll_transmit(due)
+            .expect("the second segment at its departure");
+        assert_eq!(second.seq, 11_000);
+        // The window is full: nothing waits, the retransmission timer alone is armed.
+        assert_eq!(s.poll_transmit(due), None);
+        assert_eq!(s.poll_timeout(), Some(ms(400)));
     }
 
     #[test]

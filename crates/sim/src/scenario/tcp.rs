@@ -9,13 +9,14 @@ use concord_cc::tcp::abe::MAX_INSTABILITY_WINDOW;
 use concord_cc::tcp::config::{CcAlgorithm, Recovery, TcpConfig};
 use concord_cc::tcp::handshake::HandshakeConfig;
 use concord_cc::tcp::mccp::MccpConfig;
+use concord_cc::tcp::pacing::PacingConfig;
 use concord_cc::tcp::prr::ReductionBound;
 use concord_cc::time::Duration;
 use concord_cc::units::Bytes;
 use toml::de::DeValue;
 
 /// The keys of a TCP settings table, one per [`TcpConfig`] field.
-const KEYS: [&str; 20] = [
+const KEYS: [&str; 21] = [
     "cc",
     "mccp",
     "mss",
@@ -36,10 +37,17 @@ const KEYS: [&str; 20] = [
     "initial_rto",
     "clock_granularity",
     "handshake",
+    "pacing",
 ];
 
 /// The keys of a `handshake = { ... }` table, one per [`HandshakeConfig`] field.
 const HANDSHAKE_KEYS: [&str; 4] = ["syn_rto", "syn_retries", "synack_retries", "ect_syn"];
+
+/// The keys of a `pacing = { ... }` table, one per [`PacingConfig`] field.
+const PACING_KEYS: [&str; 2] = ["ss_ratio", "ca_ratio"];
+
+/// The largest pacing ratio, percent (Linux's bound on `net.ipv4.tcp_pacing_*_ratio`).
+const MAX_PACING_RATIO: i64 = 1000;
 
 /// The window controllers a scenario may name.
 const ALGORITHMS: [&str; 4] = ["newreno", "westwood+", "mccp", "cubic"];
@@ -171,6 +179,9 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
     if let Some(f) = table.get("handshake") {
         c.handshake = read_handshake(&f, base.handshake)?;
     }
+    if let Some(f) = table.get("pacing") {
+        c.pacing = read_pacing(&f, base.pacing)?;
+    }
     if c.mss.saturating_add(c.header_bytes) > MAX_PACKET {
         let at = table.get("mss").or_else(|| table.get("header_bytes"));
         let message = format!(
@@ -235,6 +246,38 @@ fn read_handshake(
         h.ect_syn = f.boolean()?;
     }
     Ok(Some(h))
+}
+
+/// `pacing`: `true` (Linux's ratios, or those `[defaults.tcp]` gave), `false`, or a table of
+/// ratios, which turns pacing on.
+fn read_pacing(
+    f: &Field<'_>,
+    base: Option<PacingConfig>,
+) -> Result<Option<PacingConfig>, ScenarioError> {
+    if let DeValue::Boolean(on) = f.value.get_ref() {
+        return Ok(on.then(|| base.unwrap_or_default()));
+    }
+    if !matches!(f.value.get_ref(), DeValue::Table(_)) {
+        return Err(f.wrong_type(
+            "a boolean or a table",
+            "true, or { ss_ratio = 200, ca_ratio = 120 }",
+        ));
+    }
+    let table = Table::of(f, "`pacing`")?.allow(&PACING_KEYS)?;
+    let mut p = base.unwrap_or_default();
+    if let Some(f) = table.get("ss_ratio") {
+        p.ss_ratio = ratio(&f)?;
+    }
+    if let Some(f) = table.get("ca_ratio") {
+        p.ca_ratio = ratio(&f)?;
+    }
+    Ok(Some(p))
+}
+
+/// A pacing ratio, percent, 0 to 1000 as Linux's sysctls (0: no pacing gap).
+fn ratio(f: &Field<'_>) -> Result<u32, ScenarioError> {
+    let n = f.integer(0, MAX_PACING_RATIO)?;
+    Ok(u32::try_from(n).unwrap_or(0))
 }
 
 /// A retransmission count, 0 to 255 (Linux keeps them in a byte).
