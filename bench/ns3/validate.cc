@@ -8,14 +8,27 @@
 //
 // TCP: NewReno, classic recovery (RFC 5681/6582), IW 10, MSS 1448, delayed ACKs (2 segments,
 // 200 ms), minimum RTO 200 ms, SACK off, timestamps on, limited transmit on (ns-3's default);
-// --recovery=prr, --sack=1, --limitedTransmit=0, --redWait=0 and --delAckTimeoutMs=40 switch one
-// mechanism each (--minRtoMs sets the minimum RTO, for measurements by hand).
+// --recovery=prr, --sack=1, --limitedTransmit=0, --redWait=0, --delAckTimeoutMs=40 and
+// --rfcRecover=1 switch one mechanism each (--minRtoMs sets the minimum RTO, for measurements by
+// hand).
+//
+// --rfcRecover=1 adds RFC 6582 section 3.2 step 1's test to ns-3's sender: three duplicate ACKs
+// whose cumulative ACK does not cover more than `recover` (the highest sequence sent when the last
+// fast retransmit or timeout happened) do not start fast retransmit. ns-3 3.44's
+// TcpSocketBase::DupAck enters recovery on `m_highRxAckMark >= m_recover || !m_recoverActive`,
+// which lets through the duplicate ACKs of data resent after a timeout (go-back-N) that the
+// receiver already held; the test keeps them out ("recover_blocked" counts the entries kept out).
 //
 // Every timeout is also counted by its cause ("timeout_causes"): whether the receiver already held
 // the segment at snd.una when the timer fired (a spurious timeout), else the congestion state the
 // flow was in (fast recovery, an earlier timeout's loss recovery, or neither: a tail loss).
 // Likewise each entry into fast recovery whose segment at snd.una the receiver already held
 // ("fast_retransmit_causes": "receiver_held", a spurious fast retransmit) is counted apart.
+//
+// --trace=1 also prints every flow's events to stderr, one per line, for tracing a case by hand:
+// `<time s> <flow> cwnd <segments>` (the inflated window), `ssthresh <segments>`,
+// `state <old>-><new>` (ns-3's congestion states), `timeout <kind>` (its cause as counted) and
+// `drop` (a packet dropped at a bottleneck, flow unknown: -1).
 //
 // Everything is counted by C++ callbacks; no Python is involved.
 
@@ -88,6 +101,117 @@ struct FlowTrace
 
 std::vector<FlowTrace> g_flows;
 uint32_t g_segment = 1448;
+bool g_trace = false;
+
+// One --trace line: the time, the flow and the event.
+void
+Trace(int64_t flow, const std::string& event)
+{
+    if (g_trace)
+    {
+        std::cerr << std::setprecision(9) << Simulator::Now().GetSeconds() << " " << flow << " "
+                  << event << "\n";
+    }
+}
+
+// Duplicate-ACK thresholds reached that RfcRecoverSocket kept from starting fast retransmit.
+uint64_t g_recoverBlocked = 0;
+
+// TcpSocketBase with RFC 6582 3.2 step 1's test (--rfcRecover=1): duplicate ACKs whose cumulative
+// ACK does not cover more than recover do not start fast retransmit. recover is kept in ns-3's
+// form (m_recover = m_highTxMark, one past the highest sequence sent), so an ACK covers more than
+// recover when it is above it; it is the largest m_recover ns-3 has set (at a fast retransmit or
+// a timeout), which ns-3 itself forgets once m_recoverActive clears.
+class RfcRecoverSocket : public TcpSocketBase
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::ValidateRfcRecoverSocket")
+                                .SetParent<TcpSocketBase>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<RfcRecoverSocket>();
+        return tid;
+    }
+
+  protected:
+    void ProcessAck(const SequenceNumber32& ackNumber,
+                    bool scoreboardUpdated,
+                    uint32_t currentDelivered,
+                    const SequenceNumber32& oldHeadSequence,
+                    bool receivedData) override
+    {
+        Track();
+        const bool dup = ackNumber == oldHeadSequence && ackNumber < m_tcb->m_highTxMark;
+        const bool notRecovering = m_tcb->m_congState == TcpSocketState::CA_OPEN ||
+                                   m_tcb->m_congState == TcpSocketState::CA_DISORDER;
+        if (dup && notRecovering && m_seen && ackNumber <= m_rfcRecover &&
+            m_dupAckCount + 1 >= m_retxThresh)
+        {
+            // This ACK would be the threshold's: RFC 6582 3.2 step 1 says do not enter fast
+            // retransmit; the duplicates counted so far are forgotten, as ns-3 does on leaving
+            // recovery.
+            m_dupAckCount = 0;
+            if (!m_sackEnabled)
+            {
+                m_txBuffer->ResetRenoSack();
+            }
+            ++g_recoverBlocked;
+        }
+        TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered, oldHeadSequence, receivedData);
+        Track();
+    }
+
+  private:
+    void Track()
+    {
+        if (m_recoverActive && (!m_seen || m_recover > m_rfcRecover))
+        {
+            m_rfcRecover = m_recover;
+            m_seen = true;
+        }
+    }
+
+    SequenceNumber32 m_rfcRecover{0};
+    bool m_seen = false;
+};
+
+// Creates RfcRecoverSocket as TcpL4Protocol::CreateSocket creates ns-3's own socket (NewReno,
+// RttMeanDeviation, the recovery given).
+class RfcRecoverFactory : public SocketFactory
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::ValidateRfcRecoverFactory")
+                                .SetParent<SocketFactory>()
+                                .SetGroupName("Internet");
+        return tid;
+    }
+
+    Ptr<Socket> CreateSocket() override
+    {
+        Ptr<Node> node = GetObject<Node>();
+        Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
+        Ptr<RfcRecoverSocket> s = CreateObject<RfcRecoverSocket>();
+        s->SetNode(node);
+        s->SetTcp(tcp);
+        s->SetRtt(CreateObject<RttMeanDeviation>());
+        s->SetCongestionControlAlgorithm(CreateObject<TcpNewReno>());
+        if (prr)
+        {
+            s->SetRecoveryAlgorithm(CreateObject<TcpPrrRecovery>());
+        }
+        else
+        {
+            s->SetRecoveryAlgorithm(CreateObject<TcpClassicRecovery>());
+        }
+        tcp->AddSocket(s);
+        return s;
+    }
+
+    bool prr = false;
+};
 uint64_t g_tcDrops = 0;
 uint64_t g_wireLosses = 0;
 
@@ -110,6 +234,12 @@ CwndChange(uint32_t flow, uint32_t, uint32_t newValue)
     }
     f.lastS = now;
     f.value = v;
+    if (g_trace)
+    {
+        std::ostringstream e;
+        e << "cwnd " << v;
+        Trace(flow, e.str());
+    }
     f.max = std::max(f.max, v);
 }
 
@@ -143,8 +273,11 @@ ClassifyTimeout(FlowTrace& f)
     if (f.sender && ReceiverNext(f, next) && next > f.sender->GetTxBuffer()->HeadSequence())
     {
         ++f.receiverHeld;
+        Trace(&f - g_flows.data(), "timeout receiver_held");
         return;
     }
+    static const char* const kNames[] = {"open", "disorder", "cwr", "recovery", "loss"};
+    Trace(&f - g_flows.data(), std::string("timeout from ") + kNames[f.enteredLoss == Simulator::Now() ? f.beforeLoss : f.state]);
     const TcpSocketState::TcpCongState_t before =
         f.enteredLoss == Simulator::Now() ? f.beforeLoss : f.state;
     switch (before)
@@ -199,6 +332,11 @@ CongStateChange(uint32_t flow,
                 TcpSocketState::TcpCongState_t newValue)
 {
     g_flows[flow].state = newValue;
+    if (g_trace)
+    {
+        static const char* const kNames[] = {"open", "disorder", "cwr", "recovery", "loss"};
+        Trace(flow, std::string("state ") + kNames[oldValue] + "->" + kNames[newValue]);
+    }
     if (newValue == TcpSocketState::CA_RECOVERY)
     {
         FlowTrace& f = g_flows[flow];
@@ -218,9 +356,37 @@ CongStateChange(uint32_t flow,
 }
 
 void
+SsthreshChange(uint32_t flow, uint32_t, uint32_t newValue)
+{
+    std::ostringstream e;
+    e << "ssthresh " << static_cast<double>(newValue) / g_segment;
+    Trace(flow, e.str());
+}
+
+void
 CountTcDrop(Ptr<const Packet>)
 {
     ++g_tcDrops;
+    Trace(-1, "drop");
+}
+
+// A bottleneck device queue's drop (counted from the queue's statistics at the end).
+void
+CountTcDropTraceOnly(Ptr<const Packet>)
+{
+    Trace(-1, "drop");
+}
+
+void
+TraceQdiscDrop(Ptr<const QueueDiscItem>)
+{
+    Trace(-1, "drop");
+}
+
+void
+TraceMark(Ptr<const QueueDiscItem>, const char*)
+{
+    Trace(-1, "mark");
 }
 
 void
@@ -244,6 +410,11 @@ HookSocket(Ptr<BulkSendApplication> app, uint32_t flow)
     ok = ok && s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&RtoChange, flow));
     ok = ok && s->TraceConnectWithoutContext("State", MakeBoundCallback(&StateChange, flow));
     ok = ok && s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&CongStateChange, flow));
+    if (g_trace)
+    {
+        ok = ok && s->TraceConnectWithoutContext("SlowStartThreshold",
+                                                MakeBoundCallback(&SsthreshChange, flow));
+    }
     g_flows[flow].sender = DynamicCast<TcpSocketBase>(s);
     if (!ok)
     {
@@ -294,6 +465,8 @@ main(int argc, char* argv[])
     uint32_t delAckTimeoutMs = 200;
     uint32_t minRtoMs = 200;
     bool timestamps = true;
+    bool rfcRecover = false;
+    bool trace = false;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("topology", "dumbbell or parking", topology);
@@ -317,7 +490,10 @@ main(int argc, char* argv[])
     cmd.AddValue("delAckTimeoutMs", "delayed-ACK timer, milliseconds", delAckTimeoutMs);
     cmd.AddValue("minRtoMs", "minimum RTO, milliseconds", minRtoMs);
     cmd.AddValue("timestamps", "RFC 7323 timestamps (RTT samples from every ACK; ns-3 default on)", timestamps);
+    cmd.AddValue("rfcRecover", "RFC 6582 3.2 step 1's recover test before fast retransmit", rfcRecover);
+    cmd.AddValue("trace", "print every flow's events to stderr", trace);
     cmd.Parse(argc, argv);
+    g_trace = trace;
 
     if (topology != "dumbbell" && topology != "parking")
     {
@@ -486,6 +662,11 @@ main(int argc, char* argv[])
         {
             QueueDiscContainer q = red.Install(dev);
             redDiscs.push_back(q.Get(0));
+            if (g_trace)
+            {
+                q.Get(0)->TraceConnectWithoutContext("Drop", MakeCallback(&TraceQdiscDrop));
+                q.Get(0)->TraceConnectWithoutContext("Mark", MakeCallback(&TraceMark));
+            }
         }
     }
     if (loss > 0.0)
@@ -497,6 +678,14 @@ main(int argc, char* argv[])
             em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
             dev->SetAttribute("ReceiveErrorModel", PointerValue(em));
             dev->TraceConnectWithoutContext("PhyRxDrop", MakeCallback(&CountWireLoss));
+        }
+    }
+    if (g_trace)
+    {
+        for (auto& dev : bnDevs)
+        {
+            DynamicCast<PointToPointNetDevice>(dev)->GetQueue()->TraceConnectWithoutContext(
+                "Drop", MakeCallback(&CountTcDropTraceOnly));
         }
     }
     for (uint32_t h = 0; h < hops; ++h)
@@ -522,7 +711,18 @@ main(int argc, char* argv[])
         sa.Start(Seconds(0.0));
         sinks[k] = DynamicCast<PacketSink>(sa.Get(0));
         g_flows[k].sink = sinks[k];
-        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(flows[k].toAddr, flows[k].port));
+        std::string factory = "ns3::TcpSocketFactory";
+        if (rfcRecover)
+        {
+            if (!flows[k].from->GetObject<RfcRecoverFactory>())
+            {
+                Ptr<RfcRecoverFactory> f = CreateObject<RfcRecoverFactory>();
+                f->prr = recovery == "prr";
+                flows[k].from->AggregateObject(f);
+            }
+            factory = "ns3::ValidateRfcRecoverFactory";
+        }
+        BulkSendHelper bulk(factory, InetSocketAddress(flows[k].toAddr, flows[k].port));
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
         bulk.SetAttribute("SendSize", UintegerValue(g_segment));
         ApplicationContainer ba = bulk.Install(flows[k].from);
@@ -565,6 +765,8 @@ main(int argc, char* argv[])
     js << ", \"recovery\": \"" << recovery << "\", \"sack\": " << (sack ? "true" : "false");
     js << ", \"limited_transmit\": " << (limitedTransmit ? "true" : "false");
     js << ", \"red_wait\": " << (redWait ? "true" : "false");
+    js << ", \"rfc_recover\": " << (rfcRecover ? "true" : "false");
+    js << ", \"recover_blocked\": " << g_recoverBlocked;
     js << ", \"utilisation\": " << Num(util);
     js << ", \"drops\": " << (g_tcDrops + devDrops + qdiscDrops);
     js << ", \"marks\": " << marks << ", \"wire_losses\": " << g_wireLosses;

@@ -230,6 +230,9 @@ impl Channel {
             self.in_service = Some(p);
             return Some(self.transmit_time(&p));
         }
+        // The queue-length integral up to now, at the length the queue had since its last
+        // change: before the dequeue (and any drop at dequeue) shortens it.
+        self.account_queue(now);
         let before = self.dropped.len();
         let p = self
             .disc
@@ -237,7 +240,6 @@ impl Channel {
         // Drops at dequeue are the discipline's congestion signal (CoDel's control law).
         self.stats.drops_early += (self.dropped.len() - before) as u64;
         let p = p?;
-        self.account_queue(now);
         self.in_service = Some(p);
         Some(self.transmit_time(&p))
     }
@@ -310,6 +312,22 @@ mod tests {
             Instant::ZERO,
             Transport::Udp { seq: 0, len: 972 },
         )
+    }
+
+    #[test]
+    fn the_queue_integral_counts_a_waiting_packet_until_its_dequeue() {
+        // Three 1000-byte packets at t = 0 on 10 Mbit/s: one transmits (800 us), two wait.
+        // When the first completes at 800 us, two packets have waited 800 us each:
+        // 2 x 800,000 ns = 1,600,000 packet-ns, counted before the dequeue shortens the queue.
+        let mut c = channel(0);
+        for _ in 0..3 {
+            c.offer_from(Instant::ZERO, packet(), 0);
+        }
+        assert_eq!(c.stats.queue_area, 0.0);
+        let (done, next) = c.complete(Instant::ZERO + Duration::from_micros(800));
+        assert!(done.is_some());
+        assert_eq!(next, Some(Duration::from_micros(800)));
+        assert_eq!(c.stats.queue_area, 1_600_000.0);
     }
 
     #[test]

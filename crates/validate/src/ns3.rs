@@ -33,11 +33,20 @@ pub enum Variant {
     /// RFC 7323 timestamps off: RTT samples by Karn's rule only, as concord takes them (and
     /// 12 bytes less per packet).
     NoTimestamps,
+    /// RFC 6582 section 3.2 step 1's `recover` test added to ns-3's sender (validate.cc's
+    /// `--rfcRecover=1`): duplicate ACKs that do not cover more than `recover` do not start fast
+    /// retransmit. ns-3 3.44's `TcpSocketBase::DupAck` lets through the duplicate ACKs of data
+    /// resent after a timeout that the receiver already held; concord applies the test.
+    RfcRecover,
+    /// [`Variant::RfcRecover`] and [`Variant::ShortDelayedAck`] together: ns-3's two sources of
+    /// spurious retransmissions (resent held data, the delayed-ACK timer racing the RTO) both
+    /// removed.
+    RfcRecoverShortDelayedAck,
 }
 
 impl Variant {
     /// Every variant, the reference first.
-    pub const ALL: [Variant; 8] = [
+    pub const ALL: [Variant; 10] = [
         Variant::Reference,
         Variant::NoLimitedTransmit,
         Variant::Prr,
@@ -46,6 +55,8 @@ impl Variant {
         Variant::ShortDelayedAck,
         Variant::LongMinRto,
         Variant::NoTimestamps,
+        Variant::RfcRecover,
+        Variant::RfcRecoverShortDelayedAck,
     ];
 
     /// The name used in tables and file names.
@@ -59,6 +70,8 @@ impl Variant {
             Variant::ShortDelayedAck => "ns-3 delack-40ms",
             Variant::LongMinRto => "ns-3 min-rto-1s",
             Variant::NoTimestamps => "ns-3 no-timestamps",
+            Variant::RfcRecover => "ns-3 rfc6582-recover",
+            Variant::RfcRecoverShortDelayedAck => "ns-3 rfc6582-recover+delack-40ms",
         }
     }
 
@@ -83,6 +96,12 @@ impl Variant {
             Variant::NoTimestamps => {
                 "RTT sampling: ns-3 without timestamps (Karn's rule only, as concord) comes to concord"
             }
+            Variant::RfcRecover => {
+                "ns-3's spurious fast retransmits: with RFC 6582 3.2 step 1's recover test (duplicate ACKs of resent held data do not start recovery) ns-3 comes to concord"
+            }
+            Variant::RfcRecoverShortDelayedAck => {
+                "ns-3's spurious retransmissions: with RFC 6582's recover test and a 40 ms delayed-ACK timer together ns-3 comes to concord"
+            }
         }
     }
 
@@ -106,6 +125,8 @@ impl Variant {
             Variant::ShortDelayedAck => &["--delAckTimeoutMs=40"],
             Variant::LongMinRto => &["--minRtoMs=1000"],
             Variant::NoTimestamps => &["--timestamps=0"],
+            Variant::RfcRecover => &["--rfcRecover=1"],
+            Variant::RfcRecoverShortDelayedAck => &["--rfcRecover=1", "--delAckTimeoutMs=40"],
         }
     }
 }
@@ -406,6 +427,20 @@ mod tests {
             Some("--delAckTimeoutMs=40")
         );
         assert!(Variant::ShortDelayedAck.applies_to(&c));
+        assert_eq!(
+            args(&c, 4, Variant::RfcRecover).last().map(String::as_str),
+            Some("--rfcRecover=1")
+        );
+        let both = args(&c, 4, Variant::RfcRecoverShortDelayedAck);
+        assert_eq!(
+            both[both.len() - 2..],
+            ["--rfcRecover=1", "--delAckTimeoutMs=40"]
+        );
+        // The variants' names are distinct (they key the cache and the reuse of earlier runs).
+        let mut names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Variant::ALL.len());
         assert!(!Variant::RedNoWait.applies_to(&parse("[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\n", "g").expect("ok")[0]));
     }
 }

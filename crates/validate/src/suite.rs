@@ -784,7 +784,7 @@ mod tests {
         );
         assert_eq!(
             r[0].variants.len(),
-            6,
+            8,
             "every switch that applies to DropTail"
         );
         assert_eq!(r[1].variants.len(), 1, "the representative's cause only");

@@ -414,12 +414,25 @@ impl Aggregate {
         }
     }
 
-    /// The RTT that bounds a loss event: R, or the configured initial RTT before a sample,
-    /// or zero.
+    /// The RTT that bounds a loss event: the receiver's R, or the configured initial RTT
+    /// before a sample, or zero.
     fn grouping_rtt(&self) -> Duration {
-        self.srtt
+        self.receiver_rtt()
             .or(self.config.tfrc.initial_rtt)
             .unwrap_or(Duration::ZERO)
+    }
+
+    /// The RTT of the TFRC receiver's part the aggregation point plays: R_m, the TFRC sender's
+    /// estimate R (RFC 5348 section 6: the receiver's RTT is the one the sender puts in its data
+    /// packets, section 3.2.1, filtered once per feedback report as section 4.3 says). It
+    /// bounds a loss event (section 5.2), sets the synthetic first loss interval (section
+    /// 6.3.1) and the feedback timer (section 6.2). Before the sender has an estimate, and with
+    /// RAP, the aggregate's R from every echo.
+    fn receiver_rtt(&self) -> Option<Duration> {
+        match &self.control {
+            RateControl::Tfrc(sender) => sender.rtt().or(self.srtt),
+            RateControl::Rap(_) => self.srtt,
+        }
     }
 
     /// RFC 5348 section 6.3.1 for TFRC: the first loss interval becomes 1/p for the p at which
@@ -428,7 +441,7 @@ impl Aggregate {
         if !matches!(self.control, RateControl::Tfrc(_)) {
             return;
         }
-        let Some(r) = self.srtt.map(Duration::as_secs_f64) else {
+        let Some(r) = self.receiver_rtt().map(Duration::as_secs_f64) else {
             return;
         };
         let c = &self.config.tfrc;
@@ -445,7 +458,7 @@ impl Aggregate {
                     self.loss_event_pending = true;
                 }
                 let Some(echo) = self.last_echo else { return };
-                let r = self.srtt.unwrap_or(Duration::ZERO);
+                let r = sender.rtt().or(self.srtt).unwrap_or(Duration::ZERO);
                 let due = self.loss_event_pending
                     || self
                         .last_report
@@ -657,6 +670,53 @@ mod tests {
         );
         assert!((x - 100_000.0).abs() < 100_000.0 * 0.05, "{x}");
         assert_eq!(agg.stats().lost, 1);
+    }
+
+    #[test]
+    fn the_first_loss_interval_is_seeded_at_the_tfrc_senders_rtt_not_the_echoes_filter() {
+        let mut rng = Rng::new(1);
+        let mut agg = aggregate(Flowshares::Single, AggregateControl::Tfrc);
+        drive(&mut agg, &mut rng, 0, 2000, &[]);
+        // Five echoes 10 ms apart, each a 300 ms sample (a queue building up), and no report:
+        // the echoes' filter moves to 300 - 200 * 0.9^5 ms, the sender's R (one sample per
+        // report, RFC 5348 section 4.3) stays at 100 ms.
+        for t in [2000, 2010, 2020, 2030, 2040] {
+            agg.stamp(ms(t), 1000);
+            assert!(agg.on_echo(
+                ms(t),
+                Echo {
+                    timestamp: timestamp_micros(ms(t - 300)),
+                    delay: 0,
+                }
+            ));
+        }
+        let echoes_r = agg.rtt().expect("R").as_secs_f64();
+        assert!(
+            (echoes_r - (0.3 - 0.2 * 0.9f64.powi(5))).abs() < 1e-6,
+            "{echoes_r}"
+        );
+        assert_eq!(agg.receiver_rtt(), Some(Duration::from_millis(RTT_MS)));
+        // Packet 195 is reported lost with all others up to 204: the first loss event. X_target
+        // is the largest X_recv reported before it.
+        let target = agg.x_recv_max;
+        assert!((target - 100_000.0).abs() < 100_000.0 * 0.05, "{target}");
+        let fb = ApFeedback {
+            echo: None,
+            report: Some(LossReport {
+                through: 204,
+                gaps: vec![Gap { start: 195, len: 1 }],
+            }),
+        };
+        agg.on_feedback(ms(2050), &fb, &mut rng);
+        assert_eq!(agg.stats().loss_events, 1);
+        // RFC 5348 section 6.3.1 at the receiver's R_m, the sender's 100 ms (section 6): the
+        // equation at R = 100 ms and the seeded p gives X_target, the largest X_recv.
+        let p = agg.loss_event_rate();
+        let x = equation::throughput_rfc(1000.0, 0.1, p);
+        assert!(
+            (x - target).abs() < target * 0.01,
+            "{x} vs X_target {target}"
+        );
     }
 
     #[test]
