@@ -1,7 +1,8 @@
 //! A log-linear histogram of durations: 64 sub-buckets per power of two, so every bucket is
 //! at most 1/64 (1.6%) wide relative to its lower bound; memory grows only with the span from
 //! the smallest to the largest value seen (8 bytes a bucket: a flow's delays between 50 and
-//! 150 ms take about 100 buckets, where counting from zero would take 1,400).
+//! 150 ms take about 100 buckets, where counting from zero would take 1,400), plus at most a
+//! quarter of it as room to widen into.
 
 use concord_cc::time::Duration;
 
@@ -9,15 +10,17 @@ const SUB_BITS: u32 = 6;
 const SUB: u64 = 1 << SUB_BITS;
 /// Buckets of room a histogram's storage grows by at least: 8 counts, one 64-byte line.
 const ROOM_STEP: usize = 8;
+/// Buckets there are: one past the bucket of the largest value, `u64::MAX` ns.
+const BUCKETS: usize = (SUB * (64 - SUB_BITS as u64) + SUB) as usize;
 
 /// A histogram of durations with 1.6% relative resolution.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Histogram {
-    /// Counts of the buckets from `first` on; empty, or its first and last counts are above
-    /// zero (so equal histograms compare equal).
+    /// Counts of the buckets from `base` on: the buckets seen and the room around them to
+    /// widen into, whose counts are zero.
     counts: Vec<u64>,
     /// The bucket of `counts[0]`.
-    first: usize,
+    base: usize,
     total: u64,
     sum_nanos: u128,
     max: u64,
@@ -58,32 +61,62 @@ impl Histogram {
         self.max = self.max.max(v);
     }
 
-    /// Adds `n` (above zero) to bucket `b`, widening the stored span to reach it.
+    /// Adds `n` to bucket `b`, widening the storage to reach it.
     fn add(&mut self, b: usize, n: u64) {
-        if self.counts.is_empty() {
-            self.first = b;
-        } else if b < self.first {
-            let grow = self.first - b;
-            self.reserve_span(self.counts.len() + grow);
-            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
-            self.first = b;
-        }
-        let i = b - self.first;
+        // Below `base` the difference wraps past every index, so one comparison tests both ends.
+        let i = b.wrapping_sub(self.base);
         if i >= self.counts.len() {
-            self.reserve_span(i + 1);
-            self.counts.resize(i + 1, 0);
+            self.reach(b, b);
         }
-        self.counts[i] += n;
+        self.counts[b - self.base] += n;
     }
 
-    /// Makes room for a span of `len` buckets. The stored span is exact; the room is rounded up
-    /// to [`ROOM_STEP`] buckets (one 64-byte line), not doubled: a span widens only at a new
-    /// extreme, with thousands of flows the slack of doubling would be most of the memory, and
-    /// a span that creeps one bucket at a time is copied once per line, not once per bucket.
-    fn reserve_span(&mut self, len: usize) {
-        if len > self.counts.capacity() {
-            let room = len.next_multiple_of(ROOM_STEP);
-            self.counts.reserve_exact(room - self.counts.len());
+    /// Widens the storage to hold buckets `lo..=hi` besides those it holds, with room beyond
+    /// the new span on the side or sides it widened to: a quarter of the span, at least one
+    /// 64-byte line ([`ROOM_STEP`] buckets). A span that widens a bucket at a time is so copied
+    /// a number of times logarithmic in its width, not once per line; the room is at most a
+    /// quarter of the span (or a line), not the half of doubling.
+    #[cold]
+    #[inline(never)]
+    fn reach(&mut self, lo: usize, hi: usize) {
+        let held = self.counts.len();
+        let (old_lo, old_end) = if held == 0 {
+            (lo, hi + 1)
+        } else {
+            (self.base, self.base + held)
+        };
+        let (new_lo, new_end) = (lo.min(old_lo), (hi + 1).max(old_end));
+        let room = ((new_end - new_lo) / 4).max(ROOM_STEP);
+        let (down, up) = (held == 0 || new_lo < old_lo, held == 0 || new_end > old_end);
+        let (below, above) = match (down, up) {
+            (true, true) => (room / 2, room - room / 2),
+            (true, false) => (room, 0),
+            _ => (0, room),
+        };
+        let base = new_lo.saturating_sub(below);
+        let end = (new_end + above).min(BUCKETS);
+        if held > 0 && base == self.base {
+            // Widening upwards only: grow in place if the allocator can.
+            self.counts.reserve_exact(end - base - held);
+            self.counts.resize(end - base, 0);
+        } else {
+            let mut counts = Vec::with_capacity(end - base);
+            counts.resize(old_lo - base, 0);
+            counts.extend_from_slice(&self.counts);
+            counts.resize(end - base, 0);
+            self.counts = counts;
+            self.base = base;
+        }
+    }
+
+    /// The counts from the first bucket seen to the last, and the bucket of the first; empty
+    /// when nothing was counted.
+    fn span(&self) -> (usize, &[u64]) {
+        let first = self.counts.iter().position(|&c| c > 0);
+        let last = self.counts.iter().rposition(|&c| c > 0);
+        match (first, last) {
+            (Some(a), Some(z)) => (self.base + a, &self.counts[a..=z]),
+            _ => (0, &[]),
         }
     }
 
@@ -112,10 +145,11 @@ impl Histogram {
         }
         let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
         let mut seen = 0;
+        // The room's counts are zero: they never reach the rank first.
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                let (lo, w) = bucket_range(self.first + i);
+                let (lo, w) = bucket_range(self.base + i);
                 return Duration::from_nanos((lo + w / 2).min(self.max));
             }
         }
@@ -129,26 +163,37 @@ impl Histogram {
             .enumerate()
             .filter(|(_, &c)| c > 0)
             .map(|(i, &c)| {
-                let (lo, w) = bucket_range(self.first + i);
+                let (lo, w) = bucket_range(self.base + i);
                 (Duration::from_nanos(lo), Duration::from_nanos(lo + w), c)
             })
     }
 
     /// Adds every count of `other`.
     pub fn merge(&mut self, other: &Histogram) {
-        if let (Some(_), Some(_)) = (other.counts.first(), other.counts.last()) {
-            // Widen to both ends of `other` first, then add bucket by bucket.
-            let last = other.first + other.counts.len() - 1;
-            self.add(last, other.counts[other.counts.len() - 1]);
-            for (i, &c) in other.counts.iter().enumerate().rev().skip(1) {
-                if c > 0 {
-                    self.add(other.first + i, c);
-                }
+        let (first, counts) = other.span();
+        if !counts.is_empty() {
+            // Widen to both ends of `other` at once, then add bucket by bucket.
+            let last = first + counts.len() - 1;
+            if first < self.base || last >= self.base + self.counts.len() {
+                self.reach(first, last);
+            }
+            for (i, &c) in counts.iter().enumerate() {
+                self.counts[first + i - self.base] += c;
             }
         }
         self.total += other.total;
         self.sum_nanos += other.sum_nanos;
         self.max = self.max.max(other.max);
+    }
+}
+
+/// Equal when the same values were counted in the same buckets, whatever room each holds.
+impl PartialEq for Histogram {
+    fn eq(&self, other: &Histogram) -> bool {
+        self.total == other.total
+            && self.sum_nanos == other.sum_nanos
+            && self.max == other.max
+            && self.span() == other.span()
     }
 }
 
@@ -176,50 +221,131 @@ mod tests {
         }
     }
 
+    /// Bucket counts of every value, over every bucket: what any histogram's layout must report.
+    fn dense(values: &[u64]) -> Vec<u64> {
+        let mut counts = vec![0; BUCKETS];
+        for &v in values {
+            counts[bucket_of(v)] += 1;
+        }
+        counts
+    }
+
     #[test]
-    fn only_the_span_of_the_values_is_stored() {
+    fn the_largest_value_has_the_last_bucket() {
+        assert_eq!(bucket_of(u64::MAX), BUCKETS - 1);
+        let (lo, w) = bucket_range(BUCKETS - 1);
+        assert_eq!(lo.checked_add(w - 1), Some(u64::MAX));
+    }
+
+    #[test]
+    fn the_span_of_the_values_is_stored_with_a_quarter_of_room() {
         let mut h = Histogram::new();
         h.record(Duration::from_millis(100));
+        // One line of room, half below and half above the first value.
+        assert_eq!(h.base, bucket_of(100_000_000) - ROOM_STEP / 2);
+        assert_eq!(h.counts.len(), ROOM_STEP + 1);
         h.record(Duration::from_millis(50));
-        h.record(Duration::from_millis(150));
-        // Only the buckets from 50 to 150 ms are stored.
-        assert_eq!(h.first, bucket_of(50_000_000));
-        assert_eq!(
-            h.counts.len(),
-            bucket_of(150_000_000) - bucket_of(50_000_000) + 1
+        let (mid, lo, hi) = (
+            bucket_of(100_000_000),
+            bucket_of(50_000_000),
+            bucket_of(150_000_000),
         );
-        // Room for less than one line of counts beyond the span.
-        assert_eq!(h.counts.capacity() % ROOM_STEP, 0);
-        assert!(h.counts.capacity() < h.counts.len() + ROOM_STEP);
+        // Widened down: the span from 50 ms to the room above 100 ms, a quarter of it below.
+        let down = mid + 1 + ROOM_STEP / 2 - lo;
+        assert_eq!(h.base, lo - down / 4);
+        h.record(Duration::from_millis(150));
+        // Widened up: the span from there to 150 ms, a quarter of it above.
+        let up = hi + 1 - h.base;
+        assert_eq!(h.counts.len(), up + up / 4);
+        let (first, span) = h.span();
+        assert_eq!((first, span.len()), (lo, hi - lo + 1));
         let b: Vec<u64> = h.buckets().map(|(_, _, c)| c).collect();
         assert_eq!(b, vec![1, 1, 1]);
         assert_eq!(
             h.quantile(0.0),
             Duration::from_nanos({
-                let (lo, w) = bucket_range(bucket_of(50_000_000));
+                let (lo, w) = bucket_range(lo);
                 lo + w / 2
             })
         );
     }
 
     #[test]
-    fn a_span_widening_one_bucket_at_a_time_grows_its_storage_once_per_line() {
-        // Below 128 ns a bucket is 1 ns wide: 64 buckets up from 64 ns, then 32 down from 63 ns,
+    fn a_span_widening_one_bucket_at_a_time_is_copied_a_logarithmic_number_of_times() {
+        // Below 128 ns a bucket is 1 ns wide: 64 buckets up from 64 ns, then 64 down from 63 ns,
         // one new bucket a step.
         let mut h = Histogram::new();
-        let mut grown = 0;
-        let mut capacity = h.counts.capacity();
-        for v in (64..128u64).chain((32..64u64).rev()) {
+        let mut widened = 0;
+        let mut room = (h.base, h.counts.len());
+        for v in (64..128u64).chain((0..64u64).rev()) {
             h.record(Duration::from_nanos(v));
-            if h.counts.capacity() != capacity {
-                grown += 1;
-                capacity = h.counts.capacity();
+            if (h.base, h.counts.len()) != room {
+                widened += 1;
+                room = (h.base, h.counts.len());
             }
         }
-        assert_eq!(h.counts.len(), 96);
-        assert_eq!(h.first, 32);
-        assert_eq!(grown, 96 / ROOM_STEP);
+        // Up: buckets 60..=68 held at the first value, then at 69, 78, 87, 96, 106 and 118 a
+        // span of 10, 19, 28, 37, 47 and 59 buckets from 60 with a line or a quarter of room
+        // above (to 77, 86, 95, 105, 117 and 132); down: at 59, 40 and 16 a span of 74, 93 and
+        // 117 buckets up to 132 with a quarter below (from 41, 17 and 0). One line at a time
+        // would have copied the span 16 times.
+        assert_eq!(widened, 10);
+        assert_eq!((h.base, h.counts.len()), (0, 133));
         assert!(h.buckets().all(|(_, _, c)| c == 1));
+        assert_eq!(h.span().1.len(), 128);
+    }
+
+    #[test]
+    fn quantiles_and_buckets_equal_those_of_every_bucket_counted() {
+        // Values spread over nine decades in an order that widens the span both ways, merged
+        // from two halves as well as recorded in one.
+        let mut rng = concord_cc::rng::Rng::new(7);
+        let values: Vec<u64> = (0..5_000)
+            .map(|_| {
+                let decade = rng.below(10) as u32;
+                rng.below(10u64.pow(decade)) + 1
+            })
+            .collect();
+        let (mut one, mut a, mut b) = (Histogram::new(), Histogram::new(), Histogram::new());
+        for (i, &v) in values.iter().enumerate() {
+            one.record(Duration::from_nanos(v));
+            if i % 2 == 0 { &mut a } else { &mut b }.record(Duration::from_nanos(v));
+        }
+        a.merge(&b);
+        assert_eq!(a, one);
+        let counts = dense(&values);
+        let expect: Vec<(Duration, Duration, u64)> = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                let (lo, w) = bucket_range(i);
+                (Duration::from_nanos(lo), Duration::from_nanos(lo + w), c)
+            })
+            .collect();
+        assert_eq!(one.buckets().collect::<Vec<_>>(), expect);
+        assert_eq!(a.buckets().collect::<Vec<_>>(), expect);
+        let max = values.iter().copied().max().unwrap_or(0);
+        for q in [0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0] {
+            let rank = ((q * values.len() as f64).ceil() as u64).max(1);
+            let mut seen = 0;
+            let i = counts
+                .iter()
+                .position(|&c| {
+                    seen += c;
+                    seen >= rank
+                })
+                .expect("the rank lies within the count");
+            let (lo, w) = bucket_range(i);
+            let want = Duration::from_nanos((lo + w / 2).min(max));
+            assert_eq!(one.quantile(q), want, "q {q}");
+            assert_eq!(a.quantile(q), want, "q {q}");
+        }
+        let sum: u128 = values.iter().map(|&v| v as u128).sum();
+        assert_eq!(one.mean(), Duration::from_nanos((sum / 5_000) as u64));
+        // At most a quarter of the span (or a line) of room on each side.
+        let (_, span) = one.span();
+        assert!(one.counts.len() <= span.len() + 2 * (span.len() / 4).max(ROOM_STEP));
     }
 
     #[test]
