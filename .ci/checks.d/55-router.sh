@@ -25,8 +25,9 @@ router_check eca_share over_droptail_the_same_flows_queue_over_50_ms_at_the_bott
 # run (ratio, each flow against its twin, p, X, R, drops). They run side by side, each on a test bed
 # of its own namespaces (tags "s" and "b"), as the runs that measured them did: after the AP's
 # receiver part took the TFRC sender's R (RFC 5348 section 6), one flowshare held both bars in 10 of
-# 10 runs and BFLD in 2 of 2, two beds at a time on a loaded machine (docs/router.md). A test that
-# falls short of its bar gets one more run, alone, as above.
+# 10 runs and BFLD in 2 of 2, two beds at a time on a loaded machine; in the first CI run one
+# flowshare missed (1.281) and held on its one more run (0.840): 11 of 12, mean 1.031 [0.953, 1.110]
+# (docs/router.md). A test that falls short of its bar gets one more run, alone, as above.
 cp_log=$(mktemp)
 if ! cargo test --workspace --test cp_aggregate -- --ignored --test-threads=2 --nocapture --exact \
   at_the_papers_setting_one_flowshare_is_fair_and_matches_its_twin \
