@@ -76,3 +76,16 @@ fn pacing_false_is_the_sender_without_the_key() {
     assert_eq!(table, on, "true is Linux's ratios");
     assert!(on > without);
 }
+
+#[test]
+fn with_gso_the_two_segments_an_ack_releases_leave_together() {
+    // The first ACK releases segments 11 and 12 at 2.00 x 11 x 1448 B / srtt (about 318 kB/s,
+    // tcp_tso_autosize: 311 B, two segments): one GSO packet, so segment 12 leaves right
+    // behind 11 as without pacing.
+    let (without, _) = completed(&run(&scenario("")));
+    let (gso, _) = completed(&run(&scenario(", pacing = { gso = true }")));
+    let (segments, _) = completed(&run(&scenario(", pacing = { gso = false }")));
+    let (on, _) = completed(&run(&scenario(", pacing = true")));
+    assert_eq!(gso, without);
+    assert_eq!(segments, on, "gso = false is segment-by-segment pacing");
+}

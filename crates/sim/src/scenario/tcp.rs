@@ -44,7 +44,7 @@ const KEYS: [&str; 21] = [
 const HANDSHAKE_KEYS: [&str; 4] = ["syn_rto", "syn_retries", "synack_retries", "ect_syn"];
 
 /// The keys of a `pacing = { ... }` table, one per [`PacingConfig`] field.
-const PACING_KEYS: [&str; 2] = ["ss_ratio", "ca_ratio"];
+const PACING_KEYS: [&str; 3] = ["ss_ratio", "ca_ratio", "gso"];
 
 /// The largest pacing ratio, percent (Linux's bound on `net.ipv4.tcp_pacing_*_ratio`).
 const MAX_PACING_RATIO: i64 = 1000;
@@ -260,7 +260,7 @@ fn read_pacing(
     if !matches!(f.value.get_ref(), DeValue::Table(_)) {
         return Err(f.wrong_type(
             "a boolean or a table",
-            "true, or { ss_ratio = 200, ca_ratio = 120 }",
+            "true, or { ss_ratio = 200, ca_ratio = 120, gso = false }",
         ));
     }
     let table = Table::of(f, "`pacing`")?.allow(&PACING_KEYS)?;
@@ -270,6 +270,9 @@ fn read_pacing(
     }
     if let Some(f) = table.get("ca_ratio") {
         p.ca_ratio = ratio(&f)?;
+    }
+    if let Some(f) = table.get("gso") {
+        p.gso = f.boolean()?;
     }
     Ok(Some(p))
 }
