@@ -1,26 +1,30 @@
 //! A log-linear histogram of durations: 64 sub-buckets per power of two, so every bucket is
-//! at most 1/64 (1.6%) wide relative to its lower bound; memory grows only with the span from
-//! the smallest to the largest value seen (8 bytes a bucket: a flow's delays between 50 and
-//! 150 ms take about 100 buckets, where counting from zero would take 1,400), plus at most a
-//! quarter of it as room to widen into.
+//! at most 1/64 (1.6%) wide relative to its lower bound. The counts are stored by octave: the
+//! 64 buckets of one power of two (the values from 2^(o+5) to 2^(o+6) ns for octave o >= 1,
+//! 0 to 63 ns for octave 0) take one chunk of 512 bytes, held only once a value fell in it, and a
+//! 64-bit mask of the octaves held finds a bucket's chunk by counting the octaves held below it.
+//! Recording into an octave already held never moves the counts; a new octave inserts one chunk,
+//! at most 59 times in a histogram's life, into storage whose capacity doubles when full.
 
 use concord_cc::time::Duration;
 
 const SUB_BITS: u32 = 6;
 const SUB: u64 = 1 << SUB_BITS;
-/// Buckets of room a histogram's storage grows by at least: 8 counts, one 64-byte line.
-const ROOM_STEP: usize = 8;
+/// Buckets of one octave, one chunk of the storage (64 counts, 512 bytes).
+const CHUNK: usize = SUB as usize;
 /// Buckets there are: one past the bucket of the largest value, `u64::MAX` ns.
 const BUCKETS: usize = (SUB * (64 - SUB_BITS as u64) + SUB) as usize;
+/// Octaves there are (59): each has one bit of [`Histogram::held`].
+const OCTAVES: usize = BUCKETS / CHUNK;
+const _: () = assert!(OCTAVES * CHUNK == BUCKETS && OCTAVES <= 64);
 
 /// A histogram of durations with 1.6% relative resolution.
 #[derive(Clone, Debug, Default)]
 pub struct Histogram {
-    /// Counts of the buckets from `base` on: the buckets seen and the room around them to
-    /// widen into, whose counts are zero.
+    /// The octaves whose chunk is held: bit `o` for the buckets `64 o .. 64 o + 63`.
+    held: u64,
+    /// The chunks of the octaves held, in increasing order of octave, [`CHUNK`] counts each.
     counts: Vec<u64>,
-    /// The bucket of `counts[0]`.
-    base: usize,
     total: u64,
     sum_nanos: u128,
     max: u64,
@@ -46,6 +50,17 @@ fn bucket_range(i: usize) -> (u64, u64) {
     (m << e, 1 << e)
 }
 
+/// The octaves of a mask of octaves held, in increasing order.
+fn octaves(mut held: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (held != 0).then(|| {
+            let o = held.trailing_zeros() as usize;
+            held &= held - 1;
+            o
+        })
+    })
+}
+
 impl Histogram {
     /// An empty histogram.
     pub fn new() -> Histogram {
@@ -61,63 +76,42 @@ impl Histogram {
         self.max = self.max.max(v);
     }
 
-    /// Adds `n` to bucket `b`, widening the storage to reach it.
+    /// Adds `n` to bucket `b`, taking a chunk for its octave if none is held.
     fn add(&mut self, b: usize, n: u64) {
-        // Below `base` the difference wraps past every index, so one comparison tests both ends.
-        let i = b.wrapping_sub(self.base);
-        if i >= self.counts.len() {
-            self.reach(b, b);
+        let bit = 1u64 << (b / CHUNK);
+        if self.held & bit == 0 {
+            self.hold(b / CHUNK);
         }
-        self.counts[b - self.base] += n;
+        // The chunk's place: the octaves held below this one.
+        let chunk = (self.held & (bit - 1)).count_ones() as usize;
+        self.counts[chunk * CHUNK + b % CHUNK] += n;
     }
 
-    /// Widens the storage to hold buckets `lo..=hi` besides those it holds, with room beyond
-    /// the new span on the side or sides it widened to: a quarter of the span, at least one
-    /// 64-byte line ([`ROOM_STEP`] buckets). A span that widens a bucket at a time is so copied
-    /// a number of times logarithmic in its width, not once per line; the room is at most a
-    /// quarter of the span (or a line), not the half of doubling.
+    /// Inserts a chunk of zero counts for octave `o` at its place among the chunks held.
     #[cold]
     #[inline(never)]
-    fn reach(&mut self, lo: usize, hi: usize) {
+    fn hold(&mut self, o: usize) {
+        let at = (self.held & ((1u64 << o) - 1)).count_ones() as usize * CHUNK;
         let held = self.counts.len();
-        let (old_lo, old_end) = if held == 0 {
-            (lo, hi + 1)
-        } else {
-            (self.base, self.base + held)
-        };
-        let (new_lo, new_end) = (lo.min(old_lo), (hi + 1).max(old_end));
-        let room = ((new_end - new_lo) / 4).max(ROOM_STEP);
-        let (down, up) = (held == 0 || new_lo < old_lo, held == 0 || new_end > old_end);
-        let (below, above) = match (down, up) {
-            (true, true) => (room / 2, room - room / 2),
-            (true, false) => (room, 0),
-            _ => (0, room),
-        };
-        let base = new_lo.saturating_sub(below);
-        let end = (new_end + above).min(BUCKETS);
-        if held > 0 && base == self.base {
-            // Widening upwards only: grow in place if the allocator can.
-            self.counts.reserve_exact(end - base - held);
-            self.counts.resize(end - base, 0);
-        } else {
-            let mut counts = Vec::with_capacity(end - base);
-            counts.resize(old_lo - base, 0);
-            counts.extend_from_slice(&self.counts);
-            counts.resize(end - base, 0);
-            self.counts = counts;
-            self.base = base;
-        }
+        // Capacity doubles: a histogram taking k chunks one at a time is copied about log2(k) times.
+        self.counts.reserve(CHUNK);
+        self.counts.resize(held + CHUNK, 0);
+        self.counts.copy_within(at..held, at + CHUNK);
+        self.counts[at..at + CHUNK].fill(0);
+        self.held |= 1u64 << o;
     }
 
-    /// The counts from the first bucket seen to the last, and the bucket of the first; empty
-    /// when nothing was counted.
-    fn span(&self) -> (usize, &[u64]) {
-        let first = self.counts.iter().position(|&c| c > 0);
-        let last = self.counts.iter().rposition(|&c| c > 0);
-        match (first, last) {
-            (Some(a), Some(z)) => (self.base + a, &self.counts[a..=z]),
-            _ => (0, &[]),
-        }
+    /// Every bucket of the octaves held, in increasing order, with its count (zero for a
+    /// bucket of a held octave that nothing fell in).
+    fn held_buckets(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        octaves(self.held)
+            .zip(self.counts.chunks_exact(CHUNK))
+            .flat_map(|(o, counts)| {
+                counts
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, &c)| (o * CHUNK + i, c))
+            })
     }
 
     /// Values counted.
@@ -145,11 +139,11 @@ impl Histogram {
         }
         let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
         let mut seen = 0;
-        // The room's counts are zero: they never reach the rank first.
-        for (i, &c) in self.counts.iter().enumerate() {
+        // The buckets of the octaves not held are zero: they never reach the rank first.
+        for (b, c) in self.held_buckets() {
             seen += c;
             if seen >= rank {
-                let (lo, w) = bucket_range(self.base + i);
+                let (lo, w) = bucket_range(b);
                 return Duration::from_nanos((lo + w / 2).min(self.max));
             }
         }
@@ -158,27 +152,17 @@ impl Histogram {
 
     /// Non-empty buckets as (lower bound, upper bound, count).
     pub fn buckets(&self) -> impl Iterator<Item = (Duration, Duration, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| {
-                let (lo, w) = bucket_range(self.base + i);
-                (Duration::from_nanos(lo), Duration::from_nanos(lo + w), c)
-            })
+        self.held_buckets().filter(|&(_, c)| c > 0).map(|(b, c)| {
+            let (lo, w) = bucket_range(b);
+            (Duration::from_nanos(lo), Duration::from_nanos(lo + w), c)
+        })
     }
 
     /// Adds every count of `other`.
     pub fn merge(&mut self, other: &Histogram) {
-        let (first, counts) = other.span();
-        if !counts.is_empty() {
-            // Widen to both ends of `other` at once, then add bucket by bucket.
-            let last = first + counts.len() - 1;
-            if first < self.base || last >= self.base + self.counts.len() {
-                self.reach(first, last);
-            }
-            for (i, &c) in counts.iter().enumerate() {
-                self.counts[first + i - self.base] += c;
+        for (b, c) in other.held_buckets() {
+            if c > 0 {
+                self.add(b, c);
             }
         }
         self.total += other.total;
@@ -187,13 +171,16 @@ impl Histogram {
     }
 }
 
-/// Equal when the same values were counted in the same buckets, whatever room each holds.
+/// Equal when the same values were counted in the same buckets, whatever octaves each holds.
 impl PartialEq for Histogram {
     fn eq(&self, other: &Histogram) -> bool {
         self.total == other.total
             && self.sum_nanos == other.sum_nanos
             && self.max == other.max
-            && self.span() == other.span()
+            && self
+                .held_buckets()
+                .filter(|&(_, c)| c > 0)
+                .eq(other.held_buckets().filter(|&(_, c)| c > 0))
     }
 }
 
@@ -238,61 +225,68 @@ mod tests {
     }
 
     #[test]
-    fn the_span_of_the_values_is_stored_with_a_quarter_of_room() {
+    fn a_value_takes_the_chunk_of_its_octave_at_its_place_among_those_held() {
+        // The mask takes the place of the former base index: 64 bytes on a 64-bit target.
+        assert_eq!(std::mem::size_of::<Histogram>(), 64);
         let mut h = Histogram::new();
+        // 100 ms: bucket 1375, octave 21 (2^26 to 2^27 ns), 31st bucket of its chunk.
         h.record(Duration::from_millis(100));
-        // One line of room, half below and half above the first value.
-        assert_eq!(h.base, bucket_of(100_000_000) - ROOM_STEP / 2);
-        assert_eq!(h.counts.len(), ROOM_STEP + 1);
-        h.record(Duration::from_millis(50));
-        let (mid, lo, hi) = (
-            bucket_of(100_000_000),
-            bucket_of(50_000_000),
-            bucket_of(150_000_000),
-        );
-        // Widened down: the span from 50 ms to the room above 100 ms, a quarter of it below.
-        let down = mid + 1 + ROOM_STEP / 2 - lo;
-        assert_eq!(h.base, lo - down / 4);
+        assert_eq!(bucket_of(100_000_000), 1375);
+        assert_eq!((h.held, h.counts.len()), (1 << 21, 64));
+        assert_eq!(h.counts[31], 1);
+        // 150 ms: bucket 1415, octave 22, after the chunk of octave 21.
         h.record(Duration::from_millis(150));
-        // Widened up: the span from there to 150 ms, a quarter of it above.
-        let up = hi + 1 - h.base;
-        assert_eq!(h.counts.len(), up + up / 4);
-        let (first, span) = h.span();
-        assert_eq!((first, span.len()), (lo, hi - lo + 1));
+        assert_eq!(bucket_of(150_000_000), 1415);
+        assert_eq!((h.held, h.counts.len()), (0b11 << 21, 128));
+        assert_eq!((h.counts[31], h.counts[64 + 7]), (1, 1));
+        // 50 ms: bucket 1311, octave 20, inserted before the two held.
+        h.record(Duration::from_millis(50));
+        assert_eq!(bucket_of(50_000_000), 1311);
+        assert_eq!((h.held, h.counts.len()), (0b111 << 20, 192));
+        assert_eq!(
+            (h.counts[31], h.counts[64 + 31], h.counts[128 + 7]),
+            (1, 1, 1)
+        );
+        assert_eq!(h.counts.iter().sum::<u64>(), 3);
+        // 101 ms lies in a held octave: nothing is taken, nothing moves.
+        let at = h.counts.as_ptr();
+        h.record(Duration::from_millis(101));
+        assert_eq!(
+            (h.held, h.counts.len(), h.counts.as_ptr()),
+            (0b111 << 20, 192, at)
+        );
+        assert_eq!(h.counts[64 + 32], 1);
         let b: Vec<u64> = h.buckets().map(|(_, _, c)| c).collect();
-        assert_eq!(b, vec![1, 1, 1]);
+        assert_eq!(b, vec![1, 1, 1, 1]);
         assert_eq!(
             h.quantile(0.0),
             Duration::from_nanos({
-                let (lo, w) = bucket_range(lo);
+                let (lo, w) = bucket_range(1311);
                 lo + w / 2
             })
         );
     }
 
     #[test]
-    fn a_span_widening_one_bucket_at_a_time_is_copied_a_logarithmic_number_of_times() {
-        // Below 128 ns a bucket is 1 ns wide: 64 buckets up from 64 ns, then 64 down from 63 ns,
-        // one new bucket a step.
+    fn a_span_widening_one_bucket_at_a_time_takes_one_chunk_per_octave() {
+        // Below 128 ns a bucket is 1 ns wide: 64 buckets up from 64 ns (octave 1), then 64 down
+        // from 63 ns (octave 0), one new bucket a step.
         let mut h = Histogram::new();
-        let mut widened = 0;
-        let mut room = (h.base, h.counts.len());
+        let mut taken = 0;
+        let mut held = h.held;
         for v in (64..128u64).chain((0..64u64).rev()) {
             h.record(Duration::from_nanos(v));
-            if (h.base, h.counts.len()) != room {
-                widened += 1;
-                room = (h.base, h.counts.len());
+            if h.held != held {
+                taken += 1;
+                held = h.held;
             }
         }
-        // Up: buckets 60..=68 held at the first value, then at 69, 78, 87, 96, 106 and 118 a
-        // span of 10, 19, 28, 37, 47 and 59 buckets from 60 with a line or a quarter of room
-        // above (to 77, 86, 95, 105, 117 and 132); down: at 59, 40 and 16 a span of 74, 93 and
-        // 117 buckets up to 132 with a quarter below (from 41, 17 and 0). One line at a time
-        // would have copied the span 16 times.
-        assert_eq!(widened, 10);
-        assert_eq!((h.base, h.counts.len()), (0, 133));
-        assert!(h.buckets().all(|(_, _, c)| c == 1));
-        assert_eq!(h.span().1.len(), 128);
+        // A chunk for octave 1 at 64 ns, one for octave 0 at 63 ns; the contiguous span with a
+        // quarter of room was copied 10 times, a line at a time 16.
+        assert_eq!(taken, 2);
+        assert_eq!((h.held, h.counts.len()), (0b11, 128));
+        assert!(h.counts.iter().all(|&c| c == 1));
+        assert_eq!(h.buckets().count(), 128);
     }
 
     #[test]
@@ -343,9 +337,12 @@ mod tests {
         }
         let sum: u128 = values.iter().map(|&v| v as u128).sum();
         assert_eq!(one.mean(), Duration::from_nanos((sum / 5_000) as u64));
-        // At most a quarter of the span (or a line) of room on each side.
-        let (_, span) = one.span();
-        assert!(one.counts.len() <= span.len() + 2 * (span.len() / 4).max(ROOM_STEP));
+        // One chunk for each octave a value fell in, and no other.
+        let seen: std::collections::BTreeSet<usize> =
+            values.iter().map(|&v| bucket_of(v) / CHUNK).collect();
+        let mask = seen.iter().fold(0u64, |m, &o| m | 1 << o);
+        assert_eq!((one.held, a.held), (mask, mask));
+        assert_eq!(one.counts.len(), CHUNK * seen.len());
     }
 
     #[test]
