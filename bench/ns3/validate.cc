@@ -8,9 +8,10 @@
 //
 // TCP: NewReno, classic recovery (RFC 5681/6582), IW 10, MSS 1448, delayed ACKs (2 segments,
 // 200 ms), minimum RTO 200 ms, SACK off, timestamps on, limited transmit on (ns-3's default);
-// --recovery=prr, --sack=1, --limitedTransmit=0, --redWait=0, --delAckTimeoutMs=40 and
-// --rfcRecover=1 switch one mechanism each (--minRtoMs sets the minimum RTO, for measurements by
-// hand).
+// --recovery=prr, --sack=1, --limitedTransmit=0, --redWait=0, --delAckTimeoutMs=40,
+// --rfcRecover=1, --rfcLossExit=1 and --rfcEcnOnce=1 switch one mechanism each (--minRtoMs sets
+// the minimum RTO, for measurements by hand). The last three correct a departure of ns-3 3.44
+// from an RFC (DeviationSocket below); they are off in the reference runs.
 //
 // --rfcRecover=1 adds RFC 6582 section 3.2 step 1's test to ns-3's sender: three duplicate ACKs
 // whose cumulative ACK does not cover more than `recover` (the highest sequence sent when the last
@@ -18,6 +19,14 @@
 // TcpSocketBase::DupAck enters recovery on `m_highRxAckMark >= m_recover || !m_recoverActive`,
 // which lets through the duplicate ACKs of data resent after a timeout (go-back-N) that the
 // receiver already held; the test keeps them out ("recover_blocked" counts the entries kept out).
+//
+// --rfcLossExit=1 grows cwnd on the ACK that ends loss recovery after a timeout (RFC 5681 3.1;
+// ns-3 counts 0 segments on it when it is exactly `recover`) and keeps the backed-off RTO until
+// an RTT sample is taken (RFC 6298 5.7; ns-3 recomputes it on any new ACK): "loss_exit_grown"
+// and "rto_kept" count the ACKs on which each acted. --rfcEcnOnce=1 leaves unanswered an ECN echo
+// on an ACK that acknowledges only data sent before the last window reduction (RFC 3168 6.1.2;
+// ns-3 enters CWR on it even in loss recovery): "ece_ignored" counts them, and
+// "cwr_after_reduction" (every run) the entries into CWR from loss or fast recovery.
 //
 // Every timeout is also counted by its cause ("timeout_causes"): whether the receiver already held
 // the segment at snd.una when the timer fired (a spurious timeout), else the congestion state the
@@ -75,6 +84,9 @@ struct FlowTrace
     // duplicate ACKs were caused by duplicate segments (resent data the receiver had), not by a
     // loss (RFC 6582 section 4.1).
     uint64_t spuriousRecoveries = 0;
+    // Entries into CA_CWR (an ECN echo answered) from CA_LOSS or CA_RECOVERY: a second reduction
+    // in a window already reduced by a timeout or a fast retransmit (RFC 3168 6.1.2 has one).
+    uint64_t cwrAfterReduction = 0;
     bool established = false;
     // The timeouts by what the connection held when the timer fired (RtoChange):
     // - receiverHeld: the receiver already had the segment at the sender's snd.una (its next
@@ -114,27 +126,87 @@ Trace(int64_t flow, const std::string& event)
     }
 }
 
-// Duplicate-ACK thresholds reached that RfcRecoverSocket kept from starting fast retransmit.
+// What each switch of DeviationSocket did (printed in the JSON, 0 with the switch off):
+// - g_recoverBlocked: duplicate-ACK thresholds kept from starting fast retransmit (--rfcRecover);
+// - g_lossExitGrown: ACKs ending loss recovery on which the window grew by the segments they
+//   acknowledge (--rfcLossExit);
+// - g_rtoKept: new ACKs on which the backed-off RTO was kept, no RTT sample having been taken
+//   since the timeout (--rfcLossExit);
+// - g_eceIgnored: ECN echoes of data sent before the last window reduction not answered
+//   (--rfcEcnOnce).
 uint64_t g_recoverBlocked = 0;
+uint64_t g_lossExitGrown = 0;
+uint64_t g_rtoKept = 0;
+uint64_t g_eceIgnored = 0;
+// Set while DeviationSocket restores a backed-off RTO, so that RtoChange does not take the
+// restore (a doubling of the value ns-3 has just collapsed it to) for a timeout.
+bool g_restoringRto = false;
 
-// TcpSocketBase with RFC 6582 3.2 step 1's test (--rfcRecover=1): duplicate ACKs whose cumulative
-// ACK does not cover more than recover do not start fast retransmit. recover is kept in ns-3's
-// form (m_recover = m_highTxMark, one past the highest sequence sent), so an ACK covers more than
+// ns-3 3.44's TcpSocketBase with up to three departures from the RFCs corrected, each a switch,
+// each off by default (the reference runs use ns-3 as shipped).
+//
+// --rfcRecover=1, RFC 6582 3.2 step 1's test: duplicate ACKs whose cumulative ACK does not
+// cover more than recover do not start fast retransmit. recover is kept in ns-3's form
+// (m_recover = m_highTxMark, one past the highest sequence sent), so an ACK covers more than
 // recover when it is above it; it is the largest m_recover ns-3 has set (at a fast retransmit or
 // a timeout), which ns-3 itself forgets once m_recoverActive clears.
-class RfcRecoverSocket : public TcpSocketBase
+//
+// --rfcLossExit=1, two rules on leaving loss recovery after a timeout:
+// - RFC 5681 3.1: in slow start cwnd grows by up to SMSS on every ACK of new data. ns-3's
+//   ProcessAck, on the ACK that ends CA_LOSS (ack >= m_recover), passes IncreaseWindow only the
+//   segments above m_recover, (ack - m_recover) / SMSS, which is 0 when the ACK is m_recover
+//   itself; the switch makes the count the segments the ACK acknowledges, (ack - snd.una) /
+//   SMSS, as ns-3 counts them on every other ACK (and on leaving fast recovery).
+// - RFC 6298 5.5-5.7 and the note after 5.7 (Karn): the backed-off RTO stays until an RTT sample
+//   is taken from data sent after the timeout. ns-3's NewAck recomputes the RTO from the
+//   estimator on every new ACK; the switch keeps the backed-off value, and its timer, until
+//   EstimateRtt takes a sample.
+//
+// --rfcEcnOnce=1, RFC 3168 6.1.2: the sender reduces its window at most once per window of data
+// ("the TCP sender's congestion window should be reduced only once in response to a series of
+// dropped and/or CE packets from a single window of data"). ns-3 enters CWR on an ECN echo
+// whatever its state, also in CA_LOSS and CA_RECOVERY on an echo of a mark made before the
+// timeout or fast retransmit that already reduced the window, and sets ssthresh from the flight
+// of then (after a timeout one segment: ssthresh 2 segments). m_recover is m_highTxMark at the
+// last reduction (timeout, fast retransmit or CWR), so an ACK at or below it acknowledges only
+// data sent before that reduction: its echo is not answered. The echo is still taken as
+// received (ECN_ECE_RCVD, m_ecnEchoSeq), so the next new segment carries CWR and the receiver
+// stops echoing, as after a reduction (RFC 3168 6.1.2: CWR after any reduction).
+class DeviationSocket : public TcpSocketBase
 {
   public:
     static TypeId GetTypeId()
     {
-        static TypeId tid = TypeId("ns3::ValidateRfcRecoverSocket")
+        static TypeId tid = TypeId("ns3::ValidateDeviationSocket")
                                 .SetParent<TcpSocketBase>()
                                 .SetGroupName("Internet")
-                                .AddConstructor<RfcRecoverSocket>();
+                                .AddConstructor<DeviationSocket>();
         return tid;
     }
 
+    bool rfcRecover = false;
+    bool rfcLossExit = false;
+    bool rfcEcnOnce = false;
+
   protected:
+    void ReceivedAck(Ptr<Packet> packet, const TcpHeader& tcpHeader) override
+    {
+        const SequenceNumber32 ack = tcpHeader.GetAckNumber();
+        if (rfcEcnOnce && (tcpHeader.GetFlags() & TcpHeader::ECE) &&
+            m_tcb->m_ecnState != TcpSocketState::ECN_DISABLED &&
+            ack > m_txBuffer->HeadSequence() && m_ecnEchoSeq.Get() < ack &&
+            m_tcb->m_congState != TcpSocketState::CA_CWR && ack <= m_recover)
+        {
+            // ns-3 would enter CWR here (ReceivedAck): taken as received, not answered.
+            static const char* const kNames[] = {"open", "disorder", "cwr", "recovery", "loss"};
+            Trace(m_traceFlow, std::string("ece_ignored in ") + kNames[m_tcb->m_congState.Get()]);
+            m_ecnEchoSeq = ack;
+            m_tcb->m_ecnState = TcpSocketState::ECN_ECE_RCVD;
+            ++g_eceIgnored;
+        }
+        TcpSocketBase::ReceivedAck(packet, tcpHeader);
+    }
+
     void ProcessAck(const SequenceNumber32& ackNumber,
                     bool scoreboardUpdated,
                     uint32_t currentDelivered,
@@ -145,7 +217,7 @@ class RfcRecoverSocket : public TcpSocketBase
         const bool dup = ackNumber == oldHeadSequence && ackNumber < m_tcb->m_highTxMark;
         const bool notRecovering = m_tcb->m_congState == TcpSocketState::CA_OPEN ||
                                    m_tcb->m_congState == TcpSocketState::CA_DISORDER;
-        if (dup && notRecovering && m_seen && ackNumber <= m_rfcRecover &&
+        if (rfcRecover && dup && notRecovering && m_seen && ackNumber <= m_rfcRecover &&
             m_dupAckCount + 1 >= m_retxThresh)
         {
             // This ACK would be the threshold's: RFC 6582 3.2 step 1 says do not enter fast
@@ -158,9 +230,74 @@ class RfcRecoverSocket : public TcpSocketBase
             }
             ++g_recoverBlocked;
         }
+        // The ACK ending loss recovery: the segments ns-3 counts (above m_recover) and those it
+        // acknowledges (above snd.una).
+        const bool lossExit = rfcLossExit &&
+                              m_tcb->m_congState == TcpSocketState::CA_LOSS &&
+                              ackNumber >= m_recover && ackNumber > oldHeadSequence;
+        const uint32_t counted = lossExit ? (ackNumber - m_recover) / m_tcb->m_segmentSize : 0;
+        const uint32_t acked = lossExit ? (ackNumber - oldHeadSequence) / m_tcb->m_segmentSize : 0;
         TcpSocketBase::ProcessAck(ackNumber, scoreboardUpdated, currentDelivered, oldHeadSequence, receivedData);
+        // ns-3 called IncreaseWindow(counted) once; one call with `acked` would have done in slow
+        // start one SMSS (as with counted >= 1) and passed the rest to congestion avoidance if
+        // cwnd reached ssthresh. The difference: all of `acked` if counted is 0, else the rest
+        // once cwnd is at ssthresh.
+        if (lossExit && acked > counted && m_tcb->m_congState == TcpSocketState::CA_OPEN &&
+            (counted == 0 || m_tcb->m_cWnd >= m_tcb->m_ssThresh))
+        {
+            m_congestionControl->IncreaseWindow(m_tcb, acked - counted);
+            m_tcb->m_cWndInfl = m_tcb->m_cWnd;
+            ++g_lossExitGrown;
+            std::ostringstream e;
+            e << "loss_exit_grown " << acked - counted;
+            Trace(m_traceFlow, e.str());
+        }
         Track();
     }
+
+    void ReTxTimeout() override
+    {
+        const Time before = m_rto.Get();
+        TcpSocketBase::ReTxTimeout();
+        if (m_rto.Get() > before)
+        {
+            m_backedOff = true;
+        }
+    }
+
+    void EstimateRtt(const TcpHeader& tcpHeader) override
+    {
+        const uint32_t samples = m_rtt->GetNSamples();
+        TcpSocketBase::EstimateRtt(tcpHeader);
+        if (m_rtt->GetNSamples() != samples)
+        {
+            // RFC 6298 5.7's note: a new RTT measurement ends the backoff.
+            m_backedOff = false;
+        }
+    }
+
+    void NewAck(const SequenceNumber32& ack, bool resetRTO) override
+    {
+        const Time backedOff = m_rto.Get();
+        TcpSocketBase::NewAck(ack, resetRTO);
+        if (rfcLossExit && m_backedOff && resetRTO && m_rto.Get() < backedOff)
+        {
+            g_restoringRto = true;
+            m_rto = backedOff;
+            g_restoringRto = false;
+            if (m_retxEvent.IsPending())
+            {
+                m_retxEvent.Cancel();
+                m_retxEvent = Simulator::Schedule(m_rto, &DeviationSocket::ReTxTimeout, this);
+            }
+            ++g_rtoKept;
+            Trace(m_traceFlow, "rto_kept");
+        }
+    }
+
+  public:
+    // The flow's index in --trace lines (-1 until HookSocket sets it).
+    int64_t m_traceFlow = -1;
 
   private:
     void Track()
@@ -174,16 +311,18 @@ class RfcRecoverSocket : public TcpSocketBase
 
     SequenceNumber32 m_rfcRecover{0};
     bool m_seen = false;
+    // A timeout doubled the RTO and no RTT sample has been taken since.
+    bool m_backedOff = false;
 };
 
-// Creates RfcRecoverSocket as TcpL4Protocol::CreateSocket creates ns-3's own socket (NewReno,
-// RttMeanDeviation, the recovery given).
-class RfcRecoverFactory : public SocketFactory
+// Creates DeviationSocket as TcpL4Protocol::CreateSocket creates ns-3's own socket (NewReno,
+// RttMeanDeviation, the recovery given), with the switches given.
+class DeviationFactory : public SocketFactory
 {
   public:
     static TypeId GetTypeId()
     {
-        static TypeId tid = TypeId("ns3::ValidateRfcRecoverFactory")
+        static TypeId tid = TypeId("ns3::ValidateDeviationFactory")
                                 .SetParent<SocketFactory>()
                                 .SetGroupName("Internet");
         return tid;
@@ -193,7 +332,7 @@ class RfcRecoverFactory : public SocketFactory
     {
         Ptr<Node> node = GetObject<Node>();
         Ptr<TcpL4Protocol> tcp = node->GetObject<TcpL4Protocol>();
-        Ptr<RfcRecoverSocket> s = CreateObject<RfcRecoverSocket>();
+        Ptr<DeviationSocket> s = CreateObject<DeviationSocket>();
         s->SetNode(node);
         s->SetTcp(tcp);
         s->SetRtt(CreateObject<RttMeanDeviation>());
@@ -206,11 +345,17 @@ class RfcRecoverFactory : public SocketFactory
         {
             s->SetRecoveryAlgorithm(CreateObject<TcpClassicRecovery>());
         }
+        s->rfcRecover = rfcRecover;
+        s->rfcLossExit = rfcLossExit;
+        s->rfcEcnOnce = rfcEcnOnce;
         tcp->AddSocket(s);
         return s;
     }
 
     bool prr = false;
+    bool rfcRecover = false;
+    bool rfcLossExit = false;
+    bool rfcEcnOnce = false;
 };
 uint64_t g_tcDrops = 0;
 uint64_t g_wireLosses = 0;
@@ -301,6 +446,10 @@ ClassifyTimeout(FlowTrace& f)
 void
 RtoChange(uint32_t flow, Time oldValue, Time newValue)
 {
+    if (g_restoringRto)
+    {
+        return;
+    }
     const bool doubled = newValue == oldValue * 2 ||
                          (newValue == Seconds(60) && oldValue > Seconds(30) && oldValue != newValue);
     if (doubled)
@@ -346,6 +495,11 @@ CongStateChange(uint32_t flow,
         {
             ++f.spuriousRecoveries;
         }
+    }
+    else if (newValue == TcpSocketState::CA_CWR &&
+             (oldValue == TcpSocketState::CA_LOSS || oldValue == TcpSocketState::CA_RECOVERY))
+    {
+        ++g_flows[flow].cwrAfterReduction;
     }
     else if (newValue == TcpSocketState::CA_LOSS)
     {
@@ -416,6 +570,10 @@ HookSocket(Ptr<BulkSendApplication> app, uint32_t flow)
                                                 MakeBoundCallback(&SsthreshChange, flow));
     }
     g_flows[flow].sender = DynamicCast<TcpSocketBase>(s);
+    if (Ptr<DeviationSocket> d = DynamicCast<DeviationSocket>(s))
+    {
+        d->m_traceFlow = flow;
+    }
     if (!ok)
     {
         std::cerr << "flow " << flow << ": cannot connect the socket's traces\n";
@@ -466,6 +624,8 @@ main(int argc, char* argv[])
     uint32_t minRtoMs = 200;
     bool timestamps = true;
     bool rfcRecover = false;
+    bool rfcLossExit = false;
+    bool rfcEcnOnce = false;
     bool trace = false;
 
     CommandLine cmd(__FILE__);
@@ -491,6 +651,13 @@ main(int argc, char* argv[])
     cmd.AddValue("minRtoMs", "minimum RTO, milliseconds", minRtoMs);
     cmd.AddValue("timestamps", "RFC 7323 timestamps (RTT samples from every ACK; ns-3 default on)", timestamps);
     cmd.AddValue("rfcRecover", "RFC 6582 3.2 step 1's recover test before fast retransmit", rfcRecover);
+    cmd.AddValue("rfcLossExit",
+                 "RFC 5681 3.1 window growth on the ACK ending loss recovery and RFC 6298 5.7's "
+                 "backed-off RTO kept until an RTT sample",
+                 rfcLossExit);
+    cmd.AddValue("rfcEcnOnce",
+                 "RFC 3168 6.1.2: no answer to an ECN echo of data sent before the last window reduction",
+                 rfcEcnOnce);
     cmd.AddValue("trace", "print every flow's events to stderr", trace);
     cmd.Parse(argc, argv);
     g_trace = trace;
@@ -712,15 +879,18 @@ main(int argc, char* argv[])
         sinks[k] = DynamicCast<PacketSink>(sa.Get(0));
         g_flows[k].sink = sinks[k];
         std::string factory = "ns3::TcpSocketFactory";
-        if (rfcRecover)
+        if (rfcRecover || rfcLossExit || rfcEcnOnce)
         {
-            if (!flows[k].from->GetObject<RfcRecoverFactory>())
+            if (!flows[k].from->GetObject<DeviationFactory>())
             {
-                Ptr<RfcRecoverFactory> f = CreateObject<RfcRecoverFactory>();
+                Ptr<DeviationFactory> f = CreateObject<DeviationFactory>();
                 f->prr = recovery == "prr";
+                f->rfcRecover = rfcRecover;
+                f->rfcLossExit = rfcLossExit;
+                f->rfcEcnOnce = rfcEcnOnce;
                 flows[k].from->AggregateObject(f);
             }
-            factory = "ns3::ValidateRfcRecoverFactory";
+            factory = "ns3::ValidateDeviationFactory";
         }
         BulkSendHelper bulk(factory, InetSocketAddress(flows[k].toAddr, flows[k].port));
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
@@ -767,11 +937,16 @@ main(int argc, char* argv[])
     js << ", \"red_wait\": " << (redWait ? "true" : "false");
     js << ", \"rfc_recover\": " << (rfcRecover ? "true" : "false");
     js << ", \"recover_blocked\": " << g_recoverBlocked;
+    js << ", \"rfc_loss_exit\": " << (rfcLossExit ? "true" : "false");
+    js << ", \"loss_exit_grown\": " << g_lossExitGrown << ", \"rto_kept\": " << g_rtoKept;
+    js << ", \"rfc_ecn_once\": " << (rfcEcnOnce ? "true" : "false");
+    js << ", \"ece_ignored\": " << g_eceIgnored;
     js << ", \"utilisation\": " << Num(util);
     js << ", \"drops\": " << (g_tcDrops + devDrops + qdiscDrops);
     js << ", \"marks\": " << marks << ", \"wire_losses\": " << g_wireLosses;
     uint64_t timeouts = 0, synTimeouts = 0, recoveries = 0, lossEpisodes = 0;
     uint64_t held = 0, inRecovery = 0, repeat = 0, open = 0, disorder = 0, spurious = 0;
+    uint64_t cwrAfterReduction = 0;
     for (auto& f : g_flows)
     {
         held += f.receiverHeld;
@@ -784,12 +959,14 @@ main(int argc, char* argv[])
         recoveries += f.recoveries;
         lossEpisodes += f.lossEpisodes;
         spurious += f.spuriousRecoveries;
+        cwrAfterReduction += f.cwrAfterReduction;
     }
     js << ", \"timeouts\": " << timeouts << ", \"syn_timeouts\": " << synTimeouts;
     js << ", \"fast_retransmits\": " << recoveries << ", \"loss_episodes\": " << lossEpisodes;
     js << ", \"timeout_causes\": {\"receiver_held\": " << held << ", \"in_recovery\": " << inRecovery
        << ", \"repeat\": " << repeat << ", \"open\": " << open << ", \"disorder\": " << disorder << "}";
     js << ", \"fast_retransmit_causes\": {\"receiver_held\": " << spurious << "}";
+    js << ", \"cwr_after_reduction\": " << cwrAfterReduction;
     js << ", \"per_flow_goodput_bps\": [";
     for (uint32_t k = 0; k < total; ++k)
     {

@@ -42,11 +42,26 @@ pub enum Variant {
     /// spurious retransmissions (resent held data, the delayed-ACK timer racing the RTO) both
     /// removed.
     RfcRecoverShortDelayedAck,
+    /// RFC 5681 section 3.1's window growth on the ACK that ends loss recovery after a timeout
+    /// and RFC 6298 section 5.7's backed-off RTO kept until an RTT sample (validate.cc's
+    /// `--rfcLossExit=1`). ns-3 3.44 counts no segment acknowledged on an ACK of exactly
+    /// `recover` (cwnd stays at one segment) and recomputes the RTO without a sample on every new
+    /// ACK: a lone segment then waits for the delayed-ACK timer and the 200 ms timer fires first.
+    /// concord follows both rules. A deviation of ns-3, not its reference.
+    RfcLossExit,
+    /// RFC 3168 section 6.1.2's one reduction per window of data (validate.cc's
+    /// `--rfcEcnOnce=1`): an ECN echo on an ACK of data sent before the last reduction (a
+    /// timeout, a fast retransmit) is not answered. ns-3 3.44 enters CWR on it even in loss
+    /// recovery, with ssthresh from the flight of then. Only for ECN cases. A deviation of ns-3.
+    RfcEcnOnce,
+    /// The three corrections of ns-3's departures from the RFCs together: [`Variant::RfcRecover`],
+    /// [`Variant::RfcLossExit`] and, on ECN cases, [`Variant::RfcEcnOnce`].
+    RfcAll,
 }
 
 impl Variant {
     /// Every variant, the reference first.
-    pub const ALL: [Variant; 10] = [
+    pub const ALL: [Variant; 13] = [
         Variant::Reference,
         Variant::NoLimitedTransmit,
         Variant::Prr,
@@ -57,6 +72,9 @@ impl Variant {
         Variant::NoTimestamps,
         Variant::RfcRecover,
         Variant::RfcRecoverShortDelayedAck,
+        Variant::RfcLossExit,
+        Variant::RfcEcnOnce,
+        Variant::RfcAll,
     ];
 
     /// The name used in tables and file names.
@@ -72,6 +90,9 @@ impl Variant {
             Variant::NoTimestamps => "ns-3 no-timestamps",
             Variant::RfcRecover => "ns-3 rfc6582-recover",
             Variant::RfcRecoverShortDelayedAck => "ns-3 rfc6582-recover+delack-40ms",
+            Variant::RfcLossExit => "ns-3 rfc5681-loss-exit",
+            Variant::RfcEcnOnce => "ns-3 rfc3168-ecn-once",
+            Variant::RfcAll => "ns-3 rfc-all",
         }
     }
 
@@ -102,6 +123,15 @@ impl Variant {
             Variant::RfcRecoverShortDelayedAck => {
                 "ns-3's spurious retransmissions: with RFC 6582's recover test and a 40 ms delayed-ACK timer together ns-3 comes to concord"
             }
+            Variant::RfcLossExit => {
+                "ns-3's loss exit: with cwnd grown on the ACK ending loss recovery (RFC 5681 3.1) and the backed-off RTO kept until an RTT sample (RFC 6298 5.7) ns-3 comes to concord"
+            }
+            Variant::RfcEcnOnce => {
+                "ns-3's second ECN reduction: answering no ECN echo of data sent before its last reduction (RFC 3168 6.1.2) ns-3 comes to concord"
+            }
+            Variant::RfcAll => {
+                "ns-3's departures from the RFCs: with RFC 6582's recover test, RFC 5681/6298's loss exit and RFC 3168's one ECN reduction per window together ns-3 comes to concord"
+            }
         }
     }
 
@@ -111,6 +141,7 @@ impl Variant {
             Variant::RedNoWait => matches!(case.queue, Queue::Red { .. }),
             Variant::Prr => case.recovery == CaseRecovery::Classic,
             Variant::Sack => !case.sack,
+            Variant::RfcEcnOnce => matches!(case.queue, Queue::Red { ecn: true, .. }),
             _ => true,
         }
     }
@@ -127,6 +158,9 @@ impl Variant {
             Variant::NoTimestamps => &["--timestamps=0"],
             Variant::RfcRecover => &["--rfcRecover=1"],
             Variant::RfcRecoverShortDelayedAck => &["--rfcRecover=1", "--delAckTimeoutMs=40"],
+            Variant::RfcLossExit => &["--rfcLossExit=1"],
+            Variant::RfcEcnOnce => &["--rfcEcnOnce=1"],
+            Variant::RfcAll => &["--rfcRecover=1", "--rfcLossExit=1"],
         }
     }
 }
@@ -169,6 +203,9 @@ pub fn args(case: &Case, seed: u64, variant: Variant) -> Vec<String> {
         a.push("--sack=1".into());
     }
     a.extend(variant.args().iter().map(|s| (*s).to_string()));
+    if variant == Variant::RfcAll && matches!(case.queue, Queue::Red { ecn: true, .. }) {
+        a.push("--rfcEcnOnce=1".into());
+    }
     a
 }
 
@@ -436,11 +473,31 @@ mod tests {
             both[both.len() - 2..],
             ["--rfcRecover=1", "--delAckTimeoutMs=40"]
         );
+        assert_eq!(
+            args(&c, 4, Variant::RfcLossExit).last().map(String::as_str),
+            Some("--rfcLossExit=1")
+        );
+        assert_eq!(
+            args(&c, 4, Variant::RfcEcnOnce).last().map(String::as_str),
+            Some("--rfcEcnOnce=1")
+        );
+        let all = args(&c, 4, Variant::RfcAll);
+        assert_eq!(
+            all[all.len() - 3..],
+            ["--rfcRecover=1", "--rfcLossExit=1", "--rfcEcnOnce=1"]
+        );
         // The variants' names are distinct (they key the cache and the reuse of earlier runs).
         let mut names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), Variant::ALL.len());
-        assert!(!Variant::RedNoWait.applies_to(&parse("[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\n", "g").expect("ok")[0]));
+        let droptail = &parse("[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\n", "g").expect("ok")[0];
+        assert!(!Variant::RedNoWait.applies_to(droptail));
+        // RFC 3168's rule acts only where ECN is negotiated; without ECN the combination is the
+        // other two corrections alone.
+        assert!(Variant::RfcEcnOnce.applies_to(&c));
+        assert!(!Variant::RfcEcnOnce.applies_to(droptail));
+        let all = args(droptail, 1, Variant::RfcAll);
+        assert_eq!(all[all.len() - 2..], ["--rfcRecover=1", "--rfcLossExit=1"]);
     }
 }

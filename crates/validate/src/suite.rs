@@ -782,9 +782,10 @@ mod tests {
             r[0].symptom,
             "dumbbell, DropTail: concord's utilisation higher"
         );
+        // The 12 variants but RED's wait and RFC 3168's ECN rule.
         assert_eq!(
             r[0].variants.len(),
-            8,
+            10,
             "every switch that applies to DropTail"
         );
         assert_eq!(r[1].variants.len(), 1, "the representative's cause only");
