@@ -270,9 +270,18 @@ tcp = { initial_ssthresh = "64KiB" }
     sim.inject_gccp(into_a, msg(Code::Normal)).expect("ok");
     assert_eq!(window(&sim).0, c1);
     assert_eq!(window(&sim).1, s1);
-    // One RTT later the next CONGESTION halves again.
-    let later = sim.now() + srtt + Duration::from_millis(1);
-    sim.run_until(later).expect("runs");
+    // One RTT later the next CONGESTION halves again: the adjuster compares with the SRTT when
+    // the message arrives, which the samples taken meanwhile may have raised.
+    let first = sim.now();
+    let mut later = first + srtt + Duration::from_millis(1);
+    for _ in 0..10 {
+        sim.run_until(later).expect("runs");
+        let srtt_now = window(&sim).2;
+        if sim.now().saturating_since(first) > srtt_now {
+            break;
+        }
+        later = first + srtt_now + Duration::from_millis(1);
+    }
     let (c2, s2, _) = window(&sim);
     sim.inject_gccp(into_a, msg(Code::Congestion)).expect("ok");
     assert_eq!(window(&sim).0, c2 / 2);

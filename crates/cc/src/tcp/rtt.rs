@@ -88,6 +88,23 @@ impl RttEstimator {
         self.on_srtt_changed();
     }
 
+    /// The two measurements of one ACK that newly acknowledges several segments: `seq_rtt`,
+    /// from the oldest of them, enters SRTT and RTTVAR (and so the RTO); `ca_rtt`, from the
+    /// newest, is the latest sample and the candidate for the minimum. The oldest segment's
+    /// time includes what the receiver's delayed ACK held it for, and the timer must cover
+    /// that: "the data-sender TCP must measure the effective RTT, including the additional
+    /// time due to delayed ACKs, or else it will retransmit unnecessarily" (RFC 7323 section
+    /// 4.3, case 1, which therefore echoes the earliest unacknowledged segment's timestamp).
+    /// Linux's `tcp_clean_rtx_queue` takes `seq_rtt_us` from the first acknowledged segment
+    /// for the RTO and `ca_rtt_us` from the last for the minimum RTT and congestion control;
+    /// ns-3's `TcpSocketBase::EstimateRtt` measures from the earliest transmitted segment.
+    /// `seq_rtt` is never below `ca_rtt` (the older segment left first).
+    pub fn on_ack_samples(&mut self, seq_rtt: Duration, ca_rtt: Duration) {
+        self.on_sample(seq_rtt);
+        self.latest = ca_rtt;
+        self.min_rtt = self.min_rtt.min(ca_rtt);
+    }
+
     /// RTO <- SRTT + max(G, K * RTTVAR), K = 4, then clamped (2.4, 2.5); a sample ends the
     /// backoff, as [`RttEstimator::on_sample`] says.
     fn on_srtt_changed(&mut self) {
@@ -243,6 +260,27 @@ mod tests {
         first.on_samples(Duration::from_millis(80), 5);
         assert_eq!(first.srtt(), Some(Duration::from_millis(80)));
         assert_eq!(first.rttvar(), Duration::from_millis(40));
+    }
+
+    #[test]
+    fn an_acks_two_samples_feed_the_rto_from_the_older_and_the_minimum_from_the_newer() {
+        let mut e = est();
+        e.on_ack_samples(Duration::from_millis(300), Duration::from_millis(100));
+        // 2.2 with R = 300 ms: SRTT 300 ms, RTTVAR 150 ms, RTO 300 + 4 * 150 = 900 ms.
+        assert_eq!(e.srtt(), Some(Duration::from_millis(300)));
+        assert_eq!(e.rttvar(), Duration::from_millis(150));
+        assert_eq!(e.rto(), Duration::from_millis(900));
+        assert_eq!(e.min_rtt(), Duration::from_millis(100));
+        assert_eq!(e.latest(), Duration::from_millis(100));
+        e.back_off();
+        e.on_ack_samples(Duration::from_millis(220), Duration::from_millis(200));
+        // 2.3 with R' = 220 ms: RTTVAR 3/4 * 150 + 1/4 * 80 = 132.5 ms, SRTT 7/8 * 300 + 1/8 *
+        // 220 = 290 ms; the backoff ends; the minimum stays 100 ms.
+        assert_eq!(e.rttvar(), Duration::from_micros(132_500));
+        assert_eq!(e.srtt(), Some(Duration::from_millis(290)));
+        assert_eq!(e.backoffs(), 0);
+        assert_eq!(e.min_rtt(), Duration::from_millis(100));
+        assert_eq!(e.latest(), Duration::from_millis(200));
     }
 
     #[test]

@@ -691,8 +691,12 @@ impl TcpSender {
 
     /// Forgets the segments every byte of which is below `ack` and returns the RTT sample
     /// they give, if any: Karn's rule (RFC 6298 section 3) samples only when no acknowledged
-    /// segment was retransmitted, from the newest one acknowledged.
+    /// segment was retransmitted. The RTO is measured from the oldest segment acknowledged,
+    /// so that it includes the receiver's delayed-ACK wait (RFC 7323 section 4.3, as Linux
+    /// and ns-3 do: [`RttEstimator::on_ack_samples`]); the sample returned, for the window
+    /// controller, is from the newest one.
     fn take_acked(&mut self, now: Instant, ack: u64) -> Option<Duration> {
+        let mut oldest: Option<Instant> = None;
         let mut newest: Option<Instant> = None;
         let mut ambiguous = false;
         while let Some(front) = self.sent.front() {
@@ -700,13 +704,14 @@ impl TcpSender {
                 break;
             }
             ambiguous |= front.retransmitted;
+            oldest = oldest.or(Some(front.at));
             newest = Some(front.at);
             self.sent.pop_front();
         }
-        if let (Some(at), false) = (newest, ambiguous) {
-            let r = now.saturating_since(at);
-            self.rtt.on_sample(r);
-            return Some(r);
+        if let (Some(first), Some(last), false) = (oldest, newest, ambiguous) {
+            let ca_rtt = now.saturating_since(last);
+            self.rtt.on_ack_samples(now.saturating_since(first), ca_rtt);
+            return Some(ca_rtt);
         }
         None
     }
@@ -1138,6 +1143,25 @@ mod tests {
 
     fn drain(s: &mut TcpSender, now: Instant) -> Vec<Segment> {
         std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    #[test]
+    fn an_ack_of_two_segments_times_the_rto_from_the_older_and_returns_the_newer() {
+        let mut s = sender(config());
+        s.set_app_limit(MSS);
+        assert_eq!(drain(&mut s, ms(0)).len(), 1);
+        s.set_app_limit(2 * MSS);
+        assert_eq!(drain(&mut s, ms(50)).len(), 1);
+        // One delayed ACK of both at 150 ms: 150 ms after the first left, 100 ms after the
+        // second.
+        let out = s.on_ack(ms(150), 2 * MSS, false);
+        assert_eq!(out.rtt, Some(Duration::from_millis(100)));
+        // RFC 6298 2.2 with R = 150 ms: SRTT 150 ms, RTTVAR 75 ms, RTO 150 + 4 * 75 = 450 ms.
+        assert_eq!(s.rtt().srtt(), Some(Duration::from_millis(150)));
+        assert_eq!(s.rtt().rttvar(), Duration::from_millis(75));
+        assert_eq!(s.rtt().rto(), Duration::from_millis(450));
+        assert_eq!(s.rtt().min_rtt(), Duration::from_millis(100));
+        assert_eq!(s.rtt().latest(), Duration::from_millis(100));
     }
 
     #[test]
