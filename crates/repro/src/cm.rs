@@ -844,30 +844,29 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
         FRIENDLY_BW_FILE,
         ctx,
     );
-    let mut drops: SweepPoints = [Vec::new(), Vec::new()];
-    let drop_seed = ctx.seed(1);
-    for (k, (label, base)) in [("NewReno", Vec::new()), ("TCP/CM", over_cm())]
-        .into_iter()
-        .enumerate()
-    {
-        for p in DROP_RATES {
-            let loss: Override = ("topology.bottleneck.loss", format!("{p}%").into());
-            let swept = [base.clone(), vec![loss]].concat();
-            let (n_r, n_d) = received_and_dropped(
-                FRIENDLY_FILE,
-                FRIENDLY,
-                &swept,
-                Some(drop_seed),
-                Drops::Wire,
-            )?;
-            rows.push(format!("drop rate,{label},{drop_seed},{p}%,{n_r:.0},{n_d}"));
-            drops[k].push((n_r / n_d, n_r));
+    // The random drops draw from the seed: the sweep runs at every seed, one fit per seed.
+    let mut drops_per_seed: Vec<SweepPoints> = Vec::new();
+    for &seed in &seeds {
+        let mut drops: SweepPoints = [Vec::new(), Vec::new()];
+        for (k, (label, base)) in [("NewReno", Vec::new()), ("TCP/CM", over_cm())]
+            .into_iter()
+            .enumerate()
+        {
+            for p in DROP_RATES {
+                let loss: Override = ("topology.bottleneck.loss", format!("{p}%").into());
+                let swept = [base.clone(), vec![loss]].concat();
+                let (n_r, n_d) =
+                    received_and_dropped(FRIENDLY_FILE, FRIENDLY, &swept, Some(seed), Drops::Wire)?;
+                rows.push(format!("drop rate,{label},{seed},{p}%,{n_r:.0},{n_d}"));
+                drops[k].push((n_r / n_d, n_r));
+            }
         }
+        drops_per_seed.push(drops);
     }
     fig3_outcome(
         &mut out,
-        &[drops],
-        &[drop_seed],
+        &drops_per_seed,
+        &seeds,
         "concord's sweep: 10 Mbps, 120 ms RTT, 0.5-5% drops",
         None,
         "cm-fig3-friendliness",

@@ -613,6 +613,9 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
     Ok(out)
 }
 
+/// TCP beside an unresponsive UDP flow, under plain RED and under GCCA. RED's random drops and
+/// GCCA's RED detector draw from the seed: every claim runs over the seeds, one value per seed;
+/// the figure and the flows' table are the first seed's.
 fn unresponsive(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let mut out = Outcome::default();
     let mut goodput = Plot::new(
@@ -620,7 +623,12 @@ fn unresponsive(ctx: &Ctx) -> Result<Outcome, ReproError> {
         "time (s)",
         "goodput (Mbit/s)",
     );
-    let mut shares = [(0.0, 0.0, 0u64, 0.0); 2];
+    let seeds = ctx.seeds();
+    // Per scheme (RED, GCCA), per seed: TCP share of the bottleneck, UDP delivered / offered,
+    // packets dropped in the routers.
+    let mut tcp_share = [Vec::new(), Vec::new()];
+    let mut udp_delivered = [Vec::new(), Vec::new()];
+    let mut drops = [Vec::new(), Vec::new()];
     for (k, (file, text, scheme)) in [
         (
             "scenarios/gcca/unresponsive-red.toml",
@@ -636,77 +644,84 @@ fn unresponsive(ctx: &Ctx) -> Result<Outcome, ReproError> {
     .into_iter()
     .enumerate()
     {
-        let mut sc = scenario_from(file, text, Some(ctx.seed(1)))?;
-        if ctx.quick {
-            sc.duration = sc.duration.min(Duration::from_secs(15));
+        for &seed in &seeds {
+            let mut sc = scenario_from(file, text, Some(seed))?;
+            if ctx.quick {
+                sc.duration = sc.duration.min(Duration::from_secs(15));
+            }
+            let (r, sim) = simulate(&sc)?;
+            let udp_rate = 15e6 / BOTTLENECK_BPS;
+            tcp_share[k].push(r.flows[0].goodput_bps / BOTTLENECK_BPS);
+            udp_delivered[k].push(r.flows[1].goodput_bps / BOTTLENECK_BPS / udp_rate);
+            drops[k].push(router_drops(&sim) as f64);
+            if seed != seeds[0] {
+                continue;
+            }
+            for (i, name) in [(0usize, "TCP"), (1, "UDP")] {
+                let bin = sim.flows()[i].goodput.bin().as_secs_f64();
+                let pts = sim.flows()[i]
+                    .goodput
+                    .rates_bps(sim.end())
+                    .iter()
+                    .enumerate()
+                    .map(|(j, b)| (j as f64 * bin, b / 1e6))
+                    .collect();
+                goodput = goodput.series(&format!("{scheme} {name}"), Style::Line, pts);
+            }
+            out.raw.push((
+                format!("gcca-unresponsive-{}-flows.json", scheme.to_lowercase()),
+                serde_json::to_string_pretty(&r.flows).unwrap_or_default(),
+            ));
         }
-        let (r, sim) = simulate(&sc)?;
-        let tcp = r.flows[0].goodput_bps / BOTTLENECK_BPS;
-        let udp = r.flows[1].goodput_bps / BOTTLENECK_BPS;
-        let udp_rate = 15e6 / BOTTLENECK_BPS;
-        shares[k] = (tcp, udp / udp_rate, router_drops(&sim), udp);
-        for (i, name) in [(0usize, "TCP"), (1, "UDP")] {
-            let bin = sim.flows()[i].goodput.bin().as_secs_f64();
-            let pts = sim.flows()[i]
-                .goodput
-                .rates_bps(sim.end())
-                .iter()
-                .enumerate()
-                .map(|(j, b)| (j as f64 * bin, b / 1e6))
-                .collect();
-            goodput = goodput.series(&format!("{scheme} {name}"), Style::Line, pts);
-        }
-        out.raw.push((
-            format!("gcca-unresponsive-{}-flows.json", scheme.to_lowercase()),
-            serde_json::to_string_pretty(&r.flows).unwrap_or_default(),
-        ));
     }
     let quick = ctx.quick;
     let red_file = "scenarios/gcca/unresponsive-red.toml";
     let gcca_file = "scenarios/gcca/unresponsive-gcca.toml";
-    out.claims.push(Claim::new(
-        Paper::Gcca,
+    let claim = |figure: &str, metric: &str, paper: &str, check: Check, file: &str, v: &[f64]| {
+        Claim::new(
+            Paper::Gcca,
+            figure,
+            metric,
+            paper,
+            f64::NAN,
+            check,
+            seeds[0],
+            file,
+            quick,
+        )
+        .over_seeds(&seeds, v)
+    };
+    out.claims.push(claim(
         "TCP + UDP at 15 Mbit/s, 10 Mbit/s bottleneck, plain RED",
         "TCP goodput / bottleneck, after the 5 s warm-up",
         "<= 0.1 (the TCP flow starves; section 1)",
-        shares[0].0,
         Check::AtMost { max: 0.1 },
-        ctx.seed(1),
         red_file,
-        quick,
+        &tcp_share[0],
     ));
-    out.claims.push(Claim::new(
-        Paper::Gcca,
+    out.claims.push(claim(
         "TCP + UDP at 15 Mbit/s, 10 Mbit/s bottleneck, GCCA",
         "TCP goodput / bottleneck, after the 5 s warm-up",
         ">= 0.4 (unresponsive traffic is throttled at its host; section 3.3)",
-        shares[1].0,
         Check::AtLeast { min: 0.4 },
-        ctx.seed(1),
         gcca_file,
-        quick,
+        &tcp_share[1],
     ));
-    out.claims.push(Claim::new(
-        Paper::Gcca,
+    out.claims.push(claim(
         "TCP + UDP at 15 Mbit/s, 10 Mbit/s bottleneck, GCCA",
         "UDP delivered / UDP offered, after the warm-up",
         "<= 0.6 (its host's leaky bucket holds it back)",
-        shares[1].1,
         Check::AtMost { max: 0.6 },
-        ctx.seed(1),
         gcca_file,
-        quick,
+        &udp_delivered[1],
     ));
-    out.claims.push(Claim::new(
-        Paper::Gcca,
+    out.claims.push(claim(
         "TCP + UDP at 15 Mbit/s, 10 Mbit/s bottleneck, GCCA",
         "packets dropped in the routers",
         "0 (no loss in the network)",
-        shares[1].2 as f64,
         Check::AtMost { max: 0.0 },
-        ctx.seed(1),
         gcca_file,
-        quick,
+        &drops[1],
     ));
     out.figures.push(Figure::new(
         "gcca-unresponsive-goodput",
@@ -716,69 +731,98 @@ fn unresponsive(ctx: &Ctx) -> Result<Outcome, ReproError> {
     Ok(out)
 }
 
+/// Push-back over four GCCA routers in a line. The routers' RED detectors draw from the seed:
+/// every claim runs over the seeds, one value per seed; the figures and the flows' table are
+/// the first seed's.
 fn multihop(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let file = "scenarios/gcca/multihop.toml";
-    let mut sc = scenario_from(file, MULTIHOP, Some(ctx.seed(1)))?;
-    if ctx.quick {
-        sc.duration = sc.duration.min(Duration::from_secs(15));
+    const HOPS: [&str; 4] = ["r1->r2", "r2->r3", "r3->r4", "r4->b"];
+    let seeds = ctx.seeds();
+    let mut at_hosts = Vec::new();
+    let mut drops = Vec::new();
+    // Per hop: its queue limit (packets) and its largest queue at each seed.
+    let mut largest: Vec<(&str, f64, Vec<f64>)> = Vec::new();
+    let mut first = None;
+    for &seed in &seeds {
+        let mut sc = scenario_from(file, MULTIHOP, Some(seed))?;
+        if ctx.quick {
+            sc.duration = sc.duration.min(Duration::from_secs(15));
+        }
+        let (r, sim) = simulate(&sc)?;
+        at_hosts.push(
+            sim.nodes()
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| matches!(sim.gcca().nodes.get(*i), Some(NodeGcca::Host(_))))
+                .map(|(i, _)| sim.gcca().stats[i].congestion_received)
+                .sum::<u64>() as f64,
+        );
+        drops.push(router_drops(&sim) as f64);
+        for hop in HOPS {
+            let Some(ch) = sim.channels().iter().find(|c| c.name == hop) else {
+                continue;
+            };
+            let limit = ch
+                .disc()
+                .gcca()
+                .map(|p| p.detector.red().config().limit.value())
+                .unwrap_or(f64::INFINITY);
+            let max = ch.stats.max_queue_packets as f64;
+            match largest.iter_mut().find(|(h, _, _)| *h == hop) {
+                Some((_, _, v)) => v.push(max),
+                None => largest.push((hop, limit, vec![max])),
+            }
+        }
+        if first.is_none() {
+            first = Some((r, sim));
+        }
     }
-    let (r, sim) = simulate(&sc)?;
+    let Some((r, sim)) = first else {
+        return Err(ReproError::Simulation {
+            name: file.into(),
+            message: "no seeds to run; QUICK_SEEDS and FULL_SEEDS are at least 1".into(),
+        });
+    };
     let mut out = Outcome::default();
-    let at_hosts: u64 = sim
-        .nodes()
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| matches!(sim.gcca().nodes.get(*i), Some(NodeGcca::Host(_))))
-        .map(|(i, _)| sim.gcca().stats[i].congestion_received)
-        .sum();
-    out.claims.push(Claim::new(
-        Paper::Gcca,
-        "4 GCCA routers in a line, bottleneck at the last hop, TCP + UDP at 120%",
+    let claim = |metric: &str, paper: &str, check: Check, v: &[f64]| {
+        Claim::new(
+            Paper::Gcca,
+            "4 GCCA routers in a line, bottleneck at the last hop, TCP + UDP at 120%",
+            metric,
+            paper,
+            f64::NAN,
+            check,
+            seeds[0],
+            file,
+            ctx.quick,
+        )
+        .over_seeds(&seeds, v)
+    };
+    out.claims.push(claim(
         "CONGESTION messages received by the source hosts",
         "> 0 (lasting congestion is referred back to the host; section 2)",
-        at_hosts as f64,
         Check::AtLeast { min: 1.0 },
-        sc.seed,
-        file,
-        ctx.quick,
+        &at_hosts,
     ));
     let mut queues = Plot::new(
         "Push-back over four GCCA routers: queue at each hop",
         "time (s)",
         "queue (packets)",
     );
-    for hop in ["r1->r2", "r2->r3", "r3->r4", "r4->b"] {
-        let Some(ch) = sim.channels().iter().find(|c| c.name == hop) else {
-            continue;
-        };
-        let limit = ch
-            .disc()
-            .gcca()
-            .map(|p| p.detector.red().config().limit.value())
-            .unwrap_or(f64::INFINITY);
-        out.claims.push(Claim::new(
-            Paper::Gcca,
-            "4 GCCA routers in a line, bottleneck at the last hop, TCP + UDP at 120%",
+    for (hop, limit, v) in &largest {
+        out.claims.push(claim(
             &format!("largest queue at {hop} (packets; limit {limit})"),
             "below the limit (push-back bounds every queue)",
-            ch.stats.max_queue_packets as f64,
             Check::AtMost { max: limit - 1.0 },
-            sc.seed,
-            file,
-            ctx.quick,
+            v,
         ));
         queues = queues.series(hop, Style::Line, queue_series(&sim, hop));
     }
-    out.claims.push(Claim::new(
-        Paper::Gcca,
-        "4 GCCA routers in a line, bottleneck at the last hop, TCP + UDP at 120%",
+    out.claims.push(claim(
         "packets dropped in the routers",
         "0",
-        router_drops(&sim) as f64,
         Check::AtMost { max: 0.0 },
-        sc.seed,
-        file,
-        ctx.quick,
+        &drops,
     ));
     let mut rates = Plot::new(
         "Push-back: leaky bucket rate of each hop after each GCCP message",

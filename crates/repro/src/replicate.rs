@@ -3,7 +3,8 @@
 //! and judged once on the two blocks' values pooled (Law and Kelton, *Simulation Modeling and
 //! Analysis*, 3rd ed., section 9.4.1: independent replications, a t interval over them).
 
-use crate::runner::{Ctx, Experiment, Outcome, ReproError};
+use crate::claim::Claim;
+use crate::runner::{Ctx, Experiment, Outcome, ReproError, FULL_SEEDS, QUICK_SEEDS};
 
 /// How far the replicate block's seeds lie from the run's own: the block `--seed-base` would
 /// name next (seeds 1001.. beside 1..).
@@ -49,10 +50,52 @@ pub fn pair(experiment: &str, mut own: Outcome, other: &Outcome) -> Result<Outco
                 a.figure, a.metric, b.figure, b.metric
             )));
         }
+        check_seeds(&a).map_err(&mismatch)?;
+        check_seeds(b).map_err(&mismatch)?;
+        if a.deterministic && !same_values(&a.values, &b.values) {
+            return Err(mismatch(format!(
+                "claim `{} {}` is marked deterministic but gives {:?} on seeds {:?} and {:?} on seeds {:?}; it draws from the seed: measure it over `Ctx::seeds` and drop `.deterministic()`",
+                a.figure, a.metric, a.values, a.seeds, b.values, b.seeds
+            )));
+        }
         claims.push(a.pooled_with(b));
     }
     own.claims = claims;
     Ok(own)
+}
+
+/// The seeds a claim that draws from the seed needs in one block (the reproduction rules:
+/// at least [`QUICK_SEEDS`] in the quick setting and [`FULL_SEEDS`] in the full one).
+pub fn required_seeds(quick: bool) -> u64 {
+    if quick {
+        QUICK_SEEDS
+    } else {
+        FULL_SEEDS
+    }
+}
+
+/// An error naming `c` if it draws from the seed (it is not marked deterministic) yet carries
+/// fewer values than [`required_seeds`], or not one value per seed.
+pub fn check_seeds(c: &Claim) -> Result<(), String> {
+    if c.deterministic {
+        return Ok(());
+    }
+    let need = required_seeds(c.quick);
+    if (c.values.len() as u64) < need || c.values.len() != c.seeds.len() {
+        return Err(format!(
+            "claim `{} {}` draws from the seed but carries {} values on seeds {:?} in a block; a stochastic claim needs one value per seed over at least {need} seeds: measure it over `Ctx::seeds`, or mark it `.deterministic()` if nothing in its scenario draws from the seed",
+            c.figure,
+            c.metric,
+            c.values.len(),
+            c.seeds
+        ));
+    }
+    Ok(())
+}
+
+/// The same values, bit for bit (a NaN equals a NaN).
+fn same_values(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
 #[cfg(test)]
@@ -112,6 +155,38 @@ mod tests {
         })
     }
 
+    /// A claim that draws from the seed measured on its first seed alone.
+    fn one_seed(ctx: &Ctx) -> Result<Outcome, ReproError> {
+        let c = claim("one seed", 0.75, ctx);
+        let one = Claim::new(
+            Paper::Cm,
+            &c.figure,
+            &c.metric,
+            "0.77",
+            c.values[0],
+            c.check,
+            ctx.seed(1),
+            "s.toml",
+            true,
+        );
+        Ok(Outcome {
+            claims: vec![claim("steady", 0.75, ctx), one],
+            ..Outcome::default()
+        })
+    }
+
+    /// A claim marked deterministic whose value follows the seed base.
+    fn falsely_deterministic(ctx: &Ctx) -> Result<Outcome, ReproError> {
+        let mean = if ctx.seed_base == 0 { 0.75 } else { 0.76 };
+        Ok(Outcome {
+            claims: vec![
+                claim("steady", 0.75, ctx),
+                claim("flagged", mean, ctx).deterministic(),
+            ],
+            ..Outcome::default()
+        })
+    }
+
     fn experiment(run: fn(&Ctx) -> Result<Outcome, ReproError>) -> Experiment {
         Experiment {
             id: "test/replicate",
@@ -161,6 +236,54 @@ mod tests {
         let o = run(&experiment(deterministic), &replicating()).expect("runs");
         assert_eq!(DETERMINISTIC_RUNS.load(Ordering::SeqCst), 1);
         assert!(o.claims[0].blocks.is_empty());
+    }
+
+    #[test]
+    fn a_stochastic_claim_on_fewer_seeds_than_the_rules_require_is_an_error_naming_it() {
+        let err = run(&experiment(one_seed), &replicating()).expect_err("one seed");
+        let text = err.to_string();
+        assert!(text.contains("test/replicate"), "{text}");
+        assert!(
+            text.contains(
+                "claim `Fig. 9 one seed` draws from the seed but carries 1 values on seeds [1]"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("at least 5 seeds"), "{text}");
+    }
+
+    #[test]
+    fn the_seeds_a_block_needs_are_the_rules_minimum() {
+        assert_eq!(required_seeds(true), 5);
+        assert_eq!(required_seeds(false), 20);
+        let ctx = Ctx::default();
+        let mut c = claim("four", 0.75, &ctx);
+        assert_eq!(check_seeds(&c), Ok(()));
+        c.values.pop();
+        assert!(check_seeds(&c).is_err(), "four values on five seeds");
+        c.seeds.pop();
+        assert!(check_seeds(&c).is_err(), "four seeds");
+        assert_eq!(check_seeds(&c.deterministic()), Ok(()));
+        let mut full = claim("full", 0.75, &ctx);
+        full.quick = false;
+        assert!(
+            check_seeds(&full).is_err(),
+            "five seeds in the full setting"
+        );
+    }
+
+    #[test]
+    fn a_claim_marked_deterministic_that_moves_with_the_seeds_is_an_error_naming_it() {
+        let err = run(&experiment(falsely_deterministic), &replicating()).expect_err("moves");
+        let text = err.to_string();
+        assert!(
+            text.contains("claim `Fig. 9 flagged` is marked deterministic but gives"),
+            "{text}"
+        );
+        assert!(
+            text.contains("seeds [1001, 1002, 1003, 1004, 1005]"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -19,4 +19,6 @@ fn the_eca_claims_are_well_formed_in_quick_mode() {
     assert!(claims.len() >= 15, "{} claims", claims.len());
     assert!(claims.iter().all(|c| c.paper == Paper::Eca));
     common::assert_well_formed(&claims);
+    // ECN/RED draws from the seed: Fig. 5b's slope is one fit per seed.
+    common::assert_over_quick_seeds(&claims, "Fig. 5b", 1);
 }

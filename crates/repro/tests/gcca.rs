@@ -73,4 +73,7 @@ fn the_gcca_claims_are_well_formed_in_quick_mode() {
     assert!(claims.len() >= 14, "{} claims", claims.len());
     assert!(claims.iter().all(|c| c.paper == Paper::Gcca));
     common::assert_well_formed(&claims);
+    // RED's drops and GCCA's RED detector draw from the seed: one value per seed.
+    common::assert_over_quick_seeds(&claims, "TCP + UDP at 15 Mbit/s", 4);
+    common::assert_over_quick_seeds(&claims, "4 GCCA routers in a line", 6);
 }

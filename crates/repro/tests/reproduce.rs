@@ -3,6 +3,8 @@
 use concord_repro::{registry, run_experiments, write_report, Ctx, Paper, Report};
 use std::path::PathBuf;
 
+mod common;
+
 fn temp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("concord-repro-{}-{name}", std::process::id()))
 }
@@ -42,6 +44,9 @@ fn the_baseline_report_is_complete_and_repeatable_and_its_claims_are_checks_with
         );
     }
     assert_eq!(report.paper_claims().count(), 0);
+    common::assert_well_formed(&report.claims);
+    // The random loss draws from the seed: one Padhye ratio per seed at each loss rate.
+    common::assert_over_quick_seeds(&report.claims, "random loss p =", 3);
     let dir = temp("a");
     write_report(&dir, &report, &outcomes).expect("report written");
     let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
