@@ -64,7 +64,12 @@ fn the_gcca_claims_are_well_formed_in_quick_mode() {
                     assert!(a > n + 5.0, "{v:?}");
                 } else {
                     assert_eq!(field(scheme), "GCCA", "{v:?}");
-                    assert!((a - n).abs() < 0.05, "{v:?}");
+                    // No drop, so no head-of-line blocking: the application sees the network's
+                    // delay. Within 1 ms, not exactly: a spurious timeout (the receiver holding
+                    // the data: seed 2, group 3, one retransmission) puts a duplicate with a
+                    // short network delay into the network's mean alone (148.1 against 148.0
+                    // ms there); E2E's head-of-line blocking adds more than 5 ms.
+                    assert!((a - n).abs() < 1.0, "{v:?}");
                 }
             }
         }
