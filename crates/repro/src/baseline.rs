@@ -156,49 +156,46 @@ fn dumbbell(ctx: &Ctx) -> Result<Outcome, ReproError> {
             }
         }
     }
-    let seed = seeds[0];
-    out.claims.push(
-        Claim::new(
-            Paper::Baseline,
-            "4 NewReno, 10 Mbps / 50 ms, 100-packet DropTail",
+    let droptail = "4 NewReno, 10 Mbps / 50 ms, 100-packet DropTail";
+    let droptail_file = "scenarios/basic/dumbbell-4-droptail.toml";
+    for (figure, metric, paper_value, min, values, file) in [
+        (
+            droptail,
             "total goodput / bottleneck",
             ">= 0.95",
-            f64::NAN,
-            Check::AtLeast { min: 0.95 },
-            seed,
-            "scenarios/basic/dumbbell-4-droptail.toml",
-            ctx.quick,
-        )
-        .over_seeds(&seeds, &dt_goodput),
-    );
-    out.claims.push(
-        Claim::new(
-            Paper::Baseline,
-            "4 NewReno, 10 Mbps / 50 ms, 100-packet DropTail",
+            0.95,
+            &dt_goodput,
+            droptail_file,
+        ),
+        (
+            droptail,
             "Jain's index",
             ">= 0.9",
-            f64::NAN,
-            Check::AtLeast { min: 0.9 },
-            seed,
-            "scenarios/basic/dumbbell-4-droptail.toml",
-            ctx.quick,
-        )
-        .over_seeds(&seeds, &dt_jain),
-    );
-    out.claims.push(
-        Claim::new(
-            Paper::Baseline,
+            0.9,
+            &dt_jain,
+            droptail_file,
+        ),
+        (
             "4 NewReno, 10 Mbps / 50 ms, 100-packet RED",
             "Jain's index",
             ">= 0.95 (RED spreads the drops)",
-            f64::NAN,
-            Check::AtLeast { min: 0.95 },
-            seed,
+            0.95,
+            &red_jain,
             "scenarios/basic/dumbbell-4-red.toml",
+        ),
+    ] {
+        out.claims.push(Claim::mean_over_seeds(
+            Paper::Baseline,
+            figure,
+            metric,
+            paper_value,
+            Check::AtLeast { min },
+            &seeds,
+            values,
+            file,
             ctx.quick,
-        )
-        .over_seeds(&seeds, &red_jain),
-    );
+        ));
+    }
     let bars = Bars {
         title: "Per-flow goodput, 4 NewReno flows (seed 1)".into(),
         y_label: "goodput (Mbit/s)".into(),
@@ -269,26 +266,23 @@ fn padhye(ctx: &Ctx) -> Result<Outcome, ReproError> {
             predictions.iter().sum::<f64>() / predictions.len() as f64,
         ));
         if let Some(t) = tolerance {
-            out.claims.push(
-                Claim::new(
-                    Paper::Baseline,
-                    &format!(
-                        "NewReno, 10 Mbps, 100 ms RTT, random loss p = {}%",
-                        p * 100.0
-                    ),
-                    "goodput / Padhye model (b = 2, measured RTT and RTO)",
-                    &format!("1 ± {t}"),
-                    f64::NAN,
-                    Check::Between {
-                        lo: 1.0 - t,
-                        hi: 1.0 + t,
-                    },
-                    seeds[0],
-                    file,
-                    ctx.quick,
-                )
-                .over_seeds(&seeds, &ratios),
-            );
+            out.claims.push(Claim::mean_over_seeds(
+                Paper::Baseline,
+                &format!(
+                    "NewReno, 10 Mbps, 100 ms RTT, random loss p = {}%",
+                    p * 100.0
+                ),
+                "goodput / Padhye model (b = 2, measured RTT and RTO)",
+                &format!("1 ± {t}"),
+                Check::Between {
+                    lo: 1.0 - t,
+                    hi: 1.0 + t,
+                },
+                &seeds,
+                &ratios,
+                file,
+                ctx.quick,
+            ));
         }
     }
     measured.sort_by(|a, b| a.0.total_cmp(&b.0));

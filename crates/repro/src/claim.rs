@@ -445,6 +445,36 @@ impl Claim {
         scenario: &str,
         quick: bool,
     ) -> Claim {
+        Claim::mean_over_seeds(
+            paper,
+            figure,
+            metric,
+            paper_value,
+            check,
+            &[seed],
+            &[ours],
+            scenario,
+            quick,
+        )
+    }
+
+    /// A claim whose figure is the mean of `values`, the measurement of each of `seeds` in
+    /// order, judged by `check` on its 95% interval; a concord check at the paper's setting
+    /// until [`Claim::paper`] names the paper's words. As with [`Claim::over_seeds`], values
+    /// that are not one per seed are kept as given and refused, naming the claim, by
+    /// [`crate::replicate::check_seeds`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn mean_over_seeds(
+        paper: Paper,
+        figure: &str,
+        metric: &str,
+        paper_value: &str,
+        check: Check,
+        seeds: &[u64],
+        values: &[f64],
+        scenario: &str,
+        quick: bool,
+    ) -> Claim {
         let mut c = Claim {
             id: String::new(),
             experiment: String::new(),
@@ -459,12 +489,12 @@ impl Claim {
             target: None,
             check,
             tolerance: check.describe(),
-            seeds: vec![seed],
-            values: vec![ours],
+            seeds: seeds.to_vec(),
+            values: values.to_vec(),
             deterministic: false,
             significance: false,
-            ours,
-            ci95: [ours, ours],
+            ours: f64::NAN,
+            ci95: [f64::NAN; 2],
             inconsistency: None,
             verdict: Verdict::NotReproduced,
             blocks: Vec::new(),
@@ -649,24 +679,101 @@ mod tests {
         assert_eq!(t95(19), 2.093);
     }
 
+    /// A concord check on `values` over `seeds`.
+    fn fig_7(check: Check, seeds: &[u64], values: &[f64]) -> Claim {
+        Claim::mean_over_seeds(
+            Paper::Cp,
+            "Fig. 7",
+            "ratio",
+            "about 3",
+            check,
+            seeds,
+            values,
+            "s.toml",
+            true,
+        )
+    }
+
+    /// [`fig_7`] built the way it was before [`Claim::mean_over_seeds`]: a placeholder value
+    /// on the first seed, then [`Claim::over_seeds`].
+    fn fig_7_from_a_placeholder(check: Check, seeds: &[u64], values: &[f64]) -> Claim {
+        Claim::new(
+            Paper::Cp,
+            "Fig. 7",
+            "ratio",
+            "about 3",
+            f64::NAN,
+            check,
+            seeds[0],
+            "s.toml",
+            true,
+        )
+        .over_seeds(seeds, values)
+    }
+
+    #[test]
+    fn a_claim_over_seeds_is_judged_on_the_mean_of_its_values() {
+        let check = Check::Between { lo: 0.5, hi: 5.5 };
+        let seeds = [11, 12, 13, 14, 15];
+        let values = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let c = fig_7(check, &seeds, &values);
+        assert_eq!(c.seeds, vec![11, 12, 13, 14, 15]);
+        assert_eq!(c.values, vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(c.ours, 3.0);
+        // Variance 10 / 4 = 2.5, t(4) = 2.776: half-width 2.776 * sqrt(2.5 / 5) = 1.962928.
+        let half = 2.776 * 0.5f64.sqrt();
+        assert_eq!(c.ci95, [3.0 - half, 3.0 + half]);
+        assert!((c.ci95[0] - 1.037072).abs() < 1e-6, "{:?}", c.ci95);
+        assert_eq!(
+            c.verdict,
+            Verdict::Reproduced,
+            "[1.0371, 4.9629] lies in 0.5..5.5"
+        );
+        assert_eq!(c.miss, 0.0);
+        assert_eq!(c.tolerance, "0.5..5.5");
+        assert_eq!(c.setting, PAPER_SETTING);
+        assert_eq!(c.kind, Kind::Check, "no quote: a concord check");
+        assert!(!c.deterministic && c.blocks.is_empty());
+        assert_eq!(c, fig_7_from_a_placeholder(check, &seeds, &values));
+    }
+
+    #[test]
+    fn a_claim_over_seeds_without_one_value_per_seed_is_refused() {
+        let check = Check::AtMost { max: 1.0 };
+        let seeds = [1, 2, 3, 4, 5];
+        let four = [0.7, 0.8, 0.7, 0.8];
+        let c = fig_7(check, &seeds, &four);
+        assert_eq!((c.seeds.len(), c.values.len()), (5, 4), "kept as given");
+        assert_eq!(c.ours, 0.75);
+        assert_eq!(c, fig_7_from_a_placeholder(check, &seeds, &four));
+        assert_eq!(
+            crate::replicate::check_seeds(&c),
+            Err("claim `Fig. 7 ratio` draws from the seed but carries 4 values on seeds [1, 2, 3, 4, 5] in a block; a stochastic claim needs one value per seed over at least 5 seeds: measure it over `Ctx::seeds`, or mark it `.deterministic()` if nothing in its scenario draws from the seed".to_string())
+        );
+        let five = [0.7, 0.8, 0.7, 0.8, 0.75];
+        assert_eq!(
+            crate::replicate::check_seeds(&fig_7(check, &seeds, &five)),
+            Ok(())
+        );
+    }
+
     fn ratio_claim(values: &[f64]) -> Claim {
         let seeds: Vec<u64> = (1..=values.len() as u64).collect();
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Cm,
             "Fig. 9",
             "ratio",
             "0.77",
-            f64::NAN,
             Check::Relative {
                 target: 0.77,
                 rel: 0.15,
             },
-            1,
+            &seeds,
+            values,
             "s.toml",
             true,
         )
         .paper("4.1", "about 0.77")
-        .over_seeds(&seeds, values)
     }
 
     #[test]

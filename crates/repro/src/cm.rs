@@ -244,19 +244,18 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
     }
     let seed = seeds[0];
     let fig9 = |figure: &str, metric: &str, paper: &str, check: Check, values: &[f64]| {
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Cm,
             figure,
             metric,
             paper,
-            f64::NAN,
             check,
-            seed,
+            &seeds,
+            values,
             WEB_FILE,
             ctx.quick,
         )
         .paper("4.1 Web Performance", FIG9_QUOTE)
-        .over_seeds(&seeds, values)
     };
     let reno = "Fig. 9: 4 NewReno connections, 1 Mbps, 120 ms RTT";
     let cm = "Fig. 9: 4 TCP/CM connections, 1 Mbps, 120 ms RTT";
@@ -511,22 +510,20 @@ fn audio(ctx: &Ctx) -> Result<Outcome, ReproError> {
             bars.to_svg(),
         ));
     }
-    let seed = seeds[0];
     let fig10 = |figure: &str, metric: &str, paper: &str, check: Check, values: &[f64]| {
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Cm,
             figure,
             metric,
             paper,
-            f64::NAN,
             check,
-            seed,
+            &seeds,
+            values,
             AUDIO_FILE,
             ctx.quick,
         )
         .paper("4.2 Layered Audio Performance", FIG10_QUOTE)
         .deviation(FIG10_QUEUE)
-        .over_seeds(&seeds, values)
     };
     let setting = "Fig. 10: audio + TCP/CM against NewReno, 0.5 Mbps, 120 ms RTT";
     const RATIO: &str = "(audio + TCP/CM goodput) / NewReno goodput";
@@ -705,19 +702,18 @@ fn fig3_outcome(
             .map(|s| friendliness_exponent(&s[k]))
             .collect();
         out.claims.push(
-            as_row(Claim::new(
+            as_row(Claim::mean_over_seeds(
                 Paper::Cm,
                 &format!("Fig. 3: {label}, {what}"),
                 "exponent b of n_r = a (n_r/n_d)^b (0.5: lambda = K/sqrt(p); 1: lambda = K/p)",
                 "n_r^2 linear in n_r/n_d: b = 0.5",
-                f64::NAN,
                 Check::Between { lo: 0.35, hi: 0.65 },
-                seeds[0],
+                seeds,
+                &exponents,
                 file,
                 ctx.quick,
             ))
-            .target(0.5)
-            .over_seeds(seeds, &exponents),
+            .target(0.5),
         );
         let pooled: Vec<(f64, f64)> = per_seed.iter().flat_map(|s| s[k].clone()).collect();
         let sq: Vec<(f64, f64)> = pooled.iter().map(|(x, y)| (*x, y * y)).collect();
@@ -740,19 +736,18 @@ fn fig3_outcome(
         .map(|s| squared_slope(&s[1]) / squared_slope(&s[0]))
         .collect();
     out.claims.push(
-        as_row(Claim::new(
+        as_row(Claim::mean_over_seeds(
             Paper::Cm,
             &format!("Fig. 3: slopes of the fits, TCP/CM against NewReno, {what}"),
             "slope of TCP/CM's line / slope of NewReno's",
             "similar slopes (same packet size and RTT)",
-            f64::NAN,
             Check::Between { lo: 0.7, hi: 1.3 },
-            seeds[0],
+            seeds,
+            &ratios,
             file,
             ctx.quick,
         ))
-        .target(1.0)
-        .over_seeds(seeds, &ratios),
+        .target(1.0),
     );
     out.figures
         .push(Figure::new(id, &plot.title, plot.to_svg()));
@@ -814,14 +809,14 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
             .map(|s| s[1].get(i).map_or(f64::NAN, |p| p.1) / s[0].get(i).map_or(f64::NAN, |p| p.1))
             .collect();
         out.claims.push(
-            Claim::new(
+            Claim::mean_over_seeds(
                 Paper::Cm,
                 &format!("Fig. 2: TCP/CM against NewReno, {mbps} Mbps RED bottleneck, 120 ms RTT"),
                 "packets delivered by TCP/CM / by NewReno, each alone",
                 "close to 1 (TCP/CM closely emulates NewReno)",
-                f64::NAN,
                 Check::Between { lo: 0.8, hi: 1.25 },
-                seeds[0],
+                &seeds,
+                &ratios,
                 FRIENDLY_BW_FILE,
                 ctx.quick,
             )
@@ -830,8 +825,7 @@ fn friendliness(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 "This figure shows sequence traces of the two TCPs over a large range of bottleneck capacities. It is clear from these results that TCP/CM closely emulates a vanilla TCP.",
             )
             .target(1.0)
-            .deviation("each protocol alone on a RED bottleneck scaled to one BDP (the paper's runs had random Web-like background traffic)")
-            .over_seeds(&seeds, &ratios),
+            .deviation("each protocol alone on a RED bottleneck scaled to one BDP (the paper's runs had random Web-like background traffic)"),
         );
     }
     fig3_outcome(
@@ -1111,20 +1105,19 @@ fn feedback(ctx: &Ctx) -> Result<Outcome, ReproError> {
         .collect();
     let mut out = Outcome::default();
     let fig4 = |figure: &str, metric: &str, paper: &str, check: Check, values: &[f64]| {
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Cm,
             figure,
             metric,
             paper,
-            f64::NAN,
             check,
-            seeds[0],
+            &seeds,
+            values,
             BULK_FILE,
             ctx.quick,
         )
         .paper("2.2.1 Feedback frequency", FIG4_QUOTE)
         .deviation(FIG4_DEVIATION)
-        .over_seeds(&seeds, values)
     };
     out.claims.push(fig4(
         "Fig. 4: loss probability against feedback frequency",
@@ -1235,14 +1228,14 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
     }
     let mut out = Outcome::default();
     out.claims.push(
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Cm,
             "Fig. 6: aging half-life, 1 probe per RTT, 30% probe and response loss",
             "packets lost, aging on min RTT / on mean RTT, per seed",
             "below 1: the minimum RTT is significantly better",
-            f64::NAN,
             Check::AtMost { max: 1.0 },
-            seeds[0],
+            &seeds,
+            &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[1]),
             BULK_FILE,
             ctx.quick,
         )
@@ -1251,27 +1244,20 @@ fn aging(ctx: &Ctx) -> Result<Outcome, ReproError> {
             "Figure 6: Sequence traces showing that exponential aging based on mean round-trip time is significantly inferior to using the minimum.",
         )
         .deviation("30% probe and response loss injected so that aging acts (the paper states no loss level)")
-        .significance()
-        .over_seeds(&seeds, &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[1])),
+        .significance(),
     );
     // The paper states no experiment here: a concord check of the design.
-    out.claims.push(
-        Claim::new(
-            Paper::Cm,
-            "Section 2.2.3: aging against open-loop sending, 30% probe and response loss",
-            "packets lost, aging on min RTT / no aging, per seed",
-            "below 1: sending open-loop at the old rate loses more",
-            f64::NAN,
-            Check::AtMost { max: 0.5 },
-            seeds[0],
-            BULK_FILE,
-            ctx.quick,
-        )
-        .over_seeds(
-            &seeds,
-            &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[2]),
-        ),
-    );
+    out.claims.push(Claim::mean_over_seeds(
+        Paper::Cm,
+        "Section 2.2.3: aging against open-loop sending, 30% probe and response loss",
+        "packets lost, aging on min RTT / no aging, per seed",
+        "below 1: sending open-loop at the old rate loses more",
+        Check::AtMost { max: 0.5 },
+        &seeds,
+        &per_seed_ratio(&lost_per_seed[0], &lost_per_seed[2]),
+        BULK_FILE,
+        ctx.quick,
+    ));
     let bars = Bars {
         title: "Fig. 6: packets lost with 1 probe per RTT".into(),
         y_label: "packets lost".into(),
@@ -1393,21 +1379,18 @@ fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
             sim.cm().responses_lost
         ));
     }
-    out.claims.push(
-        Claim::new(
-            Paper::Cm,
-            "Section 2.2.2: probe protocol, 30% of probes and responses lost",
-            "|estimated / true loss rate - 1|",
-            "robust to lost probes and responses (within 10%)",
-            f64::NAN,
-            Check::AtMost { max: 0.1 },
-            ctx.seed(1),
-            PROBES_FILE,
-            ctx.quick,
-        )
-        // "Within 10%" is concord's number: a check of the design, not a paper result.
-        .over_seeds(&seeds(ctx), &errors),
-    );
+    // "Within 10%" is concord's number: a check of the design, not a paper result.
+    out.claims.push(Claim::mean_over_seeds(
+        Paper::Cm,
+        "Section 2.2.2: probe protocol, 30% of probes and responses lost",
+        "|estimated / true loss rate - 1|",
+        "robust to lost probes and responses (within 10%)",
+        Check::AtMost { max: 0.1 },
+        &seeds(ctx),
+        &errors,
+        PROBES_FILE,
+        ctx.quick,
+    ));
     out.raw.push(("cm-probes.csv".into(), rows.join("\n")));
     Ok(out)
 }

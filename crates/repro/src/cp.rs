@@ -159,51 +159,49 @@ fn tfrc_alone(ctx: &Ctx) -> Result<Outcome, ReproError> {
         }
     }
     out.raw.push(("cp-tfrc-alone.csv".into(), csv));
-    out.claims.push(
-        Claim::new(
-            Paper::Cp,
+    let tfrc_newreno = "TFRC alone: TFRC vs NewReno (Table I setting)";
+    let tfrc_newreno_file = "scenarios/cp/tfrc-newreno.toml";
+    for (figure, metric, paper_value, check, values, file) in [
+        (
             "TFRC alone (Table I setting)",
             "goodput / bottleneck, 90-180 s",
             "fills most of the bottleneck (payload is 96% of each packet)",
-            f64::NAN,
             Check::AtLeast { min: 0.85 },
-            seeds[0],
+            &fill,
             "scenarios/cp/tfrc-alone.toml",
-            ctx.quick,
-        )
-        .over_seeds(&seeds, &fill),
-    );
-    out.claims.push(
-        Claim::new(
-            Paper::Cp,
-            "TFRC alone: TFRC vs NewReno (Table I setting)",
+        ),
+        (
+            tfrc_newreno,
             "TFRC / NewReno goodput, 90-180 s",
             "TCP-friendly: within a factor 1.5 either way",
-            f64::NAN,
             Check::Between {
                 lo: 1.0 / 1.5,
                 hi: 1.5,
             },
-            seeds[0],
-            "scenarios/cp/tfrc-newreno.toml",
-            ctx.quick,
-        )
-        .over_seeds(&seeds, &ratios),
-    );
-    out.claims.push(
-        Claim::new(
-            Paper::Cp,
-            "TFRC alone: TFRC vs NewReno (Table I setting)",
+            &ratios,
+            tfrc_newreno_file,
+        ),
+        (
+            tfrc_newreno,
             "C.O.V. of 1 s goodput, TFRC / NewReno, 90-180 s",
             "TFRC smoother than TCP (< 1)",
-            f64::NAN,
             Check::AtMost { max: 1.0 },
-            seeds[0],
-            "scenarios/cp/tfrc-newreno.toml",
+            &covs,
+            tfrc_newreno_file,
+        ),
+    ] {
+        out.claims.push(Claim::mean_over_seeds(
+            Paper::Cp,
+            figure,
+            metric,
+            paper_value,
+            check,
+            &seeds,
+            values,
+            file,
             ctx.quick,
-        )
-        .over_seeds(&seeds, &covs),
-    );
+        ));
+    }
     Ok(out)
 }
 
@@ -326,7 +324,6 @@ fn single_flowshare(ctx: &Ctx) -> Result<Outcome, ReproError> {
     // Each seed gives the lowest and the highest ratio over the grid; the claims are their
     // means over the seeds with 95% intervals.
     let seeds = ctx.seeds();
-    let seed = seeds[0];
     let mut runs = Runs::default();
     let mut out = Outcome::default();
     let mut csv = String::from("figure,n_cp,n_tfrc,seed,aggregate_bps,tfrc_flow_bps,ratio\n");
@@ -360,16 +357,16 @@ fn single_flowshare(ctx: &Ctx) -> Result<Outcome, ReproError> {
         };
         for (which, v) in [("lowest", &lo), ("highest", &hi)] {
             out.claims.push(
-                Claim::new(
+                Claim::mean_over_seeds(
                     Paper::Cp,
                     fig,
                     &format!(
                         "normalised throughput ratio, single flowshare, {which} over {label} {grid:?}"
                     ),
                     "about 1 (CP-TFRC takes one TFRC flowshare)",
-                    f64::NAN,
                     FAIR,
-                    seed,
+                    &seeds,
+                    v,
                     FLOWSHARES_FILE,
                     ctx.quick,
                 )
@@ -377,8 +374,7 @@ fn single_flowshare(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     "Single flowshares",
                     &format!("Compare aggregate CP-TFRC traffic using a single flowshare with competing TFRC flows. {caption}"),
                 )
-                .target(1.0)
-                .over_seeds(&seeds, v),
+                .target(1.0),
             );
         }
         figs.push((fig, label, points));
@@ -408,7 +404,6 @@ fn multiple_flowshares(ctx: &Ctx) -> Result<Outcome, ReproError> {
         &[2, 3, 4, 5, 6, 7, 8, 9, 10]
     };
     let seeds = ctx.seeds();
-    let seed = seeds[0];
     let n_tfrc = 8;
     let mut runs = Runs::default();
     let mut out = Outcome::default();
@@ -437,32 +432,31 @@ fn multiple_flowshares(ctx: &Ctx) -> Result<Outcome, ReproError> {
         series.push((mode, points));
     }
     let last = grid.last().copied().unwrap_or(0);
-    out.claims.push(Claim::new(
+    out.claims.push(Claim::mean_over_seeds(
         Paper::Cp,
         "Fig. 7",
         &format!("normalised throughput ratio, naive m flowshares, at m = {last}, against {n_tfrc} TFRC flows"),
         "the naive approach does not get m flowshares: the ratio leaves 0.8..1.25 (here below: the aggregate takes more)",
-        f64::NAN,
         Check::AtMost { max: 0.8 },
-        seed,
+        &seeds,
+        &naive_last,
         FLOWSHARES_FILE,
         ctx.quick,
     )
     .paper(
         "Multiple flowshares",
         "Fig. 7. Throughput for multiple flowshares (naive approach).",
-    )
-    .over_seeds(&seeds, &naive_last));
+    ));
     for (which, v) in [("lowest", &bfld.0), ("highest", &bfld.1)] {
         out.claims.push(
-            Claim::new(
+            Claim::mean_over_seeds(
                 Paper::Cp,
                 "Fig. 10",
                 &format!("normalised throughput ratio, BFLD m flowshares, {which} over m = {grid:?}, against {n_tfrc} TFRC flows"),
                 "about 1 (BFLD gets m flowshares)",
-                f64::NAN,
                 FAIR,
-                seed,
+                &seeds,
+                v,
                 FLOWSHARES_FILE,
                 ctx.quick,
             )
@@ -470,8 +464,7 @@ fn multiple_flowshares(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 "Multiple flowshares",
                 &format!("Fig. 10. Throughput for multiple flowshares using BFLD. {CONCLUSION}"),
             )
-            .target(1.0)
-            .over_seeds(&seeds, v),
+            .target(1.0),
         );
     }
     let p = ratio_plot(
@@ -577,14 +570,14 @@ fn conditions(ctx: &Ctx) -> Result<Outcome, ReproError> {
             cov.push((x, mean(&cs)));
             let first_fig = figs.split('-').next().unwrap_or(figs);
             out.claims.push(
-                Claim::new(
+                Claim::mean_over_seeds(
                     Paper::Cp,
                     &format!("Fig. {first_fig}"),
                     &format!("normalised throughput ratio, BFLD m = 4 vs 4 TFRC, {x_label} = {v}"),
                     "about 1 (BFLD keeps the aggregate at its m flowshares)",
-                    f64::NAN,
                     FAIR,
-                    seeds[0],
+                    &seeds,
+                    &rs,
                     FLOWSHARES_FILE,
                     ctx.quick,
                 )
@@ -598,8 +591,7 @@ fn conditions(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     }),
                 )
                 .target(1.0)
-                .deviation("simulated on the Table I dumbbell instead of the slides' experimental network (Fig. 11)")
-                .over_seeds(&seeds, &rs),
+                .deviation("simulated on the Table I dumbbell instead of the slides' experimental network (Fig. 11)"),
             );
         }
         let p = ratio_plot(

@@ -589,18 +589,21 @@ fn parking_lot(ctx: &Ctx) -> Result<Outcome, ReproError> {
         })
         .collect();
     out.claims.push(
-        claim(
+        Claim::mean_over_seeds(
+            Paper::Eca,
             &format!("Fig. 5b ({grid_name})"),
             "slope of ECN/RED's utilisation against log10(bandwidth x delay), per decade",
             "the utilization falls off as the bandwidth*delay product increases",
-            f64::NAN,
             Check::AtMost { max: 0.0 },
+            &seeds,
+            &slopes,
+            files,
+            quick,
         )
         .paper(
             "IV.B.1 (Fig. 5b)",
             "In the figure, the shares obtained by each flow within a set show less random variation, but the utilization falls off as the bandwidth*delay product increases.",
-        )
-        .over_seeds(&seeds, &slopes),
+        ),
     );
     // Fig. 6 at the nine corner points: TCP and ECA from the same runs (seed-independent), ECN
     // at every seed.
@@ -628,15 +631,18 @@ fn parking_lot(ctx: &Ctx) -> Result<Outcome, ReproError> {
     }
     let nine = eca9.len() as f64;
     let fig6 = |metric: &str, paper: &str, values: &[f64]| {
-        claim(
+        Claim::mean_over_seeds(
+            Paper::Eca,
             "Fig. 6 ({1,10,100} Mbit/s x {1,10,100} ms)",
             metric,
             paper,
-            f64::NAN,
             Check::AtLeast { min: nine },
+            &seeds,
+            values,
+            files,
+            quick,
         )
         .paper(FIG6_SECTION, FIG6_QUOTE)
-        .over_seeds(&seeds, values)
     };
     out.claims.push(fig6(
         "points where CoV of 100 ms rates is ECA < ECN/RED < TCP",
@@ -667,15 +673,18 @@ fn parking_lot(ctx: &Ctx) -> Result<Outcome, ReproError> {
         .map(|e| fixed + worst_at_low_high(&e.iter().collect::<Vec<_>>()))
         .collect();
     out.claims.push(
-        claim(
+        Claim::mean_over_seeds(
+            Paper::Eca,
             "Fig. 6 ({1,10,100} Mbit/s x {1,10,100} ms)",
             "schemes (of 3) whose largest CoV of the nine points is at 1 Mbit/s, 100 ms",
             "variation most pronounced for low capacity, high latency, in all three cases",
-            f64::NAN,
             Check::AtLeast { min: 3.0 },
+            &seeds,
+            &low_high,
+            files,
+            quick,
         )
-        .paper(FIG6_SECTION, FIG6_QUOTE)
-        .over_seeds(&seeds, &low_high),
+        .paper(FIG6_SECTION, FIG6_QUOTE),
     );
     // Raw table and figures.
     let mut csv = String::from(
@@ -836,17 +845,17 @@ fn delay(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 peaks.push(peak_queue_packets(&m.delays.1, m.point.mbps));
             }
             out.claims.push(
-                Claim::new(
+                Claim::mean_over_seeds(
                     Paper::Eca,
                     "Fig. 7b (10 Mbit/s, 10 ms, 500-packet queues, min_th 50, max_th 150)",
                     "queue at the peak of ECN/RED's vertical queueing-delay distribution, 5 ms bins (packets)",
                     "a peak around the min_th threshold (50 packets)",
-                    f64::NAN,
                     Check::Relative {
                         target: 50.0,
                         rel: 0.5,
                     },
-                    ctx.seed(1),
+                    &seeds,
+                    &peaks,
                     files,
                     ctx.quick,
                 )
@@ -854,8 +863,7 @@ fn delay(ctx: &Ctx) -> Result<Outcome, ReproError> {
                     "IV.B.3 Packet delay (Fig. 7)",
                     "The ECN parameters cause packets to start getting marked when the queue length reaches the minimum threshold (50 packets in this case), and to be marked with increasing probability until the max threshold is reached (150 in this case). The resulting distribution has a peak around the minth threshold.",
                 )
-                .target(50.0)
-                .over_seeds(&seeds, &peaks),
+                .target(50.0),
             );
         }
         let median_ms = eca.delays.1.quantile(0.5).as_secs_f64() * 1e3;
@@ -1134,17 +1142,17 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
     const NO_SYN: &str =
         "no SYN exchange in the simulator (the paper's timeout outliers come from lost SYNs)";
     out.claims.push(
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Eca,
             "Fig. 8 (10 Mbit/s, 10 ms, web at 30% beside the long-lived flows)",
             "median response time of 1-20-segment requests, TCP / ECA",
             "5 (abstract: improved by a factor of 5)",
-            f64::NAN,
             Check::Relative {
                 target: 5.0,
                 rel: 0.5,
             },
-            seeds[0],
+            &seeds,
+            &median_ratio,
             "scenarios/eca/parking-lot-{tcp,ecn,eca}.toml + web requests",
             ctx.quick,
         )
@@ -1153,18 +1161,17 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
             "Experiments show that ... response times for short HTTP requests can be improved by a factor of 5.",
         )
         .target(5.0)
-        .deviation(NO_SYN)
-        .over_seeds(&seeds, &median_ratio),
+        .deviation(NO_SYN),
     );
     out.claims.push(
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Eca,
             "Fig. 8 (10 Mbit/s, 10 ms, web at 30% beside the long-lived flows)",
             "share of completed requests delayed by a retransmission timeout, ECA / TCP",
             "many fewer outliers due to retransmit timeouts under ECA (fewer: at most 1)",
-            f64::NAN,
             Check::AtMost { max: 1.0 },
-            seeds[0],
+            &seeds,
+            &outlier_ratio,
             "scenarios/eca/parking-lot-{tcp,ecn,eca}.toml + web requests",
             ctx.quick,
         )
@@ -1172,8 +1179,7 @@ fn web(ctx: &Ctx) -> Result<Outcome, ReproError> {
             "IV.B.4 HTTP response times (Fig. 8)",
             "The first observation is that there are many fewer outliers due to retransmit timeouts.",
         )
-        .deviation(NO_SYN)
-        .over_seeds(&seeds, &outlier_ratio),
+        .deviation(NO_SYN),
     );
     Ok(out)
 }
@@ -1321,37 +1327,35 @@ fn web_syn(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let check = Check::Between { lo: 0.55, hi: 0.85 };
     let scenario = "scenarios/eca/parking-lot-{tcp,ecn}.toml + web requests with handshake";
     out.claims.push(
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Eca,
             FIG9_FIGURE,
             "mean response time of 1-20-segment requests, ECN/RED with ECT on SYNs / ECN/RED with SYNs not ECT",
             "about 30% shorter (ratio about 0.7)",
-            f64::NAN,
             check,
-            seeds[0],
+            &seeds,
+            &over_plain,
             scenario,
             ctx.quick,
         )
         .paper(FIG9_SECTION, FIG9_QUOTE)
-        .target(0.7)
-        .over_seeds(&seeds, &over_plain),
+        .target(0.7),
     );
     out.claims.push(
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Eca,
             FIG9_FIGURE,
             "mean response time of 1-20-segment requests, ECN/RED with ECT on SYNs / TCP over drop-tail",
             "about 30% shorter (ratio about 0.7)",
-            f64::NAN,
             check,
-            seeds[0],
+            &seeds,
+            &over_tcp,
             scenario,
             ctx.quick,
         )
         .paper(FIG9_SECTION, FIG9_QUOTE)
         .target(0.7)
-        .deviation("reading: the 30% taken against TCP over drop-tail (Fig. 8a), which the sentence names, rather than against ECN/RED with SYNs not ECT (Fig. 8b)")
-        .over_seeds(&seeds, &over_tcp),
+        .deviation("reading: the 30% taken against TCP over drop-tail (Fig. 8a), which the sentence names, rather than against ECN/RED with SYNs not ECT (Fig. 8b)"),
     );
     Ok(out)
 }

@@ -301,22 +301,20 @@ fn testbed(ctx: &Ctx) -> Result<Outcome, ReproError> {
         let e: f64 = rows.iter().map(|(_, e, _)| f(e)).sum();
         g / e.max(1e-12)
     };
-    let seed = seeds[0];
     let files = "scenarios/gcca/testbed-{1,2,3}-{e2e,gcca}.toml";
     let claim = |figure: &str, metric: &str, paper: &str, check: Check, values: Vec<f64>| {
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Gcca,
             figure,
             metric,
             paper,
-            f64::NAN,
             check,
-            seed,
+            &seeds,
+            &values,
             files,
             ctx.quick,
         )
         .deviation(GROUPS)
-        .over_seeds(&seeds, &values)
     };
     out.claims.push(
         claim(
@@ -678,18 +676,17 @@ fn unresponsive(ctx: &Ctx) -> Result<Outcome, ReproError> {
     let red_file = "scenarios/gcca/unresponsive-red.toml";
     let gcca_file = "scenarios/gcca/unresponsive-gcca.toml";
     let claim = |figure: &str, metric: &str, paper: &str, check: Check, file: &str, v: &[f64]| {
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Gcca,
             figure,
             metric,
             paper,
-            f64::NAN,
             check,
-            seeds[0],
+            &seeds,
+            v,
             file,
             quick,
         )
-        .over_seeds(&seeds, v)
     };
     out.claims.push(claim(
         "TCP + UDP at 15 Mbit/s, 10 Mbit/s bottleneck, plain RED",
@@ -785,18 +782,17 @@ fn multihop(ctx: &Ctx) -> Result<Outcome, ReproError> {
     };
     let mut out = Outcome::default();
     let claim = |metric: &str, paper: &str, check: Check, v: &[f64]| {
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Gcca,
             "4 GCCA routers in a line, bottleneck at the last hop, TCP + UDP at 120%",
             metric,
             paper,
-            f64::NAN,
             check,
-            seeds[0],
+            &seeds,
+            v,
             file,
             ctx.quick,
         )
-        .over_seeds(&seeds, v)
     };
     out.claims.push(claim(
         "CONGESTION messages received by the source hosts",

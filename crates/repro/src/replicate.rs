@@ -111,18 +111,17 @@ mod tests {
             .iter()
             .map(|d| mean + d)
             .collect();
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Cm,
             "Fig. 9",
             metric,
             "0.77",
-            f64::NAN,
             Check::Between { lo: 0.7, hi: 0.8 },
-            1,
+            &seeds,
+            &values,
             "s.toml",
             true,
         )
-        .over_seeds(&seeds, &values)
     }
 
     /// Inside the band on seeds 1..5, on its edge on the replicate block, inside pooled.

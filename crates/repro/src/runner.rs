@@ -650,18 +650,17 @@ mod tests {
             .iter()
             .map(|d| mean + d)
             .collect();
-        let claim = Claim::new(
+        let claim = Claim::mean_over_seeds(
             Paper::Cm,
             "Fig. 9",
             "edge",
             "0.77",
-            f64::NAN,
             crate::claim::Check::Between { lo: 0.7, hi: 0.8 },
-            1,
+            &seeds,
+            &values,
             "s.toml",
             true,
-        )
-        .over_seeds(&seeds, &values);
+        );
         report_progress(1.5, 1.5, true);
         report_progress(
             0.25 + ctx.seed_base as f64,

@@ -241,18 +241,17 @@ mod tests {
     fn run(base: u64, own: [f64; 5], rep: [f64; 5]) -> Claim {
         let make = |first: u64, v: [f64; 5]| {
             let seeds: Vec<u64> = (first..first + 5).collect();
-            Claim::new(
+            Claim::mean_over_seeds(
                 Paper::Cm,
                 "Fig. 4",
                 "loss ratio",
                 "about 1",
-                f64::NAN,
                 Check::Between { lo: 0.8, hi: 1.2 },
-                first,
+                &seeds,
+                &v,
                 "s.toml",
                 true,
             )
-            .over_seeds(&seeds, &v)
         };
         make(base + 1, own).pooled_with(&make(base + 1001, rep))
     }

@@ -140,23 +140,22 @@ fn report() -> Report {
     let mut r = Report::new(true, &exps, &outcomes);
     r.seed_base = 7;
     let paper = |values: &[f64]| {
-        Claim::new(
+        Claim::mean_over_seeds(
             Paper::Mccp,
             "Fig. 3",
             "goodput (Mbit/s)",
             "30.3",
-            f64::NAN,
             Check::Relative {
                 target: 30.3,
                 rel: 0.35,
             },
-            8,
+            &[8, 9, 10, 11, 12],
+            values,
             "scenarios/mccp/slow-start-loss.toml",
             true,
         )
         .paper("Simulation results", "The throughputs ... are 30.3 Mb s^-1")
         .target(30.3)
-        .over_seeds(&[8, 9, 10, 11, 12], values)
     };
     for (i, c) in [
         paper(&[30.0; 5]),
