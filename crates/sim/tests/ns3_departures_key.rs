@@ -41,12 +41,18 @@ fn the_defaults_name_departures_and_a_flow_may_clear_them() {
         Ns3Departures {
             recover: true,
             loss_exit: true,
-            ecn_once: false
+            ecn_once: false,
+            limited_transmit: false
         }
     );
     assert_eq!(departures(&s, 1), Ns3Departures::default());
     let s = parse(&format!(
         "[defaults.tcp]\nns3_departures = [\"recover\", \"loss-exit\", \"ecn-once\"]\n{FLOWS}"
+    ))
+    .expect("valid");
+    assert_eq!(departures(&s, 0), Ns3Departures::corrected_by_validate());
+    let s = parse(&format!(
+        "[defaults.tcp]\nns3_departures = [\"recover\", \"loss-exit\", \"ecn-once\", \"limited-transmit\"]\n{FLOWS}"
     ))
     .expect("valid");
     assert_eq!(departures(&s, 0), Ns3Departures::all());

@@ -236,7 +236,10 @@ mod tests {
         for f in &sc.flows {
             match &f.kind {
                 concord_sim::scenario::FlowKind::Tcp { tcp, .. } => {
-                    assert_eq!(tcp.ns3_departures, concord_cc::tcp::Ns3Departures::all())
+                    assert_eq!(
+                        tcp.ns3_departures,
+                        concord_cc::tcp::Ns3Departures::corrected_by_validate()
+                    )
                 }
                 other => panic!("not TCP: {other:?}"),
             }

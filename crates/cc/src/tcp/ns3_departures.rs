@@ -1,6 +1,6 @@
-//! Three rules of ns-3 3.44's `TcpSocketBase` (`src/internet/model/tcp-socket-base.cc`) that
+//! Rules of ns-3 3.44's TCP (`src/internet/model/tcp-socket-base.cc`, `tcp-tx-buffer.cc`) that
 //! depart from the RFCs, each a switch of the sender, all off by default. With them on, concord's
-//! sender behaves as ns-3's does at those three points, so that a comparison with ns-3 as
+//! sender behaves as ns-3's does at those points, so that a comparison with ns-3 as
 //! shipped compares like with like; concord's own behaviour (the default) follows the RFCs.
 //!
 //! - [`Departure::Recover`], in `TcpSocketBase::DupAck`: the third duplicate ACK starts fast
@@ -22,6 +22,14 @@
 //!   ACK of data sent before the last window reduction; ssthresh = max(FlightSize / 2,
 //!   2 SMSS) and cwnd = ssthresh (TcpClassicRecovery::EnterRecovery), even when that raises
 //!   the window. RFC 3168 section 6.1.2 reduces the window at most once per window of data.
+//! - [`Departure::LimitedTransmit`], in `TcpSocketBase::DupAck` and `TcpTxBuffer::AddRenoSack`:
+//!   without SACK, limited transmit opens the window by the segments a duplicate ACK marks as
+//!   delivered in ns-3's Reno SACK emulation, which never marks the segment at snd.una ("We can
+//!   _never_ SACK the head"): with one segment outstanding a duplicate ACK sends nothing. RFC
+//!   3042 section 2 sends a new segment on each of the first two duplicate ACKs. Not one of the
+//!   three departures `validate.cc` corrects; found while measuring them (a lone segment's
+//!   duplicate ACK after a timeout lets concord send a second segment, which the receiver
+//!   acknowledges at once, where ns-3 waits for its delayed ACK).
 
 use std::fmt;
 
@@ -35,11 +43,19 @@ pub enum Departure {
     LossExit,
     /// An ECN-Echo answered whatever the congestion state but CWR (`TcpSocketBase::ReceivedAck`).
     EcnOnce,
+    /// Limited transmit only for the segments the Reno SACK emulation marks delivered, never
+    /// the one at snd.una (`TcpTxBuffer::AddRenoSack`).
+    LimitedTransmit,
 }
 
 impl Departure {
     /// Every departure, in the order of their names.
-    pub const ALL: [Departure; 3] = [Departure::Recover, Departure::LossExit, Departure::EcnOnce];
+    pub const ALL: [Departure; 4] = [
+        Departure::Recover,
+        Departure::LossExit,
+        Departure::EcnOnce,
+        Departure::LimitedTransmit,
+    ];
 
     /// The name used in scenario files (`tcp.ns3_departures`).
     pub fn name(self) -> &'static str {
@@ -47,6 +63,7 @@ impl Departure {
             Departure::Recover => "recover",
             Departure::LossExit => "loss-exit",
             Departure::EcnOnce => "ecn-once",
+            Departure::LimitedTransmit => "limited-transmit",
         }
     }
 
@@ -71,15 +88,27 @@ pub struct Ns3Departures {
     pub loss_exit: bool,
     /// [`Departure::EcnOnce`].
     pub ecn_once: bool,
+    /// [`Departure::LimitedTransmit`].
+    pub limited_transmit: bool,
 }
 
 impl Ns3Departures {
-    /// All three.
-    pub fn all() -> Ns3Departures {
+    /// The three departures `validate.cc` corrects: [`Departure::Recover`],
+    /// [`Departure::LossExit`], [`Departure::EcnOnce`].
+    pub fn corrected_by_validate() -> Ns3Departures {
         Ns3Departures {
             recover: true,
             loss_exit: true,
             ecn_once: true,
+            limited_transmit: false,
+        }
+    }
+
+    /// All four.
+    pub fn all() -> Ns3Departures {
+        Ns3Departures {
+            limited_transmit: true,
+            ..Ns3Departures::corrected_by_validate()
         }
     }
 
@@ -89,6 +118,7 @@ impl Ns3Departures {
             Departure::Recover => self.recover = true,
             Departure::LossExit => self.loss_exit = true,
             Departure::EcnOnce => self.ecn_once = true,
+            Departure::LimitedTransmit => self.limited_transmit = true,
         }
         self
     }
@@ -101,6 +131,7 @@ impl Ns3Departures {
                 Departure::Recover => self.recover,
                 Departure::LossExit => self.loss_exit,
                 Departure::EcnOnce => self.ecn_once,
+                Departure::LimitedTransmit => self.limited_transmit,
             })
             .collect()
     }
@@ -116,6 +147,20 @@ impl Ns3Departures {
             None => true,
             Some(r) if self.recover => snd_una >= r,
             Some(r) => snd_una > r,
+        }
+    }
+
+    /// Limited transmit's allowance above cwnd after `dupacks` duplicate ACKs (fewer than the
+    /// threshold), `dup_acked` bytes of which the Reno SACK emulation counts delivered above
+    /// snd.una. RFC 3042 section 2: one SMSS per duplicate ACK, up to two. ns-3
+    /// (`TcpTxBuffer::AddRenoSack`, `BytesInFlight`): the bytes marked delivered, which never
+    /// include the segment at snd.una, up to two segments.
+    pub fn limited_transmit_allowance(&self, dupacks: u32, dup_acked: u64, mss: u64) -> u64 {
+        let rfc = mss * u64::from(dupacks.min(2));
+        if self.limited_transmit {
+            dup_acked.min(rfc)
+        } else {
+            rfc
         }
     }
 
@@ -150,6 +195,23 @@ mod tests {
             vec![Departure::Recover, Departure::EcnOnce]
         );
         assert_eq!(Ns3Departures::all().enabled(), Departure::ALL.to_vec());
+        assert_eq!(
+            Ns3Departures::corrected_by_validate().enabled(),
+            Departure::ALL[..3].to_vec()
+        );
+    }
+
+    #[test]
+    fn limited_transmit_sends_on_a_lone_segments_duplicate_ack_only_without_the_departure() {
+        let rfc = Ns3Departures::default();
+        let ns3 = Ns3Departures::default().with(Departure::LimitedTransmit);
+        // One segment out: the duplicate ACK marks nothing delivered in ns-3.
+        assert_eq!(rfc.limited_transmit_allowance(1, 0, 1_000), 1_000);
+        assert_eq!(ns3.limited_transmit_allowance(1, 0, 1_000), 0);
+        // Several out: each duplicate ACK marks one segment, up to two.
+        assert_eq!(ns3.limited_transmit_allowance(2, 2_000, 1_000), 2_000);
+        assert_eq!(ns3.limited_transmit_allowance(2, 1_000, 1_000), 1_000);
+        assert_eq!(rfc.limited_transmit_allowance(2, 1_000, 1_000), 2_000);
     }
 
     #[test]

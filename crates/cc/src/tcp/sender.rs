@@ -991,7 +991,15 @@ impl TcpSender {
             && self.dupacks > 0
             && self.dupacks < self.config.dupack_threshold
             && self.snd_nxt == self.snd_max;
-        if applies {
+        if applies && self.scoreboard.is_none() {
+            // Without SACK: ns-3's Reno SACK emulation, with the departure (`dup_acked` is the
+            // same count).
+            self.config.ns3_departures.limited_transmit_allowance(
+                self.dupacks,
+                self.dup_acked,
+                self.mss(),
+            )
+        } else if applies {
             self.mss() * u64::from(self.dupacks.min(2))
         } else {
             0
@@ -2254,6 +2262,45 @@ mod tests {
         let out = s.on_ack(ms(1100), 1000, true);
         assert!(out.ecn_reduction);
         assert_eq!((s.cwnd(), s.ssthresh()), (2 * MSS, 2 * MSS));
+    }
+
+    #[test]
+    fn with_ns3_limited_transmit_a_lone_segments_duplicate_ack_sends_nothing() {
+        // One segment out, the loss window after a timeout and its ACK: a duplicate ACK (the
+        // resend arriving at a receiver that held it).
+        let run = |s: &mut TcpSender| {
+            assert_eq!(drain(s, ms(0)).len(), 1);
+            s.on_ack(ms(50), 0, false);
+            seqs(&drain(s, ms(50)))
+        };
+        let c = TcpConfig {
+            initial_cwnd: 1,
+            limited_transmit: true,
+            ..config()
+        };
+        // RFC 3042: a new segment on the first duplicate ACK.
+        assert_eq!(run(&mut sender(c.clone())), vec![1000]);
+        // ns-3: the Reno SACK emulation never marks the head, so nothing is sent.
+        let mut s = ns3(Departure::LimitedTransmit, c);
+        assert_eq!(run(&mut s), Vec::<u64>::new());
+        assert_eq!((s.dupacks(), s.cwnd()), (1, MSS));
+    }
+
+    #[test]
+    fn with_sack_the_limited_transmit_departure_leaves_limited_transmit_as_it_is() {
+        // ns-3's departure is in its Reno SACK emulation; with SACK the scoreboard counts the
+        // segment the duplicate ACK reports, in both simulators: one new segment.
+        let c = TcpConfig {
+            initial_cwnd: 2,
+            sack: true,
+            limited_transmit: true,
+            ..config()
+        };
+        for mut s in [sender(c.clone()), ns3(Departure::LimitedTransmit, c)] {
+            assert_eq!(drain(&mut s, ms(0)).len(), 2);
+            assert!(sacked(&mut s, 50, 0, &[(1000, 2000)]).duplicate);
+            assert_eq!(seqs(&drain(&mut s, ms(50))), vec![2000]);
+        }
     }
 
     #[test]
