@@ -645,7 +645,7 @@ mod tests {
     #[test]
     fn concord_with_ns3s_departures_gets_its_own_rows_against_ns3_as_shipped() {
         let plain = result(0.9, 0.95);
-        assert!(!markdown(&[plain.clone()]).contains("ns-3-departures"));
+        assert!(!markdown(std::slice::from_ref(&plain)).contains("ns-3-departures"));
         let mut r = plain;
         let mut d = r.concord.clone().expect("concord");
         d.source = crate::concord_run::DEPARTURES_SOURCE.into();
