@@ -13,6 +13,24 @@ use std::fmt::Write as _;
 /// `TcpSocketBase::LimitedTransmit` default), RED as ns-3's `RedQueueDisc` runs it (`Wait` on,
 /// no early drop while the queue holds at most one packet), every flow's window traced.
 pub fn scenario_text(case: &Case, seed: u64) -> String {
+    scenario_text_of(case, seed, false)
+}
+
+/// The measurement source of concord run with ns-3 3.44's departures from the RFCs
+/// ([`scenario_text_with_departures`]): a deviation of concord, compared with ns-3 as shipped.
+pub const DEPARTURES_SOURCE: &str = "concord ns-3-departures";
+
+/// The departures that scenario names: all three of `concord_cc::tcp::ns3_departures`
+/// (`ecn-once` acts only where ECN is on).
+pub const DEPARTURES: [&str; 3] = ["recover", "loss-exit", "ecn-once"];
+
+/// [`scenario_text`] with the senders reproducing ns-3 3.44's three departures from the RFCs
+/// (`tcp.ns3_departures`), so that concord runs the rules ns-3 as shipped runs.
+pub fn scenario_text_with_departures(case: &Case, seed: u64) -> String {
+    scenario_text_of(case, seed, true)
+}
+
+fn scenario_text_of(case: &Case, seed: u64, departures: bool) -> String {
     let mut s = String::new();
     let delay_us = case.link_delay().as_micros();
     let link = link_spec(case, delay_us);
@@ -54,6 +72,10 @@ pub fn scenario_text(case: &Case, seed: u64) -> String {
     }
     if matches!(case.queue, Queue::Red { ecn: true, .. }) {
         s.push_str("ecn = true\n");
+    }
+    if departures {
+        let names: Vec<String> = DEPARTURES.iter().map(|d| format!("\"{d}\"")).collect();
+        let _ = writeln!(s, "ns3_departures = [{}]", names.join(", "));
     }
     let mut flow = |s: &mut String, name: &str, from: &str, to: &str, count: u32| {
         let _ = write!(
@@ -114,8 +136,21 @@ fn link_spec(case: &Case, delay_us: u64) -> String {
 
 /// Runs `case` with `seed` in concord and measures it.
 pub fn run(case: &Case, seed: u64) -> Result<Measurement, String> {
-    let text = scenario_text(case, seed);
-    let sc = scenario::parse_str(&text, None)
+    run_text(case, seed, &scenario_text(case, seed))
+}
+
+/// Runs `case` with `seed` in concord with ns-3 3.44's departures
+/// ([`scenario_text_with_departures`]) and measures it, as [`DEPARTURES_SOURCE`].
+pub fn run_with_departures(case: &Case, seed: u64) -> Result<Measurement, String> {
+    let m = run_text(case, seed, &scenario_text_with_departures(case, seed))?;
+    Ok(Measurement {
+        source: DEPARTURES_SOURCE.into(),
+        ..m
+    })
+}
+
+fn run_text(case: &Case, seed: u64, text: &str) -> Result<Measurement, String> {
+    let sc = scenario::parse_str(text, None)
         .map_err(|e| format!("case {}: generated scenario refused: {e}", case.id))?;
     let mut sim = Simulator::new(&sc).map_err(|e| format!("case {}: {e}", case.id))?;
     sim.run().map_err(|e| format!("case {}: {e}", case.id))?;
@@ -187,6 +222,30 @@ mod tests {
                 panic!("{}: {e}\n{text}", c.id);
             }
         }
+    }
+
+    #[test]
+    fn the_departures_scenario_adds_the_key_and_nothing_else() {
+        let c = one("[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\nloss = 0.02\nduration = \"2s\"\n");
+        let plain = scenario_text(&c, 3);
+        let with = scenario_text_with_departures(&c, 3);
+        assert!(!plain.contains("ns3_departures"), "{plain}");
+        let line = "ns3_departures = [\"recover\", \"loss-exit\", \"ecn-once\"]\n";
+        assert_eq!(with.replacen(line, "", 1), plain);
+        let sc = scenario::parse_str(&with, None).expect("loads");
+        for f in &sc.flows {
+            match &f.kind {
+                concord_sim::scenario::FlowKind::Tcp { tcp, .. } => {
+                    assert_eq!(
+                        tcp.ns3_departures,
+                        concord_cc::tcp::Ns3Departures::corrected_by_validate()
+                    )
+                }
+                other => panic!("not TCP: {other:?}"),
+            }
+        }
+        let m = run_with_departures(&c, 3).expect("runs");
+        assert_eq!((m.source.as_str(), m.seed), (DEPARTURES_SOURCE, 3));
     }
 
     #[test]

@@ -141,6 +141,59 @@ pub fn diagnosis_groups(results: &[CaseResult]) -> Vec<(String, Vec<&CaseResult>
 }
 
 /// The cases outside a target by their diagnosis: (explained by one switch, partly, neither).
+/// The rows of concord run with ns-3 3.44's departures from the RFCs (`tcp.ns3_departures`; a
+/// deviation of concord, run in the diagnosis) against ns-3 as shipped, the reference rows
+/// unchanged beside them.
+fn departures_table(s: &mut String, results: &[CaseResult]) {
+    let rows: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| r.concord_departures.is_some())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\nconcord ns-3-departures: concord with ns-3 3.44's departures from the RFCs (`tcp.ns3_departures = [{}]`, a deviation of concord) against ns-3 as shipped, on the cases outside a target; the reference verdict stays concord's own. Utilisation % / Jain / goodput Mbit/s / timeouts:\n",
+        crate::concord_run::DEPARTURES
+            .iter()
+            .map(|d| format!("\"{d}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    s.push_str("| case | concord | concord ns-3-departures | ns-3 | concord ns-3-departures against ns-3 |\n|---|---|---|---|---|\n");
+    let fig = |x: &Summary| {
+        format!(
+            "{} / {} / {} / {}",
+            pct(x.utilisation),
+            f3(x.jain),
+            f3(x.goodput_bps / 1e6),
+            f1(x.timeouts)
+        )
+    };
+    for r in rows {
+        let failing: Vec<&str> = r
+            .departures_checks
+            .iter()
+            .filter(|c| !c.pass)
+            .map(|c| c.metric.name())
+            .collect();
+        let verdict = match r.departures_verdict {
+            Verdict::Outside => format!("**outside** ({})", failing.join("; ")),
+            ref v => v.word().to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} |",
+            r.id,
+            r.concord.as_ref().map_or("-".into(), fig),
+            r.concord_departures.as_ref().map_or("-".into(), fig),
+            r.ns3.as_ref().map_or("-".into(), fig),
+            verdict
+        );
+    }
+}
+
 pub fn diagnosis_tally(results: &[CaseResult]) -> (usize, usize, usize) {
     let outside: Vec<&CaseResult> = results
         .iter()
@@ -260,6 +313,7 @@ pub fn markdown(results: &[CaseResult]) -> String {
             );
         }
     }
+    departures_table(&mut s, results);
     let on_linux: Vec<&CaseResult> = results.iter().filter(|r| !r.linux.is_empty()).collect();
     if !on_linux.is_empty() {
         s.push_str("\nLinux kernel TCP on the namespace test bed (one real-time run each; kernel defaults: SACK, timestamps, PRR, RACK; the window is not sampled). Same targets, concord against the kernel; utilisation % / Jain / goodput Mbit/s / timeouts / drops:\n\n");
@@ -531,6 +585,9 @@ mod tests {
             variants: Vec::new(),
             checks: k,
             verdict,
+            concord_departures: None,
+            departures_checks: Vec::new(),
+            departures_verdict: Verdict::NotCompared,
             cause: String::new(),
             symptom: String::new(),
             representative: String::new(),
@@ -582,6 +639,30 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("| 90.0 / 95.0 |"), "{md}");
+        assert!(md.contains("**outside** (utilisation)"), "{md}");
+    }
+
+    #[test]
+    fn concord_with_ns3s_departures_gets_its_own_rows_against_ns3_as_shipped() {
+        let plain = result(0.9, 0.95);
+        assert!(!markdown(std::slice::from_ref(&plain)).contains("ns-3-departures"));
+        let mut r = plain;
+        let mut d = r.concord.clone().expect("concord");
+        d.source = crate::concord_run::DEPARTURES_SOURCE.into();
+        d.utilisation = 0.94;
+        let n = r.ns3.clone().expect("ns-3");
+        let case = parse("[[case]]\ntopology = \"dumbbell\"\nflows = 2\nrate = \"10Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\n", "g")
+            .expect("valid")
+            .remove(0);
+        r.departures_checks = checks(&case, &d, &n);
+        r.departures_verdict = Verdict::Within;
+        r.concord_departures = Some(d);
+        let md = markdown(&[r]);
+        assert!(
+            md.contains("| `dumbbell-2f-10Mbps-20ms-droptail` | 90.0 / 0.988 / 9.000 / 1.0 | 94.0 / 0.988 / 9.000 / 1.0 | 95.0 / 0.988 / 9.000 / 1.0 | within |"),
+            "{md}"
+        );
+        // The reference verdict is concord's own.
         assert!(md.contains("**outside** (utilisation)"), "{md}");
     }
 

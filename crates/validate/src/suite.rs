@@ -137,6 +137,13 @@ pub struct CaseResult {
     pub checks: Vec<Check>,
     /// The verdict.
     pub verdict: Verdict,
+    /// concord with ns-3 3.44's departures from the RFCs (a deviation of concord,
+    /// [`concord_run::DEPARTURES_SOURCE`]), run in the diagnosis of a case outside a target.
+    pub concord_departures: Option<Summary>,
+    /// The targets checked for it against ns-3 as shipped.
+    pub departures_checks: Vec<Check>,
+    /// Their verdict ([`Verdict::NotCompared`] when it was not run).
+    pub departures_verdict: Verdict,
     /// The measured cause of a difference (empty when within).
     pub cause: String,
     /// The symptom that put the case in its diagnosis group (outside cases): the mechanisms it
@@ -156,6 +163,8 @@ pub struct CaseResult {
 #[derive(Clone, Copy, Debug)]
 enum Runner {
     Concord,
+    /// concord with ns-3's departures from the RFCs.
+    ConcordDepartures,
     Ns3(Variant),
 }
 
@@ -175,7 +184,7 @@ fn cost(case: &Case, runner: Runner) -> f64 {
     let packets = case.rate.bps_f64() / 12_000.0 * case.duration.as_secs_f64() * hops;
     // ns-3 spends several times concord's time per packet.
     match runner {
-        Runner::Concord => packets,
+        Runner::Concord | Runner::ConcordDepartures => packets,
         Runner::Ns3(_) => packets * 8.0,
     }
 }
@@ -217,6 +226,10 @@ fn run_jobs(
                 let case = &cases[job.case];
                 let (who, r) = match (job.runner, &options.ns3) {
                     (Runner::Concord, _) => ("concord", concord_run::run(case, job.seed)),
+                    (Runner::ConcordDepartures, _) => (
+                        concord_run::DEPARTURES_SOURCE,
+                        concord_run::run_with_departures(case, job.seed),
+                    ),
                     (Runner::Ns3(v), Some(exe)) => (
                         v.name(),
                         ns3::run_cached(exe, options.ns3_cache.as_ref(), case, job.seed, v),
@@ -418,6 +431,14 @@ fn diagnose(
         for &k in every {
             first.extend(variant_jobs(cases, k, &Variant::ALL));
         }
+        // concord with ns-3's departures, on every case of the group (concord runs are cheap).
+        for &k in g {
+            first.extend(cases[k].seeds.iter().map(|&seed| Job {
+                case: k,
+                seed,
+                runner: Runner::ConcordDepartures,
+            }));
+        }
     }
     outcomes.extend(run_jobs(cases, first, options, done));
     *results = reassemble(outcomes);
@@ -561,6 +582,19 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
         .skip(1)
         .filter_map(|v| summarise(&of(v.name())))
         .collect();
+    let concord_departures = summarise(&of(concord_run::DEPARTURES_SOURCE));
+    let (departures_checks, departures_verdict) = match (&concord_departures, &ns3) {
+        (Some(d), Some(r)) => {
+            let k = checks(c, d, r);
+            let v = if k.iter().all(|x| x.pass) {
+                Verdict::Within
+            } else {
+                Verdict::Outside
+            };
+            (k, v)
+        }
+        _ => (Vec::new(), Verdict::NotCompared),
+    };
     let (checks, verdict, why) = match (&concord, &ns3) {
         _ if !errors.is_empty() => (Vec::new(), Verdict::Error, String::new()),
         (Some(cc), Some(r)) => {
@@ -591,6 +625,9 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
         variants,
         checks,
         verdict,
+        concord_departures,
+        departures_checks,
+        departures_verdict,
         cause: why,
         symptom: String::new(),
         representative: String::new(),

@@ -3,6 +3,7 @@
 
 use super::handshake::HandshakeConfig;
 use super::mccp::{MccpConfig, MccpConfigError};
+use super::ns3_departures::Ns3Departures;
 use super::pacing::PacingConfig;
 use super::prr::ReductionBound;
 use crate::time::Duration;
@@ -122,6 +123,9 @@ pub struct TcpConfig {
     /// Pace segments as Linux does (`tcp_update_pacing_rate`, `super::pacing`), with these
     /// ratios; `None` (the default): segments leave as soon as the window allows.
     pub pacing: Option<PacingConfig>,
+    /// Which of ns-3 3.44's departures from the RFCs the sender reproduces
+    /// ([`super::ns3_departures`]); none by default (the RFC behaviour).
+    pub ns3_departures: Ns3Departures,
 }
 
 impl TcpConfig {
@@ -160,6 +164,7 @@ impl Default for TcpConfig {
             clock_granularity: Duration::from_millis(1),
             handshake: None,
             pacing: None,
+            ns3_departures: Ns3Departures::default(),
         }
     }
 }

@@ -147,6 +147,14 @@ impl RttEstimator {
         self.backoffs = self.backoffs.saturating_add(1);
     }
 
+    /// Ends the backoff without a sample: the RTO is SRTT + max(G, 4 RTTVAR) again, as ns-3
+    /// 3.44's `TcpSocketBase::NewAck` recomputes it on every new ACK (a departure from RFC
+    /// 6298 section 5's note after 5.7, which keeps the backed-off RTO until a new RTT
+    /// measurement; [`super::ns3_departures`]).
+    pub fn drop_backoff(&mut self) {
+        self.backoffs = 0;
+    }
+
     /// The current RTO, backoff included.
     pub fn rto(&self) -> Duration {
         let mut rto = self.base_rto;

@@ -124,6 +124,9 @@ pub struct TcpSender {
     timeout_recover: Option<u64>,
     /// RFC 6582 `recover`: highest byte sent when the last fast retransmit or timeout happened.
     recover: Option<u64>,
+    /// In loss recovery after a timeout (ns-3's CA_LOSS): from the timeout until an ACK
+    /// reaches `recover`. Only [`super::ns3_departures::Ns3Departures::growth_bytes`] reads it.
+    in_loss: bool,
     in_recovery: bool,
     /// The first partial ACK of this recovery has reset the timer (RFC 6582 3.2 step 5).
     partial_ack_seen: bool,
@@ -201,6 +204,7 @@ impl TcpSender {
             limited_sent: 0,
             timeout_recover: None,
             recover: None,
+            in_loss: false,
             in_recovery: false,
             partial_ack_seen: false,
             prr: None,
@@ -375,7 +379,12 @@ impl TcpSender {
         self.config.mss
     }
 
+    /// Restarts the retransmission timer on a new ACK (RFC 6298 5.3).
     fn restart_timer(&mut self, now: Instant) {
+        if self.config.ns3_departures.loss_exit {
+            // ns-3's `NewAck`: the RTO recomputed without an RTT sample.
+            self.rtt.drop_backoff();
+        }
         self.rto_deadline = if self.snd_max > self.snd_una {
             Some(now + self.rtt.rto())
         } else {
@@ -496,9 +505,10 @@ impl TcpSender {
         // Linux's CWR state does, none until the window outstanding at the reduction is
         // acknowledged. Estimators still see the arrival, as a zero-growth ACK.
         let cwr_window = reduced_for_ecn || self.ecn_cwr.is_some_and(|r| self.snd_una <= r);
+        let grow = self.loss_exit_growth(ack, acked);
         let info = AckInfo {
             in_recovery: cwr_window,
-            ..self.ack_info(acked, out.rtt, ece)
+            ..self.ack_info(grow, out.rtt, ece)
         };
         self.ctl.on_ack(now, &info);
         out
@@ -602,7 +612,10 @@ impl TcpSender {
         // Section 5 steps (1)-(2): DupAcks >= DupThresh, or IsLost (HighACK + 1); not for a
         // loss of the window a timeout or an earlier recovery already handled (RFC 6582's
         // `recover`, as in the NewReno path).
-        let allowed = self.recover.is_none_or(|r| self.snd_una > r);
+        let allowed = self
+            .config
+            .ns3_departures
+            .fast_retransmit_allowed(self.snd_una, self.recover);
         if newly_sacked > 0
             && outstanding
             && allowed
@@ -615,9 +628,10 @@ impl TcpSender {
         }
         self.set_pipe();
         let cwr_window = reduced_for_ecn || self.ecn_cwr.is_some_and(|r| self.snd_una <= r);
+        let grow = self.loss_exit_growth(ack, acked);
         let info = AckInfo {
             in_recovery: cwr_window,
-            ..self.ack_info(acked, out.rtt, ece)
+            ..self.ack_info(grow, out.rtt, ece)
         };
         self.ctl.on_ack(now, &info);
         out
@@ -655,6 +669,20 @@ impl TcpSender {
         self.rexmit = Some(self.snd_una);
     }
 
+    /// The bytes of a new ACK up to `ack` (`acked` of them new) that the window may grow on
+    /// outside fast recovery: all of them (RFC 5681 section 3.1), or with ns-3's loss-exit
+    /// departure none but the whole segments above `recover` on the ACK that ends loss
+    /// recovery after a timeout. That ACK ends the loss recovery either way.
+    fn loss_exit_growth(&mut self, ack: u64, acked: Bytes) -> Bytes {
+        let loss_recover = if self.in_loss { self.recover } else { None };
+        if loss_recover.is_some_and(|r| ack >= r) {
+            self.in_loss = false;
+        }
+        self.config
+            .ns3_departures
+            .growth_bytes(ack, acked, loss_recover, self.mss())
+    }
+
     /// SetPipe () on the scoreboard, if there is one.
     fn set_pipe(&mut self) {
         let (una, max) = (self.snd_una, self.snd_max);
@@ -666,6 +694,9 @@ impl TcpSender {
     /// RFC 3168 6.1.2: an ACK with ECE reduces the window once per window of data, without a
     /// retransmission. Returns true if this ACK reduced it.
     fn ecn_signal(&mut self, now: Instant, ack: u64, ece: bool, out: &mut AckOutcome) -> bool {
+        if self.config.ns3_departures.ecn_once {
+            return self.ns3_ecn_signal(now, ack, ece, out);
+        }
         if ece
             && self.config.ecn
             && !self.in_recovery
@@ -687,6 +718,38 @@ impl TcpSender {
             return true;
         }
         false
+    }
+
+    /// ns-3 3.44's answer to an ECN-Echo (`TcpSocketBase::ReceivedAck`, `EnterCwr`;
+    /// [`super::ns3_departures::Departure::EcnOnce`]): any ACK of new data with ECE enters CA_CWR unless the sender is
+    /// in it (until an ACK passes the data outstanding at the last ECN reduction), in fast or
+    /// loss recovery too, which it leaves; ssthresh = max(FlightSize / 2, 2 SMSS) from the
+    /// flight after this ACK and cwnd = ssthresh, which may raise the window. FlightSize is
+    /// ns-3's `BytesInFlight`: in loss recovery only what was resent since the timeout (the
+    /// rest is marked lost), else `pipe`. Returns true if this ACK reduced the window.
+    fn ns3_ecn_signal(&mut self, now: Instant, ack: u64, ece: bool, out: &mut AckOutcome) -> bool {
+        let in_cwr = self.ecn_cwr.is_some_and(|r| ack <= r);
+        if !(ece && self.config.ecn && ack > self.snd_una && !in_cwr) {
+            return false;
+        }
+        let flight = if self.in_loss {
+            self.snd_nxt.saturating_sub(ack)
+        } else {
+            self.pipe().saturating_sub(ack - self.snd_una)
+        };
+        self.ctl.on_congestion(now, CongestionKind::Ecn, flight);
+        if self.in_recovery {
+            self.in_recovery = false;
+            self.prr = None;
+            self.prr_budget = 0;
+            self.ctl.on_recovery_end(now);
+        }
+        self.in_loss = false;
+        self.mark_reduction();
+        self.ecn_cwr = Some(self.snd_max);
+        self.stats.ecn_reductions += 1;
+        out.ecn_reduction = true;
+        true
     }
 
     /// Forgets the segments every byte of which is below `ack` and returns the RTT sample
@@ -735,10 +798,10 @@ impl TcpSender {
         } else if self.dupacks == self.config.dupack_threshold {
             // Step 1: enter fast retransmit only if the ACK covers more than `recover`,
             // which prevents a second reduction for losses of one window after a timeout.
-            let allowed = match self.recover {
-                None => true,
-                Some(r) => self.snd_una > r,
-            };
+            let allowed = self
+                .config
+                .ns3_departures
+                .fast_retransmit_allowed(self.snd_una, self.recover);
             if allowed {
                 // RFC 5681 3.2 step 2: data sent by limited transmit is not part of FlightSize.
                 let flight = self.bytes_in_flight().saturating_sub(self.limited_sent);
@@ -865,6 +928,7 @@ impl TcpSender {
             sb.clear(self.snd_una);
         }
         self.recover = Some(self.snd_max);
+        self.in_loss = true;
         self.mark_reduction();
         self.in_recovery = false;
         self.prr = None;
@@ -927,7 +991,15 @@ impl TcpSender {
             && self.dupacks > 0
             && self.dupacks < self.config.dupack_threshold
             && self.snd_nxt == self.snd_max;
-        if applies {
+        if applies && self.scoreboard.is_none() {
+            // Without SACK: ns-3's Reno SACK emulation, with the departure (`dup_acked` is the
+            // same count).
+            self.config.ns3_departures.limited_transmit_allowance(
+                self.dupacks,
+                self.dup_acked,
+                self.mss(),
+            )
+        } else if applies {
             self.mss() * u64::from(self.dupacks.min(2))
         } else {
             0
@@ -1120,6 +1192,7 @@ impl TcpSender {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ns3_departures::{Departure, Ns3Departures};
     use super::super::prr::ReductionBound;
     use super::*;
 
@@ -2049,5 +2122,193 @@ mod tests {
         // cwnd 2000 from snd_una 1000: 1000..2000 goes; the next send skips to 4000.
         assert_eq!(seqs(&drain(&mut s, ms(1200))), vec![1000]);
         assert_eq!(s.snd_nxt(), 4000);
+    }
+
+    fn ns3(d: Departure, c: TcpConfig) -> TcpSender {
+        sender(TcpConfig {
+            ns3_departures: Ns3Departures::default().with(d),
+            ..c
+        })
+    }
+
+    #[test]
+    fn with_ns3_loss_exit_the_ack_of_recover_after_a_timeout_keeps_one_segment_and_collapses_the_rto(
+    ) {
+        // ns-3's ProcessAck leaving CA_LOSS counts (ack - m_recover) / SMSS = 0 segments; its
+        // NewAck recomputes the RTO from the estimator (1 s before any sample), no backoff.
+        let mut s = ns3(
+            Departure::LossExit,
+            TcpConfig {
+                initial_cwnd: 1,
+                ..config()
+            },
+        );
+        assert_eq!(drain(&mut s, ms(0)).len(), 1);
+        assert!(s.on_timeout(ms(1000)));
+        assert_eq!(s.poll_transmit(ms(1000)).map(|g| g.seq), Some(0));
+        assert_eq!(s.rtt().rto(), Duration::from_secs(2));
+        let out = s.on_ack(ms(1100), 1000, false);
+        assert_eq!((out.bytes_acked, out.rtt), (1000, None));
+        assert_eq!((s.cwnd(), s.ssthresh()), (MSS, 2 * MSS));
+        assert_eq!(s.rtt().rto(), Duration::from_secs(1));
+        assert_eq!(seqs(&drain(&mut s, ms(1100))), vec![1000]);
+        assert_eq!(s.poll_timeout(), Some(ms(2100)));
+        // Out of loss recovery, the next ACK grows cwnd as slow start does.
+        s.on_ack(ms(1200), 2000, false);
+        assert_eq!(s.cwnd(), 2 * MSS);
+    }
+
+    #[test]
+    fn with_ns3_loss_exit_a_partial_ack_in_loss_recovery_grows_cwnd_and_collapses_the_rto() {
+        // Below recover (ns-3's CA_LOSS branch of ProcessAck): IncreaseWindow(segsAcked) as on
+        // any ACK, and NewAck(ack, true) recomputes the RTO.
+        let mut s = ns3(Departure::LossExit, config());
+        assert_eq!(drain(&mut s, ms(0)).len(), 4);
+        assert!(s.on_timeout(ms(1000)));
+        s.poll_transmit(ms(1000));
+        s.on_ack(ms(1100), 1000, false);
+        assert_eq!((s.cwnd(), s.ssthresh()), (2 * MSS, 2 * MSS));
+        assert_eq!(s.rtt().rto(), Duration::from_secs(1));
+        assert_eq!(s.poll_timeout(), Some(ms(2100)));
+    }
+
+    #[test]
+    fn with_ns3_recover_duplicate_acks_of_recover_after_a_timeout_start_fast_retransmit() {
+        // Four segments out, timeout: recover = 4000. The resend's ACK covers all four; three
+        // duplicate ACKs of 4000 follow (resends of data the receiver held, in ns-3).
+        let run = |s: &mut TcpSender| {
+            assert_eq!(drain(s, ms(0)).len(), 4);
+            assert!(s.on_timeout(ms(1000)));
+            s.poll_transmit(ms(1000));
+            s.on_ack(ms(1100), 4000, false);
+            assert_eq!(seqs(&drain(s, ms(1100))), vec![4000, 5000]);
+            (0..3)
+                .map(|i| s.on_ack(ms(1200 + i), 4000, false).fast_retransmit)
+                .collect::<Vec<_>>()
+        };
+        // RFC 6582 3.2 step 1: the ACK does not cover more than recover.
+        let mut rfc = sender(config());
+        assert_eq!(run(&mut rfc), vec![false, false, false]);
+        assert_eq!(
+            (rfc.in_recovery(), rfc.cwnd(), rfc.ssthresh()),
+            (false, 2 * MSS, 2 * MSS)
+        );
+        // ns-3's DupAck: m_highRxAckMark >= m_recover lets it in.
+        let mut s = ns3(Departure::Recover, config());
+        assert_eq!(run(&mut s), vec![false, false, true]);
+        assert!(s.in_recovery());
+        assert_eq!((s.ssthresh(), s.cwnd()), (2 * MSS, 5 * MSS));
+        assert_eq!(s.stats().fast_retransmits, 1);
+        let seg = s.poll_transmit(ms(1202)).expect("the fast retransmission");
+        assert_eq!((seg.seq, seg.retransmission), (4000, true));
+    }
+
+    #[test]
+    fn with_ns3_ecn_once_an_echo_in_fast_recovery_enters_cwr_and_ends_the_recovery() {
+        let c = TcpConfig {
+            initial_cwnd: 10,
+            ecn: true,
+            ..config()
+        };
+        // Fast retransmit on three duplicates: ssthresh 5000, cwnd 8000, recover 10000; then a
+        // partial ACK of 3000 echoes a mark.
+        let run = |s: &mut TcpSender| {
+            drain(s, ms(0));
+            for i in 0..3 {
+                s.on_ack(ms(100 + i), 0, false);
+            }
+            assert!(s.in_recovery());
+            s.poll_transmit(ms(103));
+            s.on_ack(ms(200), 3000, true)
+        };
+        // RFC 3168 6.1.2: no second reduction for the same window; the partial ACK deflates
+        // (RFC 6582 step 5: 8000 - 3000 + 1000).
+        let mut rfc = sender(c.clone());
+        assert!(!run(&mut rfc).ecn_reduction);
+        assert_eq!(
+            (rfc.in_recovery(), rfc.ssthresh(), rfc.cwnd()),
+            (true, 5000, 6000)
+        );
+        // ns-3's EnterCwr: ssthresh = max(BytesInFlight / 2, 2 SMSS), BytesInFlight after the
+        // ACK = 10000 - 3000 sent and unacknowledged less 3000 shown delivered by the
+        // duplicates = 4000; cwnd = ssthresh; CA_RECOVERY left for CA_CWR.
+        let mut s = ns3(Departure::EcnOnce, c);
+        assert!(run(&mut s).ecn_reduction);
+        assert_eq!(
+            (s.in_recovery(), s.ssthresh(), s.cwnd()),
+            (false, 2000, 2000)
+        );
+        assert_eq!(s.stats().ecn_reductions, 1);
+        // In CA_CWR until an ACK passes 10000: a further echo is not answered.
+        assert!(!s.on_ack(ms(300), 5000, true).ecn_reduction);
+        assert_eq!((s.ssthresh(), s.cwnd()), (2000, 2000));
+    }
+
+    #[test]
+    fn with_ns3_ecn_once_an_echo_after_a_timeout_raises_the_window_to_two_segments() {
+        let c = TcpConfig {
+            initial_cwnd: 10,
+            ecn: true,
+            ..config()
+        };
+        let mut s = ns3(Departure::EcnOnce, c);
+        drain(&mut s, ms(0));
+        assert!(s.on_timeout(ms(1000)));
+        assert_eq!((s.cwnd(), s.ssthresh()), (MSS, 5 * MSS));
+        assert_eq!(seqs(&drain(&mut s, ms(1000))), vec![0]);
+        // The resend's ACK echoes a mark of the timed-out window (ack 1000 <= recover 10000):
+        // RFC 3168 ignores it; ns-3 enters CWR from CA_LOSS with nothing resent in flight:
+        // ssthresh = 2 SMSS, cwnd = ssthresh.
+        let out = s.on_ack(ms(1100), 1000, true);
+        assert!(out.ecn_reduction);
+        assert_eq!((s.cwnd(), s.ssthresh()), (2 * MSS, 2 * MSS));
+    }
+
+    #[test]
+    fn with_ns3_limited_transmit_a_lone_segments_duplicate_ack_sends_nothing() {
+        // One segment out, the loss window after a timeout and its ACK: a duplicate ACK (the
+        // resend arriving at a receiver that held it).
+        let run = |s: &mut TcpSender| {
+            assert_eq!(drain(s, ms(0)).len(), 1);
+            s.on_ack(ms(50), 0, false);
+            seqs(&drain(s, ms(50)))
+        };
+        let c = TcpConfig {
+            initial_cwnd: 1,
+            limited_transmit: true,
+            ..config()
+        };
+        // RFC 3042: a new segment on the first duplicate ACK.
+        assert_eq!(run(&mut sender(c.clone())), vec![1000]);
+        // ns-3: the Reno SACK emulation never marks the head, so nothing is sent.
+        let mut s = ns3(Departure::LimitedTransmit, c);
+        assert_eq!(run(&mut s), Vec::<u64>::new());
+        assert_eq!((s.dupacks(), s.cwnd()), (1, MSS));
+    }
+
+    #[test]
+    fn with_sack_the_limited_transmit_departure_leaves_limited_transmit_as_it_is() {
+        // ns-3's departure is in its Reno SACK emulation; with SACK the scoreboard counts the
+        // segment the duplicate ACK reports, in both simulators: one new segment.
+        let c = TcpConfig {
+            initial_cwnd: 2,
+            sack: true,
+            limited_transmit: true,
+            ..config()
+        };
+        for mut s in [sender(c.clone()), ns3(Departure::LimitedTransmit, c)] {
+            assert_eq!(drain(&mut s, ms(0)).len(), 2);
+            assert!(sacked(&mut s, 50, 0, &[(1000, 2000)]).duplicate);
+            assert_eq!(seqs(&drain(&mut s, ms(50))), vec![2000]);
+        }
+    }
+
+    #[test]
+    fn without_departures_the_sender_is_the_rfc_one() {
+        assert_eq!(
+            TcpConfig::default().ns3_departures,
+            Ns3Departures::default()
+        );
+        assert!(Ns3Departures::default().enabled().is_empty());
     }
 }

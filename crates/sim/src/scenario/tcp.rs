@@ -9,6 +9,7 @@ use concord_cc::tcp::abe::MAX_INSTABILITY_WINDOW;
 use concord_cc::tcp::config::{CcAlgorithm, Recovery, TcpConfig};
 use concord_cc::tcp::handshake::HandshakeConfig;
 use concord_cc::tcp::mccp::MccpConfig;
+use concord_cc::tcp::ns3_departures::{Departure, Ns3Departures};
 use concord_cc::tcp::pacing::PacingConfig;
 use concord_cc::tcp::prr::ReductionBound;
 use concord_cc::time::Duration;
@@ -16,7 +17,7 @@ use concord_cc::units::Bytes;
 use toml::de::DeValue;
 
 /// The keys of a TCP settings table, one per [`TcpConfig`] field.
-const KEYS: [&str; 21] = [
+const KEYS: [&str; 22] = [
     "cc",
     "mccp",
     "mss",
@@ -38,6 +39,7 @@ const KEYS: [&str; 21] = [
     "clock_granularity",
     "handshake",
     "pacing",
+    "ns3_departures",
 ];
 
 /// The keys of a `handshake = { ... }` table, one per [`HandshakeConfig`] field.
@@ -57,6 +59,31 @@ const RECOVERIES: [&str; 3] = ["classic", "prr", "prr-crb"];
 
 /// The largest IP packet, in bytes.
 const MAX_PACKET: Bytes = 65_535;
+
+/// `ns3_departures = ["recover", "loss-exit", "ecn-once"]`: which of ns-3 3.44's departures
+/// from the RFCs the sender reproduces (`concord_cc::tcp::ns3_departures`); `[]` for none.
+fn read_ns3_departures(f: &Field<'_>) -> Result<Ns3Departures, ScenarioError> {
+    let names = Departure::ALL.map(Departure::name);
+    let mut d = Ns3Departures::default();
+    for e in f.entries()? {
+        let name = e.str()?;
+        match Departure::from_name(name) {
+            Some(one) => d = d.with(one),
+            None => {
+                return Err(e.error(
+                    ErrorKind::BadValue,
+                    format!("unknown ns-3 departure `{name}`"),
+                    suggest::did_you_mean(
+                        name,
+                        names,
+                        &format!("the departures are: {}", names.join(", ")),
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(d)
+}
 
 /// `base` with the settings written in `table` applied.
 pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig, ScenarioError> {
@@ -181,6 +208,9 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
     }
     if let Some(f) = table.get("pacing") {
         c.pacing = read_pacing(&f, base.pacing)?;
+    }
+    if let Some(f) = table.get("ns3_departures") {
+        c.ns3_departures = read_ns3_departures(&f)?;
     }
     if c.mss.saturating_add(c.header_bytes) > MAX_PACKET {
         let at = table.get("mss").or_else(|| table.get("header_bytes"));

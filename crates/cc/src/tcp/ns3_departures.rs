@@ -1,0 +1,242 @@
+//! Rules of ns-3 3.44's TCP (`src/internet/model/tcp-socket-base.cc`, `tcp-tx-buffer.cc`) that
+//! depart from the RFCs, each a switch of the sender, all off by default. With them on, concord's
+//! sender behaves as ns-3's does at those points, so that a comparison with ns-3 as
+//! shipped compares like with like; concord's own behaviour (the default) follows the RFCs.
+//!
+//! - [`Departure::Recover`], in `TcpSocketBase::DupAck`: the third duplicate ACK starts fast
+//!   retransmit when `m_highRxAckMark >= m_recover || !m_recoverActive`. RFC 6582 section 3.2
+//!   step 1 asks that the cumulative ACK "cover more than recover"; ns-3 lets in an ACK equal
+//!   to `recover` (and clears `m_recoverActive` on the ACK that reaches it). After a timeout
+//!   whose go-back-N resends data the receiver already held, those resends' duplicate ACKs of
+//!   `recover` start a fast retransmit.
+//! - [`Departure::LossExit`], in `TcpSocketBase::ProcessAck` and `TcpSocketBase::NewAck`: the
+//!   ACK that ends loss recovery after a timeout (CA_LOSS, `ack >= m_recover`) passes
+//!   `IncreaseWindow` only the whole segments above `m_recover`, `(ack - m_recover) / SMSS`, 0
+//!   when the ACK is `recover` itself (RFC 5681 section 3.1: slow start grows cwnd on every ACK
+//!   of new data); and every new ACK that restarts the timer recomputes the RTO from SRTT and
+//!   RTTVAR, dropping the backoff without an RTT sample (RFC 6298 section 5, the note after
+//!   5.7: the backed-off RTO stays until a new measurement).
+//! - [`Departure::EcnOnce`], in `TcpSocketBase::ReceivedAck` and `TcpSocketBase::EnterCwr`: an
+//!   ECN-Echo on any ACK of new data enters CA_CWR unless the sender is in CA_CWR already, also
+//!   in fast recovery (which it leaves) and in loss recovery after a timeout, and also on an
+//!   ACK of data sent before the last window reduction; ssthresh = max(FlightSize / 2,
+//!   2 SMSS) and cwnd = ssthresh (TcpClassicRecovery::EnterRecovery), even when that raises
+//!   the window. RFC 3168 section 6.1.2 reduces the window at most once per window of data.
+//! - [`Departure::LimitedTransmit`], in `TcpSocketBase::DupAck` and `TcpTxBuffer::AddRenoSack`:
+//!   without SACK, limited transmit opens the window by the segments a duplicate ACK marks as
+//!   delivered in ns-3's Reno SACK emulation, which never marks the segment at snd.una ("We can
+//!   _never_ SACK the head"): with one segment outstanding a duplicate ACK sends nothing. RFC
+//!   3042 section 2 sends a new segment on each of the first two duplicate ACKs. Not one of the
+//!   three departures `validate.cc` corrects; found while measuring them (a lone segment's
+//!   duplicate ACK after a timeout lets concord send a second segment, which the receiver
+//!   acknowledges at once, where ns-3 waits for its delayed ACK).
+
+use std::fmt;
+
+/// One of ns-3 3.44's departures from the RFCs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Departure {
+    /// Fast retransmit on duplicate ACKs of `recover` itself (`TcpSocketBase::DupAck`).
+    Recover,
+    /// No growth on the ACK of `recover` that ends loss recovery, and the RTO recomputed on
+    /// every new ACK (`TcpSocketBase::ProcessAck`, `TcpSocketBase::NewAck`).
+    LossExit,
+    /// An ECN-Echo answered whatever the congestion state but CWR (`TcpSocketBase::ReceivedAck`).
+    EcnOnce,
+    /// Limited transmit only for the segments the Reno SACK emulation marks delivered, never
+    /// the one at snd.una (`TcpTxBuffer::AddRenoSack`).
+    LimitedTransmit,
+}
+
+impl Departure {
+    /// Every departure, in the order of their names.
+    pub const ALL: [Departure; 4] = [
+        Departure::Recover,
+        Departure::LossExit,
+        Departure::EcnOnce,
+        Departure::LimitedTransmit,
+    ];
+
+    /// The name used in scenario files (`tcp.ns3_departures`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Departure::Recover => "recover",
+            Departure::LossExit => "loss-exit",
+            Departure::EcnOnce => "ecn-once",
+            Departure::LimitedTransmit => "limited-transmit",
+        }
+    }
+
+    /// The departure of that name, if there is one.
+    pub fn from_name(name: &str) -> Option<Departure> {
+        Departure::ALL.into_iter().find(|d| d.name() == name)
+    }
+}
+
+impl fmt::Display for Departure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which of ns-3's departures a sender reproduces (none by default).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ns3Departures {
+    /// [`Departure::Recover`].
+    pub recover: bool,
+    /// [`Departure::LossExit`].
+    pub loss_exit: bool,
+    /// [`Departure::EcnOnce`].
+    pub ecn_once: bool,
+    /// [`Departure::LimitedTransmit`].
+    pub limited_transmit: bool,
+}
+
+impl Ns3Departures {
+    /// The three departures `validate.cc` corrects: [`Departure::Recover`],
+    /// [`Departure::LossExit`], [`Departure::EcnOnce`].
+    pub fn corrected_by_validate() -> Ns3Departures {
+        Ns3Departures {
+            recover: true,
+            loss_exit: true,
+            ecn_once: true,
+            limited_transmit: false,
+        }
+    }
+
+    /// All four.
+    pub fn all() -> Ns3Departures {
+        Ns3Departures {
+            limited_transmit: true,
+            ..Ns3Departures::corrected_by_validate()
+        }
+    }
+
+    /// With `d` switched on.
+    pub fn with(mut self, d: Departure) -> Ns3Departures {
+        match d {
+            Departure::Recover => self.recover = true,
+            Departure::LossExit => self.loss_exit = true,
+            Departure::EcnOnce => self.ecn_once = true,
+            Departure::LimitedTransmit => self.limited_transmit = true,
+        }
+        self
+    }
+
+    /// The departures switched on, in the order of [`Departure::ALL`].
+    pub fn enabled(&self) -> Vec<Departure> {
+        Departure::ALL
+            .into_iter()
+            .filter(|d| match d {
+                Departure::Recover => self.recover,
+                Departure::LossExit => self.loss_exit,
+                Departure::EcnOnce => self.ecn_once,
+                Departure::LimitedTransmit => self.limited_transmit,
+            })
+            .collect()
+    }
+
+    /// RFC 6582 section 3.2 step 1, or ns-3's form of it: may duplicate ACKs at `snd_una`
+    /// start a fast retransmit, `recover` being the highest byte sent (plus one) at the last
+    /// fast retransmit or timeout? RFC 6582: only if the ACK covers more than `recover`; ns-3
+    /// (`m_highRxAckMark >= m_recover`): also if it equals it. (ns-3's other term,
+    /// `!m_recoverActive`, holds only once an ACK has reached `m_recover`, which this one
+    /// then covers.)
+    pub fn fast_retransmit_allowed(&self, snd_una: u64, recover: Option<u64>) -> bool {
+        match recover {
+            None => true,
+            Some(r) if self.recover => snd_una >= r,
+            Some(r) => snd_una > r,
+        }
+    }
+
+    /// Limited transmit's allowance above cwnd after `dupacks` duplicate ACKs (fewer than the
+    /// threshold), `dup_acked` bytes of which the Reno SACK emulation counts delivered above
+    /// snd.una. RFC 3042 section 2: one SMSS per duplicate ACK, up to two. ns-3
+    /// (`TcpTxBuffer::AddRenoSack`, `BytesInFlight`): the bytes marked delivered, which never
+    /// include the segment at snd.una, up to two segments.
+    pub fn limited_transmit_allowance(&self, dupacks: u32, dup_acked: u64, mss: u64) -> u64 {
+        let rfc = mss * u64::from(dupacks.min(2));
+        if self.limited_transmit {
+            dup_acked.min(rfc)
+        } else {
+            rfc
+        }
+    }
+
+    /// The bytes of an ACK that slow start and congestion avoidance may grow the window on.
+    /// `acked` bytes were newly acknowledged up to `ack`; `loss_recover` is `recover` while the
+    /// sender is in loss recovery after a timeout (ns-3's CA_LOSS), else `None`. RFC 5681
+    /// section 3.1: all of them. ns-3 on the ACK that ends CA_LOSS (`ack >= recover`): the
+    /// whole segments above `recover`, `(ack - recover) / SMSS` (`ProcessAck`).
+    pub fn growth_bytes(&self, ack: u64, acked: u64, loss_recover: Option<u64>, mss: u64) -> u64 {
+        match loss_recover {
+            Some(r) if self.loss_exit && ack >= r => (ack - r) / mss.max(1) * mss,
+            _ => acked,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_an_unknown_name_is_none() {
+        for d in Departure::ALL {
+            assert_eq!(Departure::from_name(d.name()), Some(d));
+        }
+        assert_eq!(Departure::from_name("loss_exit"), None);
+        assert_eq!(
+            Ns3Departures::default()
+                .with(Departure::EcnOnce)
+                .with(Departure::Recover)
+                .enabled(),
+            vec![Departure::Recover, Departure::EcnOnce]
+        );
+        assert_eq!(Ns3Departures::all().enabled(), Departure::ALL.to_vec());
+        assert_eq!(
+            Ns3Departures::corrected_by_validate().enabled(),
+            Departure::ALL[..3].to_vec()
+        );
+    }
+
+    #[test]
+    fn limited_transmit_sends_on_a_lone_segments_duplicate_ack_only_without_the_departure() {
+        let rfc = Ns3Departures::default();
+        let ns3 = Ns3Departures::default().with(Departure::LimitedTransmit);
+        // One segment out: the duplicate ACK marks nothing delivered in ns-3.
+        assert_eq!(rfc.limited_transmit_allowance(1, 0, 1_000), 1_000);
+        assert_eq!(ns3.limited_transmit_allowance(1, 0, 1_000), 0);
+        // Several out: each duplicate ACK marks one segment, up to two.
+        assert_eq!(ns3.limited_transmit_allowance(2, 2_000, 1_000), 2_000);
+        assert_eq!(ns3.limited_transmit_allowance(2, 1_000, 1_000), 1_000);
+        assert_eq!(rfc.limited_transmit_allowance(2, 1_000, 1_000), 2_000);
+    }
+
+    #[test]
+    fn the_recover_test_admits_an_ack_of_recover_only_with_the_departure() {
+        let rfc = Ns3Departures::default();
+        let ns3 = Ns3Departures::default().with(Departure::Recover);
+        assert!(rfc.fast_retransmit_allowed(0, None));
+        assert!(!rfc.fast_retransmit_allowed(9_000, Some(10_000)));
+        assert!(!rfc.fast_retransmit_allowed(10_000, Some(10_000)));
+        assert!(rfc.fast_retransmit_allowed(10_001, Some(10_000)));
+        assert!(!ns3.fast_retransmit_allowed(9_000, Some(10_000)));
+        assert!(ns3.fast_retransmit_allowed(10_000, Some(10_000)));
+    }
+
+    #[test]
+    fn the_ack_ending_loss_recovery_counts_only_the_whole_segments_above_recover() {
+        let rfc = Ns3Departures::default();
+        let ns3 = Ns3Departures::default().with(Departure::LossExit);
+        // ACK of recover itself, 3000 bytes newly acknowledged.
+        assert_eq!(rfc.growth_bytes(10_000, 3_000, Some(10_000), 1_000), 3_000);
+        assert_eq!(ns3.growth_bytes(10_000, 3_000, Some(10_000), 1_000), 0);
+        // 2500 bytes above recover: two whole segments.
+        assert_eq!(ns3.growth_bytes(12_500, 5_500, Some(10_000), 1_000), 2_000);
+        // Below recover (a partial ACK in loss recovery) and outside loss recovery: all.
+        assert_eq!(ns3.growth_bytes(9_000, 2_000, Some(10_000), 1_000), 2_000);
+        assert_eq!(ns3.growth_bytes(12_000, 2_000, None, 1_000), 2_000);
+    }
+}
