@@ -144,6 +144,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         cpu,
         resident_growth: _,
         window,
+        setup_cpu,
     } = measure(&checked)?;
     let r = RunResults::from_simulator(&sim);
     let events = sim.events_processed() as f64;
@@ -168,6 +169,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "events": sim.events_processed(),
             "events_per_second": events / wall,
             "cpu_seconds_median": cpu,
+            "setup_cpu_seconds_median": setup_cpu,
             "events_per_cpu_second": cpu.map(|c| events / c),
             "bottleneck_packets_per_cpu_second": cpu.map(|c| bottleneck_packets / c),
             "bottleneck_packets": bottleneck_packets,
@@ -214,6 +216,9 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
     );
     if let Some(c) = cpu {
         println!("  CPU time                        {c:.2} s  (/proc, 10 ms ticks)");
+        if let Some(s) = setup_cpu {
+            println!("  of which set-up                 {s:.2} s");
+        }
         println!("  events per CPU second           {:.0}", events / c);
         println!(
             "  bottleneck packets per CPU s    {:.0}",
@@ -269,6 +274,9 @@ struct Measured {
     /// (slow start, the first losses, histograms and series growing) is over, so that runs with
     /// different numbers of flows are compared over like work.
     window: Window,
+    /// The median CPU time of building the simulator (`Simulator::new`: channels, routes,
+    /// flows), part of `cpu`, in seconds.
+    setup_cpu: Option<f64>,
 }
 
 /// The last half of a run: bottleneck packets sent in it and the CPU time it took.
@@ -298,6 +306,7 @@ fn measure(a: &BenchArgs) -> Result<Measured, Failure> {
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
     let mut window_cpus = Vec::new();
+    let mut setup_cpus = Vec::new();
     let mut window_packets = 0;
     let mut last = None;
     let mut resident_growth = None;
@@ -308,6 +317,9 @@ fn measure(a: &BenchArgs) -> Result<Measured, Failure> {
         let cpu0 = cpu_seconds();
         let watch = Stopwatch::start();
         let mut sim = Simulator::new(&sc).map_err(|e| Failure::runtime(e.to_string()))?;
+        if let (Some(c0), Some(c1)) = (cpu0, cpu_seconds()) {
+            setup_cpus.push(c1 - c0);
+        }
         // The same events as one `run`: up to the window's start, then the window, then the
         // settling of the integrals.
         let end = sim.end();
@@ -345,6 +357,8 @@ fn measure(a: &BenchArgs) -> Result<Measured, Failure> {
         packets: window_packets,
         cpu: (window_cpus.len() == walls.len()).then(|| window_cpus[window_cpus.len() / 2]),
     };
+    setup_cpus.sort_by(f64::total_cmp);
+    let setup_cpu = (setup_cpus.len() == walls.len()).then(|| setup_cpus[setup_cpus.len() / 2]);
     Ok(Measured {
         sim,
         walls,
@@ -352,6 +366,7 @@ fn measure(a: &BenchArgs) -> Result<Measured, Failure> {
         cpu,
         resident_growth,
         window,
+        setup_cpu,
     })
 }
 
@@ -369,13 +384,14 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
         );
         println!();
         println!(
-            "{:>7} {:>10} {:>13} {:>13} {:>13} {:>10} {:>13} {:>10} {:>10} {:>9}",
+            "{:>7} {:>10} {:>13} {:>13} {:>13} {:>10} {:>10} {:>13} {:>10} {:>10} {:>9}",
             "flows",
             "bn packets",
             "packets/wall",
             "packets/CPU",
             "events/CPU",
             "CPU s",
+            "set-up s",
             "half: pkt/CPU",
             "half: CPU s",
             "B/flow",
@@ -408,6 +424,7 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             "wall_seconds_median": m.wall,
             "wall_seconds_all": m.walls,
             "cpu_seconds_median": m.cpu,
+            "setup_cpu_seconds_median": m.setup_cpu,
             "bottleneck_packets_per_wall_second": packets / m.wall,
             "bottleneck_packets_per_cpu_second": m.cpu.map(|c| packets / c),
             "events": m.sim.events_processed(),
@@ -423,13 +440,14 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             let opt =
                 |v: Option<f64>, prec: usize| v.map_or("?".to_string(), |x| format!("{x:.prec$}"));
             println!(
-                "{:>7} {:>10} {:>13.0} {:>13} {:>13} {:>10} {:>13} {:>10} {:>10} {:>9}",
+                "{:>7} {:>10} {:>13.0} {:>13} {:>13} {:>10} {:>10} {:>13} {:>10} {:>10} {:>9}",
                 n,
                 packets,
                 packets / m.wall,
                 opt(m.cpu.map(|c| packets / c), 0),
                 opt(m.cpu.map(|c| events / c), 0),
                 opt(m.cpu, 2),
+                opt(m.setup_cpu, 2),
                 opt(m.window.cpu.map(|c| m.window.packets as f64 / c), 0),
                 opt(m.window.cpu, 2),
                 opt(per_flow, 0),
@@ -446,6 +464,7 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
     } else {
         println!();
         println!("bn packets: packets sent on the bottleneck; CPU s: the process's user + system time of a run (10 ms ticks);");
+        println!("set-up s: the part of CPU s that built the simulator (channels, routes, flows); packets/wall and packets/CPU divide by the whole run, set-up included;");
         println!("half: the last half of the simulated time alone (the flows' start-up over): bottleneck packets per CPU second, CPU s;");
         println!("B/flow: resident memory the simulator added, per flow; peak MB: the process's peak resident memory during that row.");
     }

@@ -9,6 +9,13 @@
 //! router `r` (its "prefix" is `r`) is reached through `r`'s table: the search backwards from
 //! such a host visits `r` first and then every other node in exactly the order the search from
 //! `r` does (the host itself relays nothing), so the next hops are the same as a dense table's.
+//!
+//! A single-homed host's own next hop is its link up to its router for every destination the
+//! router reaches (the search backwards from any root reaches the host through the router
+//! alone), and none otherwise. Where every root's table says exactly that at the host, the host
+//! keeps that link (`uplink`) beside its router, and a packet it sends is routed from the
+//! router's entry of the destination's table (one entry per router, read by every packet, so
+//! in cache) instead of the host's (one entry per host, cold among thousands).
 
 use std::collections::VecDeque;
 
@@ -27,6 +34,9 @@ enum Destination {
         router: u32,
         /// The channel `router` -> host.
         last_hop: u32,
+        /// The host's next hop toward every destination `router` reaches (checked against
+        /// every table at construction), or [`NO_ROUTE`]: look the host up in the tables.
+        uplink: u32,
     },
     /// Nothing arrives at this node.
     Unreachable,
@@ -63,6 +73,7 @@ impl Routes {
                 destinations.push(Destination::Behind {
                     router,
                     last_hop: first,
+                    uplink: NO_ROUTE,
                 });
             } else {
                 destinations.push(Destination::Table(roots.len() as u32));
@@ -75,11 +86,62 @@ impl Routes {
             let next = &mut tables[k * nodes..(k + 1) * nodes];
             search.run(dst, channels, forwards, &incoming, next);
         }
-        Routes {
+        let mut routes = Routes {
             nodes,
             destinations,
             tables,
+        };
+        routes.set_uplinks(channels, roots.len());
+        routes
+    }
+
+    /// Gives each single-homed host its `uplink`: the first channel (by index) from the host
+    /// to its router, if every table holds it at the host exactly where the router has a route
+    /// (or is the root) and [`NO_ROUTE`] elsewhere.
+    fn set_uplinks(&mut self, channels: &[(u32, u32)], roots: usize) {
+        let mut first_up = vec![NO_ROUTE; self.nodes];
+        for (c, &(from, to)) in channels.iter().enumerate() {
+            let from = from as usize;
+            if let Some(&Destination::Behind { router, .. }) = self.destinations.get(from) {
+                if router == to && first_up[from] == NO_ROUTE {
+                    first_up[from] = c as u32;
+                }
+            }
         }
+        for (h, &up) in first_up.iter().enumerate() {
+            let Some(&Destination::Behind { router, .. }) = self.destinations.get(h) else {
+                continue;
+            };
+            if up == NO_ROUTE {
+                continue;
+            }
+            let own = self.root_index(router);
+            let agrees = (0..roots).all(|k| {
+                let base = k * self.nodes;
+                let want = if self.router_reaches(base, own, router) {
+                    up
+                } else {
+                    NO_ROUTE
+                };
+                self.tables.get(base + h) == Some(&want)
+            });
+            if agrees {
+                if let Some(Destination::Behind { uplink, .. }) = self.destinations.get_mut(h) {
+                    *uplink = up;
+                }
+            }
+        }
+    }
+
+    /// True if `router` (whose own table starts at `own`) is the root of the table starting at
+    /// `base` or has a route toward it.
+    #[inline]
+    fn router_reaches(&self, base: usize, own: usize, router: u32) -> bool {
+        base == own
+            || self
+                .tables
+                .get(base + router as usize)
+                .is_some_and(|&c| c != NO_ROUTE)
     }
 
     /// The channel node `at` sends a packet for `dst` on, or [`NO_ROUTE`].
@@ -89,20 +151,31 @@ impl Routes {
         if at >= self.nodes || at == dst {
             return NO_ROUTE;
         }
-        match self.destinations.get(dst) {
-            Some(&Destination::Table(k)) => self.tables[k as usize * self.nodes + at],
-            Some(&Destination::Behind { router, last_hop }) => {
+        // Where the table toward `dst` starts.
+        let base = match self.destinations.get(dst) {
+            Some(&Destination::Table(k)) => k as usize * self.nodes,
+            Some(&Destination::Behind {
+                router, last_hop, ..
+            }) => {
                 if at == router as usize {
-                    last_hop
-                } else {
-                    self.tables
-                        .get(self.root_index(router) + at)
-                        .copied()
-                        .unwrap_or(NO_ROUTE)
+                    return last_hop;
                 }
+                self.root_index(router)
             }
-            Some(Destination::Unreachable) | None => NO_ROUTE,
+            Some(Destination::Unreachable) | None => return NO_ROUTE,
+        };
+        // A single-homed host with its uplink: up, if its router gets there.
+        if let Some(&Destination::Behind { router, uplink, .. }) = self.destinations.get(at) {
+            if uplink != NO_ROUTE {
+                let own = self.root_index(router);
+                return if self.router_reaches(base, own, router) {
+                    uplink
+                } else {
+                    NO_ROUTE
+                };
+            }
         }
+        self.tables.get(base + at).copied().unwrap_or(NO_ROUTE)
     }
 
     /// Where the table of router `r` (always a root) starts.
@@ -239,6 +312,32 @@ mod tests {
         assert_eq!(r.next_hop(0, d), 0);
         assert_eq!(r.next_hop(1, d), 2 + 4 * 7 + 3);
         assert!(r.memory_bytes() < 40 * nodes);
+        // Every host sends up its access channel without reading its own table entry.
+        let uplink = |n: u32| match r.destinations[n as usize] {
+            Destination::Behind { uplink, .. } => uplink,
+            _ => NO_ROUTE,
+        };
+        assert_eq!(uplink(s), 2 + 4 * 7);
+        assert_eq!(uplink(d), 2 + 4 * 7 + 2);
+        assert_eq!(r.next_hop(d, s), 2 + 4 * 7 + 2);
+    }
+
+    #[test]
+    fn a_host_with_a_one_way_shortcut_keeps_its_table_entries() {
+        // 0 = router R, 1 = host h (single-homed: only R sends to it), 2 = router X; h also has
+        // a one-way channel to X, its shortest way there.
+        let ch = [(0, 1), (1, 0), (1, 2), (0, 2), (2, 0)];
+        let r = Routes::new(3, &ch, &[true, false, true]);
+        assert_eq!(
+            r.destinations[1],
+            Destination::Behind {
+                router: 0,
+                last_hop: 0,
+                uplink: NO_ROUTE
+            }
+        );
+        assert_eq!(r.next_hop(1, 2), 2);
+        assert_eq!(r.next_hop(1, 0), 1);
     }
 
     /// Random graphs of routers and hosts (single- and multi-homed, parallel channels,

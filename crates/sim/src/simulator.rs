@@ -187,7 +187,7 @@ pub struct Simulator {
     /// The CM macroflows at every queue sample (`macroflows.csv`).
     macroflows: crate::trace::macroflow::MacroflowTrace,
     /// Each node's chain of stages, from the application side to the wire.
-    chains: Vec<Vec<stages::Stage>>,
+    chains: chains::Chains,
 }
 
 impl Simulator {
@@ -389,7 +389,7 @@ impl Simulator {
             eca: EcaState::default(),
             cm: Default::default(),
             macroflows: Default::default(),
-            chains: Vec::new(),
+            chains: Default::default(),
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);
@@ -1098,6 +1098,7 @@ fn estimator_sample(now: Instant, flow: FlowId, ctl: &WindowCtl) -> EstimatorSam
 }
 
 mod agents;
+mod chains;
 mod cm;
 mod cp;
 mod eca;

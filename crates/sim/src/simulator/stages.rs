@@ -12,6 +12,7 @@
 //! (it counts what the application sends), CP's aggregation point, ECA's WTP shaper, GCCA's
 //! host leaky bucket (the last to hold a packet before the first link).
 
+use super::chains::Chains;
 use super::cp::CpTimer;
 use super::Simulator;
 use crate::cm::CmTimer;
@@ -125,7 +126,7 @@ pub(crate) enum StageTimer {
 
 /// Each node's chain: the stages of [`ORDER`] that run at the node. A stage the run does not
 /// use is in no chain, so a plain run passes packets straight between agents and links.
-pub(super) fn compose(sim: &Simulator) -> Vec<Vec<Stage>> {
+pub(super) fn compose(sim: &Simulator) -> Chains {
     let mut chains = vec![Vec::new(); sim.nodes.len()];
     for stage in ORDER {
         let mut nodes = each_stage!(stage, S => S::nodes(sim));
@@ -137,7 +138,7 @@ pub(super) fn compose(sim: &Simulator) -> Vec<Vec<Stage>> {
             }
         }
     }
-    chains
+    Chains::new(chains)
 }
 
 impl Simulator {
@@ -154,16 +155,13 @@ impl Simulator {
     /// Stage `i` of `node`'s chain, if the chain is that long.
     #[inline]
     pub(super) fn stage_at(&self, node: NodeId, i: usize) -> Option<Stage> {
-        self.chains.get(node as usize)?.get(i).copied()
+        self.chains.of(node).get(i).copied()
     }
 
     /// The index in `node`'s chain just after `stage` (the chain's length if `node` does not
     /// run it).
     pub(super) fn after_stage(&self, node: NodeId, stage: Stage) -> usize {
-        let chain = self
-            .chains
-            .get(node as usize)
-            .map_or(&[][..], Vec::as_slice);
+        let chain = self.chains.of(node);
         chain
             .iter()
             .position(|&s| s == stage)
@@ -212,7 +210,7 @@ impl Simulator {
     /// take it (`None`) or pass it on toward the agent.
     pub(super) fn stages_receive(&mut self, pkt: Packet) -> Result<Option<Packet>, CaptureError> {
         let node = pkt.dst;
-        let mut i = self.chains.get(node as usize).map_or(0, Vec::len);
+        let mut i = self.chains.of(node).len();
         while i > 0 {
             i -= 1;
             let Some(stage) = self.stage_at(node, i) else {
@@ -305,7 +303,7 @@ mod tests {
     fn chain(sim: &Simulator, name: &str) -> Vec<Stage> {
         let n = sim.nodes.iter().position(|n| n.name == name);
         let n = n.unwrap_or_else(|| panic!("no node `{name}`"));
-        sim.chains[n].clone()
+        sim.chains.of(n as u32).to_vec()
     }
 
     const DROPTAIL: &str = include_str!("../../../../scenarios/basic/dumbbell-4-droptail.toml");
@@ -316,8 +314,8 @@ mod tests {
     #[test]
     fn a_run_without_schemes_gives_every_node_an_empty_chain() {
         let sim = build(DROPTAIL);
-        assert_eq!(sim.chains.len(), sim.nodes.len());
-        assert!(sim.chains.iter().all(Vec::is_empty));
+        assert_eq!(sim.chains.nodes(), sim.nodes.len());
+        assert!((0..sim.nodes.len() as u32).all(|n| sim.chains.of(n).is_empty()));
     }
 
     #[test]
@@ -348,7 +346,7 @@ mod tests {
                 .iter()
                 .any(|f| f.src as usize == n || f.dst as usize == n);
             let want: &[Stage] = if endpoint { &[Stage::Eca] } else { &[] };
-            assert_eq!(sim.chains[n], want, "{}", node.name);
+            assert_eq!(sim.chains.of(n as u32), want, "{}", node.name);
         }
     }
 
