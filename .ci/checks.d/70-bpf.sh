@@ -35,9 +35,10 @@ rm -f "$bpf_build_log"
 # a few seconds more. (`--exclude` of the members the features leave alone would not save their
 # compilation: without them clap, syn and smallvec resolve other features and all is built again.)
 cargo test "${bpf_cargo[@]}" --lib --bins --test agent_bench -- --test-threads=1
-# The test bed's tests by name (the binary lists them; the ignored ones are run by hand or below),
+# The test bed's tests by name (the binary lists them; the ignored ones are run by hand),
 # run through `--lib --test kernel_tcp` with `--exact`: the members' unit test binaries match none.
-kernel_run=(--lib --test kernel_tcp -- --test-threads=1 --exact)
+# `--show-output` prints every test's figures (the twin's means and intervals among them), passed or not.
+kernel_run=(--lib --test kernel_tcp -- --test-threads=1 --exact --show-output)
 mapfile -t kernel_tests < <(comm -23 \
   <("$kernel_exe" --list --format terse | sed -n 's/: test$//p' | sort) \
   <("$kernel_exe" --list --format terse --ignored | sed -n 's/: test$//p' | sort))
@@ -46,7 +47,11 @@ echo "kernel TCP test bed: ${#kernel_tests[@]} tests"
 # The test bed tests measure real kernel TCP through a user-space delay line on a shared 2-core
 # machine: like the CM daemon's acceptance (50-testbed-cm.sh) each gets one more run if the first
 # falls short. The macroflow beside a reno flow from another host (bar 0.5x-2x) gates with the
-# others. A test that falls short of its bar on the loaded machine gets one more run, alone.
+# others. A test that falls short of its bar on the loaded machine gets one more run, alone. The
+# simulator twin gates too since it compares means (each flow's mean over four test bed runs within
+# 15% of its mean over 30 start phases of the simulator; docs/ebpf.md, The simulator twin): 4 of 4
+# runs held, and resampling 33 test bed runs puts a miss at about 1 run in 10-14, so like the
+# macroflow test it relies on the one more run.
 kernel_log=$(mktemp)
 if ! cargo test "${bpf_cargo[@]}" "${kernel_run[@]}" "${kernel_tests[@]}" 2>&1 | tee "$kernel_log"; then
   # The names from libtest's closing list of failures: a test's own line can carry the agent's
@@ -60,11 +65,5 @@ if ! cargo test "${bpf_cargo[@]}" "${kernel_run[@]}" "${kernel_tests[@]}" 2>&1 |
   done
 fi
 rm -f "$kernel_log"
-# The simulator twin (each flow within 15% of the simulator) is not reliable: 2 of 8 runs with the
-# simulator pacing as the test bed's kernel does, 10 of 16 without (docs/ebpf.md, The simulator
-# twin): it runs once and its figures are reported; it does not gate.
-twin=the_simulator_twin_matches_the_test_bed
-cargo test "${bpf_cargo[@]}" "${kernel_run[@]}" "$twin" --ignored --nocapture \
-  || echo "REPORTED, NOT GATING: $twin: a flow more than 15% from the simulator"
 unset CONCORD_REQUIRE_BPF bpf_cargo kernel_exe kernel_run kernel_tests
 echo "== check 70-bpf took $(( $(date +%s) - bpf_started )) s"
