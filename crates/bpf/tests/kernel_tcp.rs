@@ -161,15 +161,7 @@ impl Bed {
             "net.ipv4.tcp_no_ssthresh_metrics_save=0",
             "net.ipv4.tcp_congestion_control=reno",
         ] {
-            let out = Command::new("ip")
-                .args(["netns", "exec", &ns, "sysctl", "-q", "-w", setting])
-                .output()
-                .expect("run sysctl");
-            assert!(
-                out.status.success(),
-                "sysctl -w {setting} in {ns}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+            sysctl_in(&ns, setting);
         }
         let gw = format!("10.{}.{host}.254", self.0.net);
         let n = segments.to_string();
@@ -227,15 +219,7 @@ impl Bed {
             .map(|i| self.0.sender_ns(i))
             .chain([self.0.receiver_ns()]);
         for ns in namespaces {
-            let out = Command::new("ip")
-                .args(["netns", "exec", &ns, "sysctl", "-q", "-w", setting])
-                .output()
-                .expect("run sysctl");
-            assert!(
-                out.status.success(),
-                "sysctl -w {setting} in {ns}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+            sysctl_in(&ns, setting);
         }
     }
 
@@ -295,6 +279,19 @@ impl Bed {
             }
         }
     }
+}
+
+/// Sets `setting` (`key=value`, a per-namespace sysctl) in namespace `ns`.
+fn sysctl_in(ns: &str, setting: &str) {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "sysctl", "-q", "-w", setting])
+        .output()
+        .expect("run sysctl");
+    assert!(
+        out.status.success(),
+        "sysctl -w {setting} in {ns}: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
 }
 
 impl Drop for Bed {

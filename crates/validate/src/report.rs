@@ -117,6 +117,17 @@ fn f1(x: f64) -> String {
     }
 }
 
+/// A run's figures as the tables give them: utilisation % / Jain / goodput Mbit/s / timeouts.
+fn run_figures(x: &Summary) -> String {
+    format!(
+        "{} / {} / {} / {}",
+        pct(x.utilisation),
+        f3(x.jain),
+        f3(x.goodput_bps / 1e6),
+        f1(x.timeouts)
+    )
+}
+
 /// The counts of verdicts: (within, outside, errors, not compared).
 pub fn tally(results: &[CaseResult]) -> (usize, usize, usize, usize) {
     let n = |v: Verdict| results.iter().filter(|r| r.verdict == v).count();
@@ -162,15 +173,7 @@ fn departures_table(s: &mut String, results: &[CaseResult]) {
             .join(", ")
     );
     s.push_str("| case | concord | concord ns-3-departures | ns-3 | concord ns-3-departures against ns-3 |\n|---|---|---|---|---|\n");
-    let fig = |x: &Summary| {
-        format!(
-            "{} / {} / {} / {}",
-            pct(x.utilisation),
-            f3(x.jain),
-            f3(x.goodput_bps / 1e6),
-            f1(x.timeouts)
-        )
-    };
+    let fig = run_figures;
     for r in rows {
         let failing: Vec<&str> = r
             .departures_checks
@@ -288,15 +291,7 @@ pub fn markdown(results: &[CaseResult]) -> String {
     if !diagnosed.is_empty() {
         s.push_str("\nns-3 variants run for the cases outside a target (one mechanism switched each; utilisation % / Jain / goodput Mbit/s / timeouts):\n\n");
         s.push_str("| case | concord | ns-3 | variants |\n|---|---|---|---|\n");
-        let fig = |x: &Summary| {
-            format!(
-                "{} / {} / {} / {}",
-                pct(x.utilisation),
-                f3(x.jain),
-                f3(x.goodput_bps / 1e6),
-                f1(x.timeouts)
-            )
-        };
+        let fig = run_figures;
         for r in diagnosed {
             let vs: Vec<String> = r
                 .variants
@@ -318,16 +313,7 @@ pub fn markdown(results: &[CaseResult]) -> String {
     if !on_linux.is_empty() {
         s.push_str("\nLinux kernel TCP on the namespace test bed (one real-time run each; kernel defaults: SACK, timestamps, PRR, RACK; the window is not sampled). Same targets, concord against the kernel; utilisation % / Jain / goodput Mbit/s / timeouts / drops:\n\n");
         s.push_str("| case | concord | kernel | verdict |\n|---|---|---|---|\n");
-        let fig = |x: &Summary| {
-            format!(
-                "{} / {} / {} / {} / {}",
-                pct(x.utilisation),
-                f3(x.jain),
-                f3(x.goodput_bps / 1e6),
-                f1(x.timeouts),
-                f1(x.drops)
-            )
-        };
+        let fig = |x: &Summary| format!("{} / {}", run_figures(x), f1(x.drops));
         for r in on_linux {
             for l in &r.linux {
                 let failing: Vec<&str> = l
