@@ -1072,8 +1072,11 @@ impl TcpSender {
         }
         let cwnd_end = self.snd_una.saturating_add(self.ctl.cwnd());
         if self.gate != SendGate::CreditOnly && self.prr.is_none() && end > cwnd_end {
-            // Beyond cwnd: a limited-transmit segment.
-            self.limited_sent += end - self.snd_nxt.max(cwnd_end);
+            // Beyond cwnd: a limited-transmit segment, all of it (RFC 5681 3.2 step 2). Segments
+            // are whole (up to SMSS), so one that ends beyond cwnd is sent only by limited
+            // transmit's allowance, even when cwnd (bytes, with a fraction of a segment) covers
+            // part of it.
+            self.limited_sent += end - self.snd_nxt;
         }
         if self.gate != SendGate::Window {
             if self.credit < len {
@@ -1809,6 +1812,31 @@ mod tests {
         assert_eq!(segs.iter().map(|g| g.seq).collect::<Vec<_>>(), vec![11_000]);
         assert_eq!(s.cwnd(), 10_000, "cwnd is not changed");
         // The third: FlightSize leaves out the two limited-transmit segments (RFC 5681 3.2).
+        assert!(s.on_ack(ms(102), 0, false).fast_retransmit);
+        assert_eq!(s.ssthresh(), 5000);
+    }
+
+    #[test]
+    fn a_limited_transmit_segment_partly_inside_cwnd_is_left_out_of_flightsize_whole() {
+        let mut s = sender(TcpConfig {
+            initial_cwnd: 10,
+            limited_transmit: true,
+            ..config()
+        });
+        drain(&mut s, ms(0));
+        // cwnd 10.5 segments: the eleventh segment (10,000-11,000) does not fit, half of it does.
+        s.ctl.set_cwnd(10_500);
+        assert_eq!(s.poll_transmit(ms(1)), None);
+        s.on_ack(ms(100), 0, false);
+        let segs = drain(&mut s, ms(100));
+        assert_eq!(segs.iter().map(|g| g.seq).collect::<Vec<_>>(), vec![10_000]);
+        assert_eq!(s.limited_sent, 1000, "the whole segment");
+        s.on_ack(ms(101), 0, false);
+        let segs = drain(&mut s, ms(101));
+        assert_eq!(segs.iter().map(|g| g.seq).collect::<Vec<_>>(), vec![11_000]);
+        assert_eq!(s.limited_sent, 2000);
+        // Third duplicate ACK: FlightSize = 12,000 - 2,000 limited-transmit bytes = 10,000, so
+        // ssthresh = 5,000 (RFC 5681 eq. 4); counting only the bytes beyond cwnd gave 5,250.
         assert!(s.on_ack(ms(102), 0, false).fast_retransmit);
         assert_eq!(s.ssthresh(), 5000);
     }
