@@ -1,0 +1,234 @@
+//! Do concord's seeds change what they are said to change (docs/seed-audit.md)?
+//!
+//! A figure reported as a mean over N seeds with a 95% interval is a false interval when its N
+//! runs are one run. Two checks:
+//!
+//! - every claim of `concord reproduce --quick` that is not marked deterministic takes more than
+//!   one value over its seeds; a claim whose value is the same at every seed is listed with the
+//!   reason, and its experiment must show by another claim on the same seeds that the runs
+//!   themselves differ;
+//! - every case of `concord validate`'s grid, run at each of its seeds, is compared run against
+//!   run by its congestion windows: the same run is the same sequence of window values for each
+//!   flow, whichever flow carries it and whenever it starts. A case whose only random draw is the
+//!   start jitter of one flow (one flow, DropTail, no random loss) is one run shifted in time at
+//!   every seed; a case with random loss or RED never gives the same run at two seeds; every
+//!   other case (several flows whose only draw is their start jitter) gives at least two
+//!   different runs over its seeds, except the cases listed in [`ONE_RUN_CASES`], measured to
+//!   be one run relabelled and shifted at every seed.
+
+use concord_repro::{registry, run_experiments, Ctx};
+use concord_sim::scenario;
+use concord_sim::Simulator;
+use concord_validate::concord_run::scenario_text;
+use concord_validate::grid::{self, Case, Queue, Topology};
+
+const GRID: &str = include_str!("../grid.toml");
+
+/// Grid cases with several flows, DropTail and no random loss whose seeds all give the same run:
+/// the start jitter changes which flow is which and when the run starts, and nothing else
+/// (docs/seed-audit.md). A case that joins or leaves this list fails the test, so that the
+/// list, and the intervals the grid reports for these cases, are reviewed.
+const ONE_RUN_CASES: &[(&str, &str)] = &[
+    (
+        "dumbbell-16f-10Mbps-200ms-droptail",
+        "seeds 1, 2 and 3: the same 16 window sequences, one flow's cut two samples earlier",
+    ),
+    (
+        "sack-dumbbell-4f-10Mbps-100ms-droptail-q1000-prr-sack",
+        "a 1000-packet queue: no flow ever loses a packet, so no flow's window depends on another's",
+    ),
+];
+
+/// Stochastic claims of the quick run whose value is the same at every seed of their block
+/// although their runs differ (`experiment`, a part of the metric, why).
+const CONSTANT_OVER_SEEDS: &[(&str, &str, &str)] = &[
+    (
+        "cm/audio",
+        "most-used encoding is the one nearest its share",
+        "an indicator, 1 at every seed: the server settles on the same encoding",
+    ),
+    (
+        "gcca/testbed",
+        "packets dropped in Router 1 and Router 2, all groups",
+        "a count at its floor: GCCA drops nothing at any seed",
+    ),
+    (
+        "eca/parking-lot",
+        "CoV of 100 ms rates is ECA < ECN/RED",
+        "a count of grid points, 9 of 9 at every seed",
+    ),
+    (
+        "eca/parking-lot",
+        "largest CoV of the nine points is at 1 Mbit/s",
+        "a count of schemes, 0 of 3 at every seed",
+    ),
+];
+
+/// The number of distinct values among `values`, bit for bit (a NaN equals a NaN).
+fn distinct(values: &[f64]) -> usize {
+    let mut bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
+    bits.sort_unstable();
+    bits.dedup();
+    bits.len()
+}
+
+#[test]
+fn every_claim_that_draws_from_the_seed_takes_more_than_one_value_over_its_seeds() {
+    let experiments = registry();
+    let ctx = Ctx {
+        quick: true,
+        ..Ctx::default()
+    };
+    let outcomes = run_experiments(&experiments, &ctx, 2, &|_, _| {});
+    let mut constant = Vec::new();
+    for (e, o) in experiments.iter().zip(&outcomes) {
+        let o = o.as_ref().unwrap_or_else(|err| panic!("{}: {err}", e.id));
+        for c in &o.claims {
+            let name = format!("{}: {} / {}", e.id, c.figure, c.metric);
+            if c.deterministic {
+                assert_eq!(
+                    c.values.len(),
+                    1,
+                    "{name}: one deterministic run, one value"
+                );
+                continue;
+            }
+            assert!(c.values.len() >= 2, "{name}: {} values", c.values.len());
+            eprintln!(
+                "{name}: {} distinct of {} values",
+                distinct(&c.values),
+                c.values.len()
+            );
+            if distinct(&c.values) > 1 {
+                continue;
+            }
+            let listed = CONSTANT_OVER_SEEDS
+                .iter()
+                .any(|(x, metric, _)| *x == e.id && c.metric.contains(metric));
+            // The runs behind a listed claim must differ: another claim of the experiment on
+            // the same seeds moves with them.
+            let runs_differ = o
+                .claims
+                .iter()
+                .any(|other| other.seeds == c.seeds && distinct(&other.values) > 1);
+            constant.push((name, listed, runs_differ));
+        }
+    }
+    let wrong: Vec<&(String, bool, bool)> = constant
+        .iter()
+        .filter(|(_, listed, differ)| !listed || !differ)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "claims marked as drawing from the seed with one value at every seed (name, listed, runs differ): {wrong:#?}; \
+         if nothing in the scenario draws from the seed, mark the claim `.deterministic()` (one run, no interval)"
+    );
+    assert_eq!(
+        constant.len(),
+        CONSTANT_OVER_SEEDS.len(),
+        "listed claims no longer constant over their seeds: {constant:#?}"
+    );
+}
+
+/// One run of `case` at `seed`: each flow's sequence of congestion-window values (bytes), in
+/// flow order.
+fn windows(case: &Case, seed: u64) -> Vec<Vec<u64>> {
+    let text = scenario_text(case, seed);
+    let sc = scenario::parse_str(&text, None).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+    let mut sim = Simulator::new(&sc).unwrap_or_else(|e| panic!("{}: {e}", case.id));
+    sim.run().unwrap_or_else(|e| panic!("{}: {e}", case.id));
+    let mut per_flow = vec![Vec::new(); sim.flows().len()];
+    for s in sim.cwnd_samples() {
+        per_flow[s.flow as usize].push(s.cwnd);
+    }
+    per_flow
+}
+
+/// Whether two runs are the same run: the same window sequences, flow for some flow, up to the
+/// shorter of the two (a run shifted later in time is cut earlier by the fixed end).
+fn same_run(a: &[Vec<u64>], b: &[Vec<u64>]) -> bool {
+    let shortest = a.iter().chain(b).map(Vec::len).min().unwrap_or(0);
+    a.len() == b.len() && prefixes(a, shortest) == prefixes(b, shortest)
+}
+
+/// The first `n` values of each flow's window sequence, sorted (which flow is which left out).
+fn prefixes(run: &[Vec<u64>], n: usize) -> Vec<&[u64]> {
+    let mut v: Vec<&[u64]> = run.iter().map(|w| &w[..n]).collect();
+    v.sort_unstable();
+    v
+}
+
+/// Whether the case's only random draw is the start jitter of a single flow.
+fn one_jittered_flow(case: &Case) -> bool {
+    case.topology == Topology::Dumbbell
+        && case.flows == 1
+        && case.queue == Queue::DropTail
+        && case.loss == 0.0
+}
+
+/// Whether anything in the case draws from the seed besides the flows' start jitter.
+fn random_beyond_start(case: &Case) -> bool {
+    case.loss > 0.0 || matches!(case.queue, Queue::Red { .. })
+}
+
+#[test]
+fn the_grid_gives_one_run_per_seed_where_it_draws_more_than_one_flow_start() {
+    let cases = grid::parse(GRID, "crates/validate/grid.toml").expect("the grid parses");
+    let mut failures = Vec::new();
+    for case in &cases {
+        let runs: Vec<(u64, Vec<Vec<u64>>)> =
+            case.seeds.iter().map(|&s| (s, windows(case, s))).collect();
+        // Classes of seeds that give the same run, in seed order.
+        let mut classes: Vec<Vec<u64>> = Vec::new();
+        let mut first_of: Vec<usize> = Vec::new();
+        for (i, (seed, w)) in runs.iter().enumerate() {
+            match first_of.iter().position(|&j| same_run(&runs[j].1, w)) {
+                Some(k) => classes[k].push(*seed),
+                None => {
+                    first_of.push(i);
+                    classes.push(vec![*seed]);
+                }
+            }
+        }
+        let shown: Vec<String> = classes
+            .iter()
+            .map(|c| c.iter().map(u64::to_string).collect::<Vec<_>>().join("="))
+            .collect();
+        eprintln!(
+            "{}: {} runs over seeds: {}",
+            case.id,
+            classes.len(),
+            shown.join(" ")
+        );
+        let listed = ONE_RUN_CASES.iter().any(|(id, _)| *id == case.id);
+        let ok = if one_jittered_flow(case) || listed {
+            classes.len() == 1
+        } else if random_beyond_start(case) {
+            classes.len() == case.seeds.len()
+        } else {
+            classes.len() >= 2
+        };
+        if !ok {
+            failures.push(format!("{}: {}", case.id, shown.join(" ")));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "cases whose seeds do not give the runs their random draws promise (or that leave ONE_RUN_CASES): {failures:#?}"
+    );
+    for (id, _) in ONE_RUN_CASES {
+        assert!(cases.iter().any(|c| c.id == *id), "no grid case {id}");
+    }
+}
+
+#[test]
+fn the_same_run_is_the_same_windows_whichever_flow_carries_them() {
+    let a = vec![vec![1, 2, 3, 4], vec![5, 6, 7]];
+    let shifted = vec![vec![5, 6, 7, 8], vec![1, 2, 3]];
+    assert!(same_run(&a, &shifted));
+    let other = vec![vec![1, 2, 9], vec![5, 6, 7]];
+    assert!(!same_run(&a, &other));
+    assert!(!same_run(&a, &a[..1]));
+    assert_eq!(distinct(&[1.0, 1.0, f64::NAN, f64::NAN]), 2);
+    assert_eq!(distinct(&[0.0, -0.0]), 2);
+}
