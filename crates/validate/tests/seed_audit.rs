@@ -35,7 +35,7 @@ const ONE_RUN_CASES: &[(&str, &str)] = &[
     ),
     (
         "sack-dumbbell-4f-10Mbps-100ms-droptail-q1000-prr-sack",
-        "a 1000-packet queue: no flow ever loses a packet, so no flow's window depends on another's",
+        "seeds 1 to 5: the same 4 window sequences and 545 drops at each seed",
     ),
 ];
 
