@@ -1,8 +1,9 @@
 //! Do concord's seeds change what they are said to change (docs/seed-audit.md)?
 //!
 //! A figure reported as a mean over N seeds with a 95% interval is a false interval when its N
-//! runs are one run. Two checks:
+//! runs are one run. Three checks:
 //!
+//! - a scenario's seed reaches its start jitter, and no two seeds share a random stream;
 //! - every claim of `concord reproduce --quick` that is not marked deterministic takes more than
 //!   one value over its seeds; a claim whose value is the same at every seed is listed with the
 //!   reason, and its experiment must show by another claim on the same seeds that the runs
@@ -16,8 +17,9 @@
 //!   different runs over its seeds, except the cases listed in [`ONE_RUN_CASES`], measured to
 //!   be one run relabelled and shifted at every seed.
 
+use concord_cc::rng::Rng;
 use concord_repro::{registry, run_experiments, Ctx};
-use concord_sim::scenario;
+use concord_sim::scenario::{self, JITTER_STREAM};
 use concord_sim::Simulator;
 use concord_validate::concord_run::scenario_text;
 use concord_validate::grid::{self, Case, Queue, Topology};
@@ -231,4 +233,32 @@ fn the_same_run_is_the_same_windows_whichever_flow_carries_them() {
     assert!(!same_run(&a, &a[..1]));
     assert_eq!(distinct(&[1.0, 1.0, f64::NAN, f64::NAN]), 2);
     assert_eq!(distinct(&[0.0, -0.0]), 2);
+}
+
+#[test]
+fn each_seed_reaches_the_start_jitter_and_no_two_seeds_share_a_stream() {
+    let cases = grid::parse(GRID, "crates/validate/grid.toml").expect("the grid parses");
+    let case = cases
+        .iter()
+        .find(|c| c.id == "dumbbell-4f-10Mbps-50ms-droptail")
+        .expect("the 4-flow DropTail case");
+    let starts = |seed: u64| -> Vec<u64> {
+        let sc = scenario::parse_str(&scenario_text(case, seed), None).expect("valid");
+        sc.flows.iter().map(|f| f.start.as_nanos()).collect()
+    };
+    for seed in [1, 2, 3, 1001, 1002] {
+        // Each flow's start: uniform in [0, 100 ms), the flows in order from one stream.
+        let mut rng = Rng::stream(seed, JITTER_STREAM);
+        let drawn: Vec<u64> = (0..4).map(|_| rng.below(100_000_000)).collect();
+        assert_eq!(starts(seed), drawn, "seed {seed}");
+    }
+    // Seed 2's starts as `concord run --seed 2` traced them (the first window sample of each flow).
+    assert_eq!(starts(2), [18_382_572, 51_939_165, 45_007_595, 63_666_359]);
+    // The seeds of ten seed bases' full blocks and their replicates: no two share a stream.
+    let mut first: Vec<u64> = (0..20_000)
+        .map(|seed| Rng::stream(seed, JITTER_STREAM).next_u64())
+        .collect();
+    first.sort_unstable();
+    first.dedup();
+    assert_eq!(first.len(), 20_000);
 }
