@@ -15,3 +15,7 @@ echo "== reproduce --quick --check: $(( $(date +%s) - reproduce_started )) s"
 target/debug/concord reproduce --quick --jobs 2 --seed-base 1001 --out target/ci-reproduce-1001 \
   --check crates/repro/expectations/quick-seed-base-1001.json
 echo "== reproduce --quick --seed-base 1001 --check: $(( $(date +%s) - reproduce_started )) s"
+# Every claim that draws from the seed takes more than one value over its seeds (docs/seed-audit.md),
+# checked on the default run's results.json rather than by running the quick reproduction again.
+CONCORD_QUICK_RESULTS="$PWD/target/ci-reproduce/results.json" cargo test -q --workspace --test seed_audit \
+  -- --ignored --exact every_claim_that_draws_from_the_seed_takes_more_than_one_value_over_its_seeds

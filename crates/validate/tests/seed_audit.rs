@@ -18,6 +18,8 @@
 //!   be one run relabelled and shifted at every seed.
 
 use concord_cc::rng::Rng;
+use concord_repro::claim::Claim;
+use concord_repro::report::Report;
 use concord_repro::{registry, run_experiments, Ctx};
 use concord_sim::scenario::{self, JITTER_STREAM};
 use concord_sim::Simulator;
@@ -74,19 +76,57 @@ fn distinct(values: &[f64]) -> usize {
     bits.len()
 }
 
-#[test]
-fn every_claim_that_draws_from_the_seed_takes_more_than_one_value_over_its_seeds() {
-    let experiments = registry();
-    let ctx = Ctx {
-        quick: true,
-        ..Ctx::default()
+/// The claims of `concord reproduce --quick` at seed base 0, grouped by experiment: read from
+/// the `results.json` named by `CONCORD_QUICK_RESULTS` (CI's reproduce step writes one), or
+/// computed here by running every experiment.
+fn quick_claims() -> Vec<(String, Vec<Claim>)> {
+    let claims: Vec<Claim> = match std::env::var_os("CONCORD_QUICK_RESULTS") {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("CONCORD_QUICK_RESULTS={path:?}: {e}"));
+            let report: Report = serde_json::from_str(&text).unwrap_or_else(|e| {
+                panic!("CONCORD_QUICK_RESULTS={path:?} is not a results.json: {e}")
+            });
+            assert!(
+                report.quick && report.seed_base == 0,
+                "CONCORD_QUICK_RESULTS must be a run of `concord reproduce --quick` at seed base 0"
+            );
+            report.claims
+        }
+        None => {
+            let experiments = registry();
+            let ctx = Ctx {
+                quick: true,
+                ..Ctx::default()
+            };
+            let outcomes = run_experiments(&experiments, &ctx, 2, &|_, _| {});
+            experiments
+                .iter()
+                .zip(outcomes)
+                .flat_map(|(e, o)| o.unwrap_or_else(|err| panic!("{}: {err}", e.id)).claims)
+                .collect()
+        }
     };
-    let outcomes = run_experiments(&experiments, &ctx, 2, &|_, _| {});
+    let mut by_experiment: Vec<(String, Vec<Claim>)> = Vec::new();
+    for c in claims {
+        match by_experiment.last_mut() {
+            Some((id, cs)) if *id == c.experiment => cs.push(c),
+            _ => by_experiment.push((c.experiment.clone(), vec![c])),
+        }
+    }
+    by_experiment
+}
+
+/// Runs the whole quick reproduction unless given its results: CI runs it on the reproduce
+/// step's `results.json` (.ci/checks.d/30-reproduce.sh); by hand, `cargo test -p
+/// concord-validate --test seed_audit -- --ignored` (about 2 minutes of CPU).
+#[test]
+#[ignore = "the whole quick reproduction; CI runs it on its reproduce step's results.json"]
+fn every_claim_that_draws_from_the_seed_takes_more_than_one_value_over_its_seeds() {
     let mut constant = Vec::new();
-    for (e, o) in experiments.iter().zip(&outcomes) {
-        let o = o.as_ref().unwrap_or_else(|err| panic!("{}: {err}", e.id));
-        for c in &o.claims {
-            let name = format!("{}: {} / {}", e.id, c.figure, c.metric);
+    for (experiment, claims) in quick_claims() {
+        for c in &claims {
+            let name = format!("{experiment}: {} / {}", c.figure, c.metric);
             if c.deterministic {
                 assert_eq!(
                     c.values.len(),
@@ -106,11 +146,10 @@ fn every_claim_that_draws_from_the_seed_takes_more_than_one_value_over_its_seeds
             }
             let listed = CONSTANT_OVER_SEEDS
                 .iter()
-                .any(|(x, metric, _)| *x == e.id && c.metric.contains(metric));
+                .any(|(x, metric, _)| *x == experiment && c.metric.contains(metric));
             // The runs behind a listed claim must differ: another claim of the experiment on
             // the same seeds moves with them.
-            let runs_differ = o
-                .claims
+            let runs_differ = claims
                 .iter()
                 .any(|other| other.seeds == c.seeds && distinct(&other.values) > 1);
             constant.push((name, listed, runs_differ));
