@@ -30,6 +30,13 @@
 //!   three departures `validate.cc` corrects; found while measuring them (a lone segment's
 //!   duplicate ACK after a timeout lets concord send a second segment, which the receiver
 //!   acknowledges at once, where ns-3 waits for its delayed ACK).
+//! - [`Departure::RecoverySsthresh`], in `TcpSocketBase::EnterRecovery`: without SACK, the
+//!   ssthresh of a fast retransmit is `GetSsThresh (BytesInFlight () + SMSS)` =
+//!   max((FlightSize - dup_acked) / 2, 2 SMSS), `BytesInFlight ()` having left out the segments
+//!   the Reno SACK emulation marks delivered (one per duplicate ACK, those of limited transmit
+//!   included) and the head marked lost. RFC 5681 section 3.2 step 2 (eq. 4) halves FlightSize
+//!   less only the data sent by limited transmit: with two limited-transmit segments, ns-3's
+//!   2 x ssthresh is one segment smaller. Not one of the three `validate.cc` corrects.
 
 use std::fmt;
 
@@ -46,15 +53,19 @@ pub enum Departure {
     /// Limited transmit only for the segments the Reno SACK emulation marks delivered, never
     /// the one at snd.una (`TcpTxBuffer::AddRenoSack`).
     LimitedTransmit,
+    /// Without SACK, ssthresh at fast retransmit halves FlightSize less every duplicate-ACKed
+    /// segment (`TcpSocketBase::EnterRecovery`).
+    RecoverySsthresh,
 }
 
 impl Departure {
     /// Every departure, in the order of their names.
-    pub const ALL: [Departure; 4] = [
+    pub const ALL: [Departure; 5] = [
         Departure::Recover,
         Departure::LossExit,
         Departure::EcnOnce,
         Departure::LimitedTransmit,
+        Departure::RecoverySsthresh,
     ];
 
     /// The name used in scenario files (`tcp.ns3_departures`).
@@ -64,6 +75,7 @@ impl Departure {
             Departure::LossExit => "loss-exit",
             Departure::EcnOnce => "ecn-once",
             Departure::LimitedTransmit => "limited-transmit",
+            Departure::RecoverySsthresh => "recovery-ssthresh",
         }
     }
 
@@ -90,6 +102,8 @@ pub struct Ns3Departures {
     pub ecn_once: bool,
     /// [`Departure::LimitedTransmit`].
     pub limited_transmit: bool,
+    /// [`Departure::RecoverySsthresh`].
+    pub recovery_ssthresh: bool,
 }
 
 impl Ns3Departures {
@@ -101,13 +115,15 @@ impl Ns3Departures {
             loss_exit: true,
             ecn_once: true,
             limited_transmit: false,
+            recovery_ssthresh: false,
         }
     }
 
-    /// All four.
+    /// All five.
     pub fn all() -> Ns3Departures {
         Ns3Departures {
             limited_transmit: true,
+            recovery_ssthresh: true,
             ..Ns3Departures::corrected_by_validate()
         }
     }
@@ -119,6 +135,7 @@ impl Ns3Departures {
             Departure::LossExit => self.loss_exit = true,
             Departure::EcnOnce => self.ecn_once = true,
             Departure::LimitedTransmit => self.limited_transmit = true,
+            Departure::RecoverySsthresh => self.recovery_ssthresh = true,
         }
         self
     }
@@ -132,6 +149,7 @@ impl Ns3Departures {
                 Departure::LossExit => self.loss_exit,
                 Departure::EcnOnce => self.ecn_once,
                 Departure::LimitedTransmit => self.limited_transmit,
+                Departure::RecoverySsthresh => self.recovery_ssthresh,
             })
             .collect()
     }
@@ -161,6 +179,21 @@ impl Ns3Departures {
             dup_acked.min(rfc)
         } else {
             rfc
+        }
+    }
+
+    /// The FlightSize a fast retransmit halves for ssthresh, without SACK: `flight` bytes
+    /// outstanding (snd.max - snd.una), `limited_sent` of them sent by limited transmit,
+    /// `dup_acked` of them marked delivered by the duplicate ACKs (this one included). RFC 5681
+    /// section 3.2 step 2: FlightSize less the limited-transmit data. ns-3
+    /// (`TcpSocketBase::EnterRecovery`, `GetSsThresh (BytesInFlight () + SMSS)`): less every
+    /// duplicate-ACKed segment, `BytesInFlight ()` also leaving out the head marked lost, which
+    /// the added SMSS puts back.
+    pub fn recovery_flight(&self, flight: u64, limited_sent: u64, dup_acked: u64) -> u64 {
+        if self.recovery_ssthresh {
+            flight.saturating_sub(dup_acked)
+        } else {
+            flight.saturating_sub(limited_sent)
         }
     }
 
@@ -196,6 +229,10 @@ mod tests {
         );
         assert_eq!(Ns3Departures::all().enabled(), Departure::ALL.to_vec());
         assert_eq!(
+            Departure::from_name("recovery-ssthresh"),
+            Some(Departure::RecoverySsthresh)
+        );
+        assert_eq!(
             Ns3Departures::corrected_by_validate().enabled(),
             Departure::ALL[..3].to_vec()
         );
@@ -212,6 +249,20 @@ mod tests {
         assert_eq!(ns3.limited_transmit_allowance(2, 2_000, 1_000), 2_000);
         assert_eq!(ns3.limited_transmit_allowance(2, 1_000, 1_000), 1_000);
         assert_eq!(rfc.limited_transmit_allowance(2, 1_000, 1_000), 2_000);
+    }
+
+    #[test]
+    fn ssthresh_at_fast_retransmit_leaves_out_every_duplicate_acked_segment_only_with_the_departure(
+    ) {
+        let rfc = Ns3Departures::default();
+        let ns3 = Ns3Departures::default().with(Departure::RecoverySsthresh);
+        // Seven segments of 1000 bytes out, two of them sent by limited transmit, three
+        // duplicate ACKs: RFC 5681 halves 5000, ns-3 4000.
+        assert_eq!(rfc.recovery_flight(7_000, 2_000, 3_000), 5_000);
+        assert_eq!(ns3.recovery_flight(7_000, 2_000, 3_000), 4_000);
+        // Without limited transmit: RFC 7000, ns-3 4000.
+        assert_eq!(rfc.recovery_flight(7_000, 0, 3_000), 7_000);
+        assert_eq!(ns3.recovery_flight(7_000, 0, 3_000), 4_000);
     }
 
     #[test]

@@ -803,8 +803,16 @@ impl TcpSender {
                 .ns3_departures
                 .fast_retransmit_allowed(self.snd_una, self.recover);
             if allowed {
-                // RFC 5681 3.2 step 2: data sent by limited transmit is not part of FlightSize.
-                let flight = self.bytes_in_flight().saturating_sub(self.limited_sent);
+                // RFC 5681 3.2 step 2: data sent by limited transmit is not part of FlightSize
+                // (or, with ns-3's departure and without SACK, no duplicate-ACKed data is).
+                let flight = match self.scoreboard {
+                    None => self.config.ns3_departures.recovery_flight(
+                        self.bytes_in_flight(),
+                        self.limited_sent,
+                        self.dup_acked,
+                    ),
+                    Some(_) => self.bytes_in_flight().saturating_sub(self.limited_sent),
+                };
                 // A window already reduced for ECN is not reduced again for a loss in it
                 // (RFC 3168 6.1.2: once per window for drops and marks together; Linux keeps
                 // ssthresh when recovery starts inside CWR).
@@ -2312,6 +2320,32 @@ mod tests {
         let mut s = ns3(Departure::LimitedTransmit, c);
         assert_eq!(run(&mut s), Vec::<u64>::new());
         assert_eq!((s.dupacks(), s.cwnd()), (1, MSS));
+    }
+
+    #[test]
+    fn with_ns3_recovery_ssthresh_fast_retransmit_halves_flightsize_less_every_duplicate_acked_segment(
+    ) {
+        // Ten segments out, two more by limited transmit, the third duplicate ACK.
+        let run = |mut s: TcpSender| {
+            drain(&mut s, ms(0));
+            // A new segment on each of the first two, the retransmission on the third.
+            for (i, n) in [(100, 1), (101, 1), (102, 1)] {
+                s.on_ack(ms(i), 0, false);
+                assert_eq!(drain(&mut s, ms(i)).len(), n);
+            }
+            assert_eq!(s.dup_acked(), 3000);
+            (s.ssthresh(), s.cwnd())
+        };
+        let c = TcpConfig {
+            initial_cwnd: 10,
+            limited_transmit: true,
+            ..config()
+        };
+        // RFC 5681 eq. 4: FlightSize 12,000 less the 2,000 of limited transmit, halved.
+        assert_eq!(run(sender(c.clone())), (5000, 8000));
+        // ns-3's EnterRecovery: BytesInFlight () + SMSS = 12,000 - 3,000 duplicate-ACKed,
+        // halved: 2 x ssthresh is one segment under cwnd (10 segments).
+        assert_eq!(run(ns3(Departure::RecoverySsthresh, c)), (4500, 7500));
     }
 
     #[test]
