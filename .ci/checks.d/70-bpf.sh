@@ -51,7 +51,10 @@ echo "kernel TCP test bed: ${#kernel_tests[@]} tests"
 # simulator twin gates too since it compares means (each flow's mean over four test bed runs within
 # 15% of its mean over 30 start phases of the simulator; docs/ebpf.md, The simulator twin): 4 of 4
 # runs held, and resampling 33 test bed runs puts a miss at about 1 run in 10-14, so like the
-# macroflow test it relies on the one more run.
+# macroflow test it relies on the one more run. The twin's four test bed runs go two at a time on two
+# beds alike (CONCORD_BPF_BED_PREFIX and the same with "b"), each run's two flows on a bottleneck of
+# their own (docs/ebpf.md, Two test beds at a time): about 45 s where one after the other took
+# 85-99 s. The start-up test keeps its six transfers one at a time: side by side changed its figures.
 kernel_log=$(mktemp)
 if ! cargo test "${bpf_cargo[@]}" "${kernel_run[@]}" "${kernel_tests[@]}" 2>&1 | tee "$kernel_log"; then
   # The names from libtest's closing list of failures: a test's own line can carry the agent's

@@ -36,6 +36,12 @@ fn prefix() -> String {
 }
 const NET: u8 = 141;
 
+/// The prefix of a second test bed that a test runs beside the first (the first's prefix and
+/// `b`), so that two transfers each have a bottleneck of their own at the same time.
+fn second_prefix() -> String {
+    format!("{}b", prefix())
+}
+
 /// The agent binary, when the `datapath` feature built it.
 fn agent_exe() -> Option<PathBuf> {
     // Cargo names the binary even when its required feature is off (and an older build may
@@ -96,9 +102,19 @@ struct Bed(Testbed);
 
 impl Bed {
     fn up(senders: u8, rate_bps: u64, rtt_ms: u64, queue_bytes: u64) -> Bed {
+        Bed::up_named(&prefix(), senders, rate_bps, rtt_ms, queue_bytes)
+    }
+
+    /// A second test bed beside the one of [`Bed::up`], alike but for its namespaces
+    /// (`PREFIXb-...`): its own senders, bottleneck, delay line and receiver.
+    fn up_beside(senders: u8, rate_bps: u64, rtt_ms: u64, queue_bytes: u64) -> Bed {
+        Bed::up_named(&second_prefix(), senders, rate_bps, rtt_ms, queue_bytes)
+    }
+
+    fn up_named(prefix: &str, senders: u8, rate_bps: u64, rtt_ms: u64, queue_bytes: u64) -> Bed {
         let exe = agent_exe().expect("checked");
         let tb = Testbed {
-            prefix: prefix(),
+            prefix: prefix.to_string(),
             senders,
             rate_bps,
             queue_bytes,
@@ -176,7 +192,7 @@ impl Bed {
             String::from_utf8_lossy(&out.stderr).trim()
         );
         // The short connection that makes the metrics cache's entry (1 segment of data).
-        let mut srv = server(warm_up_port);
+        let mut srv = server_in(&self.0.receiver_ns(), warm_up_port);
         let out = Command::new("ip")
             .args(["netns", "exec", &ns, "iperf3", "-c"])
             .arg(self.receiver())
@@ -384,15 +400,13 @@ fn available() -> String {
 
 /// An iperf3 server in the receiver's namespace for one test, on `port`.
 fn server(port: u16) -> Child {
+    server_in(&format!("{}-rcv", prefix()), port)
+}
+
+/// An iperf3 server in namespace `rcv_ns` (a test bed's receiver), on `port`.
+fn server_in(rcv_ns: &str, port: u16) -> Child {
     let c = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &format!("{}-rcv", prefix()),
-            "iperf3",
-            "-s",
-            "-p",
-        ])
+        .args(["netns", "exec", rcv_ns, "iperf3", "-s", "-p"])
         .arg(port.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -408,7 +422,7 @@ fn client(bed: &Bed, host: u8, port: u16, algo: &str, secs: u32, streams: u32) -
         .args([
             "netns",
             "exec",
-            &format!("{}-s{host}", prefix()),
+            &bed.0.sender_ns(host),
             "iperf3",
             "-J",
             "-c",
@@ -725,7 +739,7 @@ struct Capture {
 impl Capture {
     /// Starts the capture and returns once dumpcap captures.
     fn start(bed: &Bed, host: u8, port: u16) -> Capture {
-        let file = std::env::temp_dir().join(format!("{}-s{host}-{port}.pcap", prefix()));
+        let file = std::env::temp_dir().join(format!("{}-s{host}-{port}.pcap", bed.0.prefix));
         let log = file.with_extension("log");
         let _ = std::fs::remove_file(&file);
         let mut child = Command::new("ip")
@@ -814,7 +828,7 @@ fn transfer_sampled(
     secs: u32,
     after: Duration,
 ) -> (Transfer, Departures, Vec<SsTrace>) {
-    let mut srv = server(port);
+    let mut srv = server_in(&bed.0.receiver_ns(), port);
     let capture = Capture::start(bed, host, port);
     let c = client(bed, host, port, algo, secs, 1);
     let started = wall();
@@ -1098,7 +1112,7 @@ fn simulated_goodput_over_start_phases(
     goodput
 }
 
-/// Test bed runs of the simulator twin, one after the other (20 s each).
+/// Test bed runs of the simulator twin (20 s each), two at a time on two test beds.
 const TWIN_BED_RUNS: usize = 4;
 /// Start phases of the simulator's side of the twin.
 const TWIN_SIM_PHASES: u64 = 30;
@@ -1124,24 +1138,43 @@ fn the_simulator_twin_matches_the_test_bed() {
             TWIN_SIM_PHASES,
             "40ms",
         );
-        let bed = Bed::up(2, 20_000_000, 40, 100_000);
+        // Two test beds alike, side by side, one run on each at a time: each run's two flows
+        // share a bottleneck (and delay line) of their own, as on one bed.
+        let beds = [
+            Bed::up(2, 20_000_000, 40, 100_000),
+            Bed::up_beside(2, 20_000_000, 40, 100_000),
+        ];
         let _agent = AgentProc::start();
-        let (mut s1, mut s2) = (server(5361), server(5362));
+        let mut servers: Vec<Child> = beds
+            .iter()
+            .flat_map(|b| [5361, 5362].map(|p| server_in(&b.0.receiver_ns(), p)))
+            .collect();
         let (mut bed_mccp, mut bed_newreno) = (Vec::new(), Vec::new());
-        for i in 0..TWIN_BED_RUNS {
-            let mccp = client(&bed, 1, 5361, "concord_mccp", 20, 1);
-            let newreno = client(&bed, 2, 5362, "concord_newreno", 20, 1);
-            let (mccp, newreno) = (finish(mccp), finish(newreno));
-            eprintln!(
-                "test bed run {}: mccp {:.2} Mbit/s, newreno {:.2} Mbit/s",
-                i + 1,
-                mccp.total() / 1e6,
-                newreno.total() / 1e6
-            );
-            bed_mccp.push(mccp.total());
-            bed_newreno.push(newreno.total());
+        for first in (0..TWIN_BED_RUNS).step_by(beds.len()) {
+            let clients: Vec<(Child, Child)> = beds
+                .iter()
+                .take(TWIN_BED_RUNS - first)
+                .map(|b| {
+                    (
+                        client(b, 1, 5361, "concord_mccp", 20, 1),
+                        client(b, 2, 5362, "concord_newreno", 20, 1),
+                    )
+                })
+                .collect();
+            for (i, (mccp, newreno)) in clients.into_iter().enumerate() {
+                let (mccp, newreno) = (finish(mccp), finish(newreno));
+                eprintln!(
+                    "test bed run {} (bed {}): mccp {:.2} Mbit/s, newreno {:.2} Mbit/s",
+                    first + i + 1,
+                    beds[i].0.prefix,
+                    mccp.total() / 1e6,
+                    newreno.total() / 1e6
+                );
+                bed_mccp.push(mccp.total());
+                bed_newreno.push(newreno.total());
+            }
         }
-        for s in [&mut s1, &mut s2] {
+        for s in &mut servers {
             let _ = s.kill();
             let _ = s.wait();
         }
