@@ -297,6 +297,7 @@ mod tests {
             cwnd_mean: 20.0,
             cwnd_cv: 0.3,
             cwnd_max: 40.0,
+            windows: Default::default(),
         }
     }
 

@@ -2,6 +2,7 @@
 
 use crate::grid::{rate_label, Case, CaseRecovery, Queue, Topology, MSS_BYTES};
 use crate::measurement::{cwnd_stats, fold_cwnd, Measurement};
+use crate::runs::Windows;
 use concord_sim::results::RunResults;
 use concord_sim::scenario;
 use concord_sim::Simulator;
@@ -201,6 +202,7 @@ pub fn measure(sim: &Simulator, case: &Case, seed: u64) -> Measurement {
         cwnd_mean,
         cwnd_cv,
         cwnd_max,
+        windows: Windows::of(sim),
     }
 }
 

@@ -5,6 +5,7 @@
 //! PyPI's `ns3==3.44.post0`), each measured the same way ([`measurement`]); [`compare`] checks
 //! the targets and names the mechanism behind a difference from measured ns-3 variants;
 //! [`linux`] runs the cases the namespace test bed can host with kernel TCP;
+//! [`runs`] tells which seeds gave the same concord run;
 //! [`ns3_cache`] keeps ns-3's outputs for reruns; [`suite`] runs it all on a pool of threads and [`report`] writes the table and figures.
 
 pub mod compare;
@@ -15,4 +16,5 @@ pub mod measurement;
 pub mod ns3;
 pub mod ns3_cache;
 pub mod report;
+pub mod runs;
 pub mod suite;

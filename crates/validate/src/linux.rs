@@ -257,6 +257,7 @@ fn measure(case: &Case, cc: &str, t: &Testbed, flows: u8) -> Result<Measurement,
         cwnd_mean: 0.0,
         cwnd_cv: 0.0,
         cwnd_max: 0.0,
+        windows: Default::default(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! What one run of one case measured, in the same terms for every simulator (or the kernel), and
 //! the statistics of a congestion-window trace.
 
+use crate::runs::Windows;
 use concord_sim::metrics::series::jain_index;
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +39,10 @@ pub struct Measurement {
     pub cwnd_cv: f64,
     /// Largest window of any flow, segments.
     pub cwnd_max: f64,
+    /// Each flow's sequence of window values, for telling which seeds gave the same run
+    /// ([`crate::runs`]); concord's runs only, kept in memory and not written out.
+    #[serde(skip)]
+    pub windows: Windows,
 }
 
 impl Measurement {
@@ -117,6 +122,34 @@ mod tests {
     fn an_empty_or_zero_length_trace_has_no_statistics() {
         assert_eq!(cwnd_stats(&[], 5.0), None);
         assert_eq!(cwnd_stats(&[(5.0, 3.0)], 5.0), None);
+    }
+
+    #[test]
+    fn the_windows_stay_in_memory_and_are_not_written_out() {
+        let m = Measurement {
+            source: "concord".into(),
+            seed: 2,
+            goodput_bps: vec![1e6],
+            utilisation: 0.5,
+            drops: 0,
+            marks: 0,
+            wire_losses: 0,
+            timeouts: 0,
+            fast_retransmits: 0,
+            spurious_fast_retransmits: None,
+            cwnd_mean: 1.0,
+            cwnd_cv: 0.0,
+            cwnd_max: 1.0,
+            windows: Windows::new(vec![vec![14480, 15928]]),
+        };
+        let json = serde_json::to_string(&m).expect("serialises");
+        assert!(
+            !json.contains("windows") && !json.contains("14480"),
+            "{json}"
+        );
+        let back: Measurement = serde_json::from_str(&json).expect("reads back");
+        assert!(back.windows.is_empty());
+        assert_eq!(back.seed, 2);
     }
 
     #[test]

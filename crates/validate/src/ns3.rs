@@ -345,6 +345,7 @@ pub fn parse_output(
         cwnd_mean,
         cwnd_cv,
         cwnd_max,
+        windows: Default::default(),
     })
 }
 

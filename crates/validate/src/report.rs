@@ -213,6 +213,17 @@ pub fn diagnosis_tally(results: &[CaseResult]) -> (usize, usize, usize) {
     (e, p, outside.len() - e - p)
 }
 
+/// What a seeds cell marked "(1 run)" means, said above the table.
+pub const ONE_RUN_NOTE: &str = "Seeds: how many seeds the means are over; \"3 (1 run)\" marks a case whose seeds all gave the same concord run (the same window sequences, whichever flow carries them): the seed only moved when the flows started, the DropTail bottleneck absorbed it, and the concord mean is one run's figures, cut at different points by the fixed end. results.json gives every case's distinct concord runs (`concord_runs`) and which seeds gave the same run (`concord_seed_runs`).";
+
+/// The seeds cell: their number, marked "(1 run)" when several seeds gave one concord run.
+pub fn seeds(r: &CaseResult) -> String {
+    match r.concord_runs {
+        Some(1) if r.seeds.len() > 1 => format!("{} (1 run)", r.seeds.len()),
+        _ => r.seeds.len().to_string(),
+    }
+}
+
 /// The table in Markdown: each cell "concord / ns-3".
 pub fn markdown(results: &[CaseResult]) -> String {
     let (within, out, err, nc) = tally(results);
@@ -229,6 +240,7 @@ pub fn markdown(results: &[CaseResult]) -> String {
         "{} cases: {within} within the targets, {out} outside, {err} errors, {nc} not compared.\n",
         results.len()
     );
+    let _ = writeln!(s, "{ONE_RUN_NOTE}\n");
     s.push_str("| case | seeds | utilisation % | Jain | goodput Mbit/s | drops | timeouts | fast retransmits | cwnd mean (segments) | cwnd CV | verdict | cause (measured) |\n");
     s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in results {
@@ -246,7 +258,7 @@ pub fn markdown(results: &[CaseResult]) -> String {
             s,
             "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.id,
-            r.seeds.len(),
+            seeds(r),
             cell(&|x| pct(x.utilisation)),
             cell(&|x| f3(x.jain)),
             cell(&|x| f3(x.goodput_bps / 1e6)),
@@ -468,8 +480,8 @@ fn html_escape(s: &str) -> String {
 pub fn html(results: &[CaseResult], figures: &[(String, String)]) -> String {
     let (within, out, err, nc) = tally(results);
     let mut s = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>concord validate</title>\n<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:first-child{text-align:left}.outside{background:#fde2d4}.error{background:#f6c}</style></head><body>\n");
-    let _ = writeln!(s, "<h1>concord against ns-3 3.44</h1>\n<p>{} cases: {within} within the targets, {out} outside, {err} errors, {nc} not compared. Targets: utilisation within {:.0} points, Jain within {}, goodput under random loss within {:.0}%. Each cell: concord / ns-3.</p>", results.len(), UTILISATION_POINTS * 100.0, JAIN_DIFFERENCE, GOODPUT_UNDER_LOSS * 100.0);
-    s.push_str("<table><tr><th>case</th><th>utilisation %</th><th>Jain</th><th>goodput Mbit/s</th><th>drops</th><th>timeouts</th><th>cwnd mean</th><th>verdict</th><th>cause</th></tr>\n");
+    let _ = writeln!(s, "<h1>concord against ns-3 3.44</h1>\n<p>{} cases: {within} within the targets, {out} outside, {err} errors, {nc} not compared. Targets: utilisation within {:.0} points, Jain within {}, goodput under random loss within {:.0}%. Each cell: concord / ns-3.</p>\n<p>{}</p>", results.len(), UTILISATION_POINTS * 100.0, JAIN_DIFFERENCE, GOODPUT_UNDER_LOSS * 100.0, html_escape(ONE_RUN_NOTE));
+    s.push_str("<table><tr><th>case</th><th>seeds</th><th>utilisation %</th><th>Jain</th><th>goodput Mbit/s</th><th>drops</th><th>timeouts</th><th>cwnd mean</th><th>verdict</th><th>cause</th></tr>\n");
     for r in results {
         let cell = |f: &dyn Fn(&Summary) -> String| {
             format!(
@@ -485,8 +497,9 @@ pub fn html(results: &[CaseResult], figures: &[(String, String)]) -> String {
         };
         let _ = writeln!(
             s,
-            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td></tr>",
+            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td></tr>",
             html_escape(&r.id),
+            seeds(r),
             cell(&|x| pct(x.utilisation)),
             cell(&|x| f3(x.jain)),
             cell(&|x| f3(x.goodput_bps / 1e6)),
@@ -546,6 +559,7 @@ mod tests {
             cwnd_mean: 12.5,
             cwnd_cv: 0.25,
             cwnd_max: 30.0,
+            windows: Default::default(),
         };
         let c = summarise(&[m("concord", util_c)]).expect("c");
         let n = summarise(&[m("ns-3", util_n)]).expect("n");
@@ -566,6 +580,8 @@ mod tests {
             loss: 0.0,
             duration_s: 30.0,
             seeds: vec![1],
+            concord_runs: Some(1),
+            concord_seed_runs: "1".into(),
             concord: Some(c),
             ns3: Some(n),
             variants: Vec::new(),
@@ -581,6 +597,43 @@ mod tests {
             linux: Vec::new(),
             runs: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_case_whose_seeds_gave_one_run_is_marked_in_every_table() {
+        let mut one = result(90.0 / 100.0, 91.0 / 100.0);
+        one.seeds = vec![1, 2, 3];
+        one.concord_runs = Some(1);
+        one.concord_seed_runs = "1=2=3".into();
+        let mut three = one.clone();
+        three.id = "three-runs".into();
+        three.concord_runs = Some(3);
+        three.concord_seed_runs = "1 2 3".into();
+        let mut alone = one.clone();
+        alone.id = "one-seed".into();
+        alone.seeds = vec![1];
+        let mut failed = one.clone();
+        failed.id = "not-counted".into();
+        failed.concord_runs = None;
+        let all = [one, three, alone, failed];
+        let cells: Vec<String> = all.iter().map(seeds).collect();
+        assert_eq!(cells, ["3 (1 run)", "3", "1", "3"]);
+        let md = markdown(&all);
+        assert!(md.contains(ONE_RUN_NOTE), "{md}");
+        assert!(
+            md.contains("| `dumbbell-2f-10Mbps-20ms-droptail` | 3 (1 run) | 90.0 / 91.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("| `three-runs` | 3 | 90.0 / 91.0 |"), "{md}");
+        let page = html(&all, &[]);
+        assert!(
+            page.contains("<td>dumbbell-2f-10Mbps-20ms-droptail</td><td>3 (1 run)</td>"),
+            "{page}"
+        );
+        assert!(page.contains("<th>case</th><th>seeds</th>"), "{page}");
+        let json = serde_json::to_value(&all[0]).expect("serialises");
+        assert_eq!(json["concord_runs"], 1);
+        assert_eq!(json["concord_seed_runs"], "1=2=3");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::compare::{cause, checks, finding, summarise, Check, Finding, Summary}
 use crate::grid::{Case, CaseRecovery, Queue, Topology};
 use crate::measurement::Measurement;
 use crate::ns3::{self, Variant};
-use crate::{concord_run, grid};
+use crate::{concord_run, grid, runs};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -127,6 +127,12 @@ pub struct CaseResult {
     pub duration_s: f64,
     /// Seeds.
     pub seeds: Vec<u64>,
+    /// How many distinct concord runs the seeds gave ([`crate::runs::same_run`]): fewer than
+    /// the seeds when the seed only moved when the same run started. `None` when a concord run
+    /// failed or was not made.
+    pub concord_runs: Option<usize>,
+    /// The seeds grouped by the concord run they gave, written `1=2=3 4` ([`crate::runs::show`]).
+    pub concord_seed_runs: String,
     /// concord over the seeds.
     pub concord: Option<Summary>,
     /// ns-3 (reference setting) over the seeds.
@@ -575,7 +581,9 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
             .cloned()
             .collect()
     };
-    let concord = summarise(&of("concord"));
+    let concord_own = of("concord");
+    let concord = summarise(&concord_own);
+    let seed_runs = seed_runs(c, &concord_own);
     let ns3 = summarise(&of(Variant::Reference.name()));
     let variants: Vec<Summary> = Variant::ALL
         .iter()
@@ -620,6 +628,8 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
         loss: c.loss,
         duration_s: c.duration.as_secs_f64(),
         seeds: c.seeds.clone(),
+        concord_runs: seed_runs.as_ref().map(Vec::len),
+        concord_seed_runs: seed_runs.as_deref().map_or(String::new(), runs::show),
         concord,
         ns3,
         variants,
@@ -635,6 +645,22 @@ fn assemble(c: &Case, k: usize, outcomes: &[(Job, Result<Measurement, String>)])
         linux: Vec::new(),
         runs,
     }
+}
+
+/// The case's seeds grouped by the concord run they gave ([`runs::classes`]), from the runs'
+/// windows in seed order; `None` unless every seed has a concord run with its windows.
+fn seed_runs(c: &Case, concord: &[Measurement]) -> Option<Vec<Vec<u64>>> {
+    let mut wanted = c.seeds.clone();
+    wanted.sort_unstable();
+    let seeds: Vec<u64> = concord.iter().map(|m| m.seed).collect();
+    if seeds != wanted || concord.iter().any(|m| m.windows.is_empty()) {
+        return None;
+    }
+    let windows: Vec<(u64, &[Vec<u64>])> = concord
+        .iter()
+        .map(|m| (m.seed, m.windows.flows()))
+        .collect();
+    Some(runs::classes(&windows))
 }
 
 /// The grid in `path`, or the shipped one.
@@ -702,6 +728,7 @@ mod tests {
             cwnd_mean: 10.0,
             cwnd_cv: 0.0,
             cwnd_max: 10.0,
+            windows: Default::default(),
         }
     }
 
@@ -931,6 +958,37 @@ mod tests {
         assert_eq!(r[0].runs.len(), 2);
         assert_eq!(r[0].concord.as_ref().map(|s| s.runs), Some(2));
         assert_eq!(lines.lock().expect("lock").len(), 2);
+    }
+
+    #[test]
+    fn the_seeds_of_one_lossless_droptail_flow_give_one_run_and_random_loss_gives_three() {
+        let cases = grid::parse(
+            "[[case]]\ntopology = \"dumbbell\"\nflows = 1\nrate = \"5Mbps\"\nrtt = \"20ms\"\nqueue = \"droptail\"\nloss = [0.0, 0.02]\nduration = \"3s\"\nseeds = [3, 1, 2]\n",
+            "g",
+        )
+        .expect("valid");
+        let opts = Options {
+            ns3: None,
+            jobs: 2,
+            diagnose: false,
+            diagnose_all: false,
+            linux: None,
+            reuse: HashMap::new(),
+            ns3_cache: None,
+        };
+        let r = run(&cases, &opts, &|_| {});
+        let counted: Vec<(Option<usize>, &str)> = r
+            .iter()
+            .map(|x| (x.concord_runs, x.concord_seed_runs.as_str()))
+            .collect();
+        assert_eq!(counted, [(Some(1), "1=2=3"), (Some(3), "1 2 3")]);
+        // The verdict logic is untouched: nothing compared without ns-3.
+        assert!(r.iter().all(|x| x.verdict == Verdict::NotCompared));
+        // A run without its windows (read back from a file) is not counted.
+        let mut runs = r[0].runs.clone();
+        runs[1].windows = Default::default();
+        assert_eq!(seed_runs(&cases[0], &runs), None);
+        assert_eq!(seed_runs(&cases[0], &r[0].runs[..2]), None);
     }
 
     #[test]

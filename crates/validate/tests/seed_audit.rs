@@ -16,15 +16,18 @@
 //!   other case (several flows whose only draw is their start jitter) gives at least two
 //!   different runs over its seeds, except the cases listed in [`ONE_RUN_CASES`], measured to
 //!   be one run relabelled and shifted at every seed.
+//!
+//! The comparison and the grouping of seeds into runs are `concord_validate::runs`, the
+//! functions with which `concord validate` counts each case's distinct runs for its table.
 
 use concord_cc::rng::Rng;
 use concord_repro::claim::Claim;
 use concord_repro::report::Report;
 use concord_repro::{registry, run_experiments, Ctx};
 use concord_sim::scenario::{self, JITTER_STREAM};
-use concord_sim::Simulator;
 use concord_validate::concord_run::scenario_text;
 use concord_validate::grid::{self, Case, Queue, Topology};
+use concord_validate::runs::{self, Windows};
 
 const GRID: &str = include_str!("../grid.toml");
 
@@ -172,31 +175,11 @@ fn every_claim_that_draws_from_the_seed_takes_more_than_one_value_over_its_seeds
 }
 
 /// One run of `case` at `seed`: each flow's sequence of congestion-window values (bytes), in
-/// flow order.
-fn windows(case: &Case, seed: u64) -> Vec<Vec<u64>> {
-    let text = scenario_text(case, seed);
-    let sc = scenario::parse_str(&text, None).unwrap_or_else(|e| panic!("{}: {e}", case.id));
-    let mut sim = Simulator::new(&sc).unwrap_or_else(|e| panic!("{}: {e}", case.id));
-    sim.run().unwrap_or_else(|e| panic!("{}: {e}", case.id));
-    let mut per_flow = vec![Vec::new(); sim.flows().len()];
-    for s in sim.cwnd_samples() {
-        per_flow[s.flow as usize].push(s.cwnd);
-    }
-    per_flow
-}
-
-/// Whether two runs are the same run: the same window sequences, flow for some flow, up to the
-/// shorter of the two (a run shifted later in time is cut earlier by the fixed end).
-fn same_run(a: &[Vec<u64>], b: &[Vec<u64>]) -> bool {
-    let shortest = a.iter().chain(b).map(Vec::len).min().unwrap_or(0);
-    a.len() == b.len() && prefixes(a, shortest) == prefixes(b, shortest)
-}
-
-/// The first `n` values of each flow's window sequence, sorted (which flow is which left out).
-fn prefixes(run: &[Vec<u64>], n: usize) -> Vec<&[u64]> {
-    let mut v: Vec<&[u64]> = run.iter().map(|w| &w[..n]).collect();
-    v.sort_unstable();
-    v
+/// flow order, as the validation runner keeps them.
+fn windows(case: &Case, seed: u64) -> Windows {
+    concord_validate::concord_run::run(case, seed)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.id))
+        .windows
 }
 
 /// Whether the case's only random draw is the start jitter of a single flow.
@@ -217,30 +200,13 @@ fn the_grid_gives_one_run_per_seed_where_it_draws_more_than_one_flow_start() {
     let cases = grid::parse(GRID, "crates/validate/grid.toml").expect("the grid parses");
     let mut failures = Vec::new();
     for case in &cases {
-        let runs: Vec<(u64, Vec<Vec<u64>>)> =
-            case.seeds.iter().map(|&s| (s, windows(case, s))).collect();
+        let runs: Vec<(u64, Windows)> = case.seeds.iter().map(|&s| (s, windows(case, s))).collect();
+        let seeds_and_windows: Vec<(u64, &[Vec<u64>])> =
+            runs.iter().map(|(s, w)| (*s, w.flows())).collect();
         // Classes of seeds that give the same run, in seed order.
-        let mut classes: Vec<Vec<u64>> = Vec::new();
-        let mut first_of: Vec<usize> = Vec::new();
-        for (i, (seed, w)) in runs.iter().enumerate() {
-            match first_of.iter().position(|&j| same_run(&runs[j].1, w)) {
-                Some(k) => classes[k].push(*seed),
-                None => {
-                    first_of.push(i);
-                    classes.push(vec![*seed]);
-                }
-            }
-        }
-        let shown: Vec<String> = classes
-            .iter()
-            .map(|c| c.iter().map(u64::to_string).collect::<Vec<_>>().join("="))
-            .collect();
-        eprintln!(
-            "{}: {} runs over seeds: {}",
-            case.id,
-            classes.len(),
-            shown.join(" ")
-        );
+        let classes = runs::classes(&seeds_and_windows);
+        let shown = runs::show(&classes);
+        eprintln!("{}: {} runs over seeds: {}", case.id, classes.len(), shown);
         let listed = ONE_RUN_CASES.iter().any(|(id, _)| *id == case.id);
         let ok = if one_jittered_flow(case) || listed {
             classes.len() == 1
@@ -250,7 +216,7 @@ fn the_grid_gives_one_run_per_seed_where_it_draws_more_than_one_flow_start() {
             classes.len() >= 2
         };
         if !ok {
-            failures.push(format!("{}: {}", case.id, shown.join(" ")));
+            failures.push(format!("{}: {shown}", case.id));
         }
     }
     assert!(
@@ -263,13 +229,7 @@ fn the_grid_gives_one_run_per_seed_where_it_draws_more_than_one_flow_start() {
 }
 
 #[test]
-fn the_same_run_is_the_same_windows_whichever_flow_carries_them() {
-    let a = vec![vec![1, 2, 3, 4], vec![5, 6, 7]];
-    let shifted = vec![vec![5, 6, 7, 8], vec![1, 2, 3]];
-    assert!(same_run(&a, &shifted));
-    let other = vec![vec![1, 2, 9], vec![5, 6, 7]];
-    assert!(!same_run(&a, &other));
-    assert!(!same_run(&a, &a[..1]));
+fn distinct_counts_values_bit_for_bit() {
     assert_eq!(distinct(&[1.0, 1.0, f64::NAN, f64::NAN]), 2);
     assert_eq!(distinct(&[0.0, -0.0]), 2);
 }
