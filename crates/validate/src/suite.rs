@@ -685,6 +685,25 @@ pub fn load_grid(path: Option<&std::path::Path>) -> Result<Vec<Case>, String> {
 mod tests {
     use super::*;
 
+    /// Options of a test run: with `ns3`, a program that does not exist, so that any ns-3 job
+    /// actually run (not read from `reuse`) is an error.
+    fn options(
+        ns3: bool,
+        jobs: usize,
+        diagnose: bool,
+        reuse: HashMap<(String, u64, String), Measurement>,
+    ) -> Options {
+        Options {
+            ns3: ns3.then(|| PathBuf::from("/nonexistent/validate")),
+            jobs,
+            diagnose,
+            diagnose_all: false,
+            linux: None,
+            reuse,
+            ns3_cache: None,
+        }
+    }
+
     #[test]
     fn ns3_runs_of_an_earlier_results_file_are_reused_and_not_run_again() {
         let cases = grid::parse(
@@ -697,16 +716,7 @@ mod tests {
             {"source": "ns-3", "seed": 1, "goodput_bps": [4000000.0], "utilisation": 0.84, "drops": 0, "marks": 0, "wire_losses": 0, "timeouts": 0, "fast_retransmits": 0, "cwnd_mean": 12.0, "cwnd_cv": 0.1, "cwnd_max": 20.0}]}]"#;
         let reuse = reusable_ns3_runs(earlier).expect("reads");
         assert_eq!(reuse.len(), 1, "only ns-3 runs are kept");
-        let opts = Options {
-            // A program that does not exist: any ns-3 job actually run would be an error.
-            ns3: Some(PathBuf::from("/nonexistent/validate")),
-            jobs: 1,
-            diagnose: false,
-            diagnose_all: false,
-            linux: None,
-            reuse,
-            ns3_cache: None,
-        };
+        let opts = options(true, 1, false, reuse);
         let r = run(&cases, &opts, &|_| {});
         assert!(r[0].errors.is_empty(), "{:?}", r[0].errors);
         assert_eq!(r[0].ns3.as_ref().map(|s| s.utilisation), Some(0.84));
@@ -829,15 +839,7 @@ mod tests {
             put(0, *v, u[0] - near);
         }
         put(1, Variant::ShortDelayedAck, u[1] - 0.01);
-        let opts = Options {
-            ns3: Some(PathBuf::from("/nonexistent/validate")),
-            jobs: 1,
-            diagnose: true,
-            diagnose_all: false,
-            linux: None,
-            reuse,
-            ns3_cache: None,
-        };
+        let opts = options(true, 1, true, reuse);
         let r = run(&cases, &opts, &|_| {});
         assert!(r.iter().all(|x| x.errors.is_empty()), "{:?}", r[1].errors);
         assert_eq!(r[0].representative, r[0].id);
@@ -902,15 +904,7 @@ mod tests {
         put(1, Variant::ShortDelayedAck, 0.01);
         put(2, Variant::ShortDelayedAck, 0.5);
         put(2, Variant::LongMinRto, 0.01);
-        let opts = Options {
-            ns3: Some(PathBuf::from("/nonexistent/validate")),
-            jobs: 1,
-            diagnose: true,
-            diagnose_all: false,
-            linux: None,
-            reuse,
-            ns3_cache: None,
-        };
+        let opts = options(true, 1, true, reuse);
         let r = run(&cases, &opts, &|_| {});
         assert!(
             r.iter().all(|x| x.errors.is_empty()),
@@ -940,15 +934,7 @@ mod tests {
             "g",
         )
         .expect("valid");
-        let opts = Options {
-            ns3: None,
-            jobs: 2,
-            diagnose: true,
-            diagnose_all: false,
-            linux: None,
-            reuse: HashMap::new(),
-            ns3_cache: None,
-        };
+        let opts = options(false, 2, true, HashMap::new());
         let lines = Mutex::new(Vec::new());
         let r = run(&cases, &opts, &|l| {
             lines.lock().expect("lock").push(l.to_string())
@@ -967,15 +953,7 @@ mod tests {
             "g",
         )
         .expect("valid");
-        let opts = Options {
-            ns3: None,
-            jobs: 2,
-            diagnose: false,
-            diagnose_all: false,
-            linux: None,
-            reuse: HashMap::new(),
-            ns3_cache: None,
-        };
+        let opts = options(false, 2, false, HashMap::new());
         let r = run(&cases, &opts, &|_| {});
         let counted: Vec<(Option<usize>, &str)> = r
             .iter()
@@ -998,15 +976,7 @@ mod tests {
             "g",
         )
         .expect("valid");
-        let opts = Options {
-            ns3: Some(PathBuf::from("/nonexistent/validate")),
-            jobs: 1,
-            diagnose: false,
-            diagnose_all: false,
-            linux: None,
-            reuse: HashMap::new(),
-            ns3_cache: None,
-        };
+        let opts = options(true, 1, false, HashMap::new());
         let r = run(&cases, &opts, &|_| {});
         assert_eq!(r[0].verdict, Verdict::Error);
         assert!(
