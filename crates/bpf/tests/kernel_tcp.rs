@@ -79,7 +79,35 @@ fn cannot_run() -> Option<String> {
     if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
         return Some("the kernel has no BTF (/sys/kernel/btf/vmlinux)".into());
     }
+    if !kernel_has_cc(HOST_DEFAULT_CC) {
+        return Some(format!(
+            "the kernel has no {HOST_DEFAULT_CC}, the test bed hosts' default congestion control: \
+             modprobe tcp_{HOST_DEFAULT_CC}"
+        ));
+    }
     None
+}
+
+/// The default congestion control of every host namespace of the test bed, whatever this
+/// machine's: iperf3 sets `-C` after `connect`, so each connection is set up under the default,
+/// and `bbr_init` (net/ipv4/tcp_bbr.c) sets `SK_PACING_NEEDED`, which the switch to reno or a
+/// `concord_*` algorithm leaves: the sockets pace (docs/ebpf.md, "The test bed's hosts pace"),
+/// and the simulator twin paces to match. The test bed's figures were measured so; a test
+/// whose senders must not pace sets `reno` in their namespaces after the bed is up.
+const HOST_DEFAULT_CC: &str = "bbr";
+
+/// Whether the kernel has congestion control `name` loaded, or can load it (`modprobe tcp_NAME`).
+fn kernel_has_cc(name: &str) -> bool {
+    let listed = || {
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+            .is_ok_and(|s| s.split_whitespace().any(|a| a == name))
+    };
+    listed()
+        || (Command::new("modprobe")
+            .arg(format!("tcp_{name}"))
+            .status()
+            .is_ok_and(|s| s.success())
+            && listed())
 }
 
 /// Runs the test body, or says why it cannot (failing under CONCORD_REQUIRE_BPF=1).
@@ -128,7 +156,10 @@ impl Bed {
         let _ = tb.down();
         tb.up().expect("test bed up");
         let bed = Bed(tb);
-        // A test bed setting, for every algorithm alike (docs/ebpf.md, Test bed).
+        // Test bed settings, for every algorithm alike (docs/ebpf.md, Test bed).
+        bed.sysctl(&format!(
+            "net.ipv4.tcp_congestion_control={HOST_DEFAULT_CC}"
+        ));
         bed.realtime_delay_line();
         bed.host_sysctls_from_env();
         bed
@@ -169,8 +200,8 @@ impl Bed {
     /// a locked ssthresh is never overwritten by what a connection learned. So: the sysctl at
     /// 0, the default route with `ssthresh lock N`, and one short connection to the receiver
     /// to make the entry. The namespace's default congestion control becomes `reno`: iperf3
-    /// sets `-C` after `connect`, so a connection starts with the default, and the host's
-    /// default here, bbr, resets ssthresh to unbounded in its `init` (`bbr_init`).
+    /// sets `-C` after `connect`, so a connection starts with the default, and the bed's
+    /// default, bbr, resets ssthresh to unbounded in its `init` (`bbr_init`).
     fn route_initial_ssthresh(&self, host: u8, segments: u32, warm_up_port: u16) {
         let ns = self.0.sender_ns(host);
         for setting in [
@@ -895,24 +926,14 @@ fn concord_mccp_starts_up_faster_than_kernel_reno_from_the_papers_initial_ssthre
             // kernel reno from sender 2, whose kernel gives every new connection ssthresh 45
             // through the route metric and the TCP metrics cache (Bed::route_initial_ssthresh).
             // Both namespaces' default congestion control is reno: iperf3 sets -C after
-            // connect, and the machine's default, bbr, would make the socket pace itself from
+            // connect, and the bed's default, bbr, would make the socket pace itself from
             // its init on (bbr_init sets SK_PACING_NEEDED, which the switch leaves). One flow
             // at a time, pairs interleaved. The acceptance's "above", on the means over the
             // pairs. Every transfer is checked: its data packets leave back to back (no
             // pacing), and ss -tin shows the initial ssthresh on its connections.
             let bed = Bed::up(2, 40_000_000, 100, 500_000);
             bed.route_initial_ssthresh(2, PAPER_INITIAL_SSTHRESH_SEGMENTS, 5380);
-            let ns1 = bed.0.sender_ns(1);
-            let out = Command::new("ip")
-                .args(["netns", "exec", &ns1, "sysctl", "-q", "-w"])
-                .arg("net.ipv4.tcp_congestion_control=reno")
-                .output()
-                .expect("run sysctl");
-            assert!(
-                out.status.success(),
-                "sysctl -w net.ipv4.tcp_congestion_control=reno in {ns1}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+            sysctl_in(&bed.0.sender_ns(1), "net.ipv4.tcp_congestion_control=reno");
             let _agent = AgentProc::start_with(&["--initial-ssthresh", PAPER_INITIAL_SSTHRESH]);
             let after = Duration::from_millis(1500);
             let (mut u_m, mut u_r) = (Vec::new(), Vec::new());
