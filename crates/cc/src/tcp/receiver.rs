@@ -284,6 +284,31 @@ mod tests {
     }
 
     #[test]
+    fn a_segment_filling_part_of_a_gap_is_acknowledged_at_once() {
+        // RFC 5681 section 4.2: an immediate ACK when a segment fills all or part of a gap,
+        // delayed ACKs or not. Held: 2000..3000 and 5000..6000; RCV.NXT 1000.
+        let mut r = receiver(true, false);
+        r.on_segment(ms(0), 0, 1000, false, false);
+        r.on_segment(ms(1), 2000, 1000, false, false);
+        r.on_segment(ms(2), 5000, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(1000));
+        // Joins the first held range: RCV.NXT 3000, the gap 3000..5000 remains.
+        assert_eq!(r.on_segment(ms(3), 1000, 1000, false, false), 2000);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(3000));
+        assert_eq!(r.poll_timeout(), None);
+        // In order, touching nothing held: RCV.NXT 4000, the gap 4000..5000 remains.
+        assert_eq!(r.on_segment(ms(4), 3000, 1000, false, false), 1000);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(4000));
+        // Closes the last gap: RCV.NXT jumps to 6000, at once.
+        assert_eq!(r.on_segment(ms(5), 4000, 1000, false, false), 2000);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(6000));
+        // Nothing held any more: the next in-order segment waits for a second one or the timer.
+        r.on_segment(ms(6), 6000, 1000, false, false);
+        assert_eq!(r.poll_ack(), None);
+        assert_eq!(r.poll_timeout(), Some(ms(206)));
+    }
+
+    #[test]
     fn out_of_order_ranges_merge_when_they_overlap_or_touch() {
         let mut r = receiver(false, false);
         r.on_segment(ms(0), 5000, 1000, false, false);
