@@ -14,7 +14,12 @@ runs made with `--trace=1` (lines `<time s> <flow> <event ...>`) and prints, per
   cycle), by the congestion state the flow was in when the timer fired, and how their loss
   recovery ended: with the window still one segment (`cwnd1`, the start of a cycle: no
   `cwnd` line at the `loss->open` change, which leaves cwnd at the loss window) or larger
-  (`cwnd>1`: an ACK below `recover` grew it first), or with another timeout.
+  (`cwnd>1`: an ACK below `recover` grew it first), or with another timeout;
+- the fast retransmits, those started on the first duplicate ACK (`open->disorder` and
+  `disorder->recovery` at one instant: `TcpSocketBase::DupAck`'s `IsLost (m_highRxAckMark)`
+  branch, taken when the segment at snd.una carries ns-3's lost mark), and their chains (a
+  flow's consecutive fast retransmits of that kind): the event before each chain and the one
+  before that, the event that ended it, and the flow-seconds spent in chains.
 
 Usage: bench/ns3/timeout-cycles.py TRACE_FILE [TRACE_FILE ...]
 (e.g. `validate ARGS --seed=S --trace=1 2> run-S.trace`).
@@ -84,14 +89,51 @@ def fresh_outcomes(events):
     return out
 
 
+def chains(events, end_s):
+    """A flow's chains of first-duplicate-ACK fast retransmits.
+
+    Returns (fast retransmits, of them on the first duplicate ACK, [(preceded by, ended by,
+    length, seconds)]); an event is "third" (a fast retransmit on the third duplicate ACK),
+    "first", or "timeout"."""
+    seq, disorder_at = [], None
+    for t, kind, args in events:
+        if kind == "state" and args[0] == "open->disorder":
+            disorder_at = t
+        elif kind == "state" and args[0] == "disorder->recovery":
+            seq.append((t, "first" if disorder_at == t else "third"))
+        elif kind == "timeout":
+            seq.append((t, "timeout"))
+    found, i = [], 0
+    while i < len(seq):
+        if seq[i][1] != "first":
+            i += 1
+            continue
+        j = i
+        while j < len(seq) and seq[j][1] == "first":
+            j += 1
+        before = " after ".join(e for _, e in reversed(seq[max(i - 2, 0):i])) or "start"
+        ended = seq[j][1] if j < len(seq) else "end of run"
+        until = seq[j][0] if j < len(seq) else end_s
+        found.append((before, ended, j - i, until - seq[i][0]))
+        i = j
+    frs = sum(1 for _, e in seq if e != "timeout")
+    return frs, sum(1 for _, e in seq if e == "first"), found
+
+
 def main():
     paths = sys.argv[1:]
     if not paths:
         sys.exit("usage: bench/ns3/timeout-cycles.py TRACE_FILE [TRACE_FILE ...]")
-    total = Counter()
+    total, total_chains = Counter(), Counter()
+    total_frs = total_first = 0
+    total_chain_s = 0.0
     for path in paths:
         by_flow = read(path)
+        end_s = max((e[-1][0] for e in by_flow.values() if e), default=0.0)
         timeouts, cyc, fresh = 0, [], Counter()
+        frs = first = 0
+        ch = Counter()
+        chain_s = 0.0
         for flow, events in sorted(by_flow.items()):
             if flow < 0:
                 continue
@@ -99,11 +141,24 @@ def main():
             timeouts += len(times)
             cyc += [(flow, round(c[0], 2), round(c[-1], 2), len(c)) for c in cycles(times)]
             fresh.update(fresh_outcomes(events))
+            f_frs, f_first, f_chains = chains(events, end_s)
+            frs, first = frs + f_frs, first + f_first
+            for before, ended, _, secs in f_chains:
+                ch[(before, ended)] += 1
+                chain_s += secs
         total.update(fresh)
+        total_chains.update(ch)
+        total_frs, total_first, total_chain_s = total_frs + frs, total_first + first, total_chain_s + chain_s
         print(f"{path}: {timeouts} timeouts; cycles (flow, first, last, timeouts): {cyc}; "
-              f"fresh timeouts (state, outcome): {dict(sorted(fresh.items()))}")
+              f"fresh timeouts (state, outcome): {dict(sorted(fresh.items()))}; "
+              f"fast retransmits {frs}, on the first duplicate ACK {first}; "
+              f"chains (preceded by, ended by): {dict(sorted(ch.items()))}, "
+              f"{chain_s:.1f} flow-seconds in them")
     if len(paths) > 1:
-        print(f"all: fresh timeouts (state, outcome): {dict(sorted(total.items()))}")
+        print(f"all: fresh timeouts (state, outcome): {dict(sorted(total.items()))}; "
+              f"fast retransmits {total_frs}, on the first duplicate ACK {total_first}; "
+              f"chains (preceded by, ended by): {dict(sorted(total_chains.items()))}, "
+              f"{total_chain_s:.1f} flow-seconds in them")
 
 
 if __name__ == "__main__":

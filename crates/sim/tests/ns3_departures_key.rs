@@ -43,7 +43,8 @@ fn the_defaults_name_departures_and_a_flow_may_clear_them() {
             loss_exit: true,
             ecn_once: false,
             limited_transmit: false,
-            recovery_ssthresh: false
+            recovery_ssthresh: false,
+            reno_sack: false
         }
     );
     assert_eq!(departures(&s, 1), Ns3Departures::default());
@@ -53,7 +54,7 @@ fn the_defaults_name_departures_and_a_flow_may_clear_them() {
     .expect("valid");
     assert_eq!(departures(&s, 0), Ns3Departures::corrected_by_validate());
     let s = parse(&format!(
-        "[defaults.tcp]\nns3_departures = [\"recover\", \"loss-exit\", \"ecn-once\", \"limited-transmit\", \"recovery-ssthresh\"]\n{FLOWS}"
+        "[defaults.tcp]\nns3_departures = [\"recover\", \"loss-exit\", \"ecn-once\", \"limited-transmit\", \"recovery-ssthresh\", \"reno-sack\"]\n{FLOWS}"
     ))
     .expect("valid");
     assert_eq!(departures(&s, 0), Ns3Departures::all());

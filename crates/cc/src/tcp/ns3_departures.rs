@@ -37,6 +37,19 @@
 //!   included) and the head marked lost. RFC 5681 section 3.2 step 2 (eq. 4) halves FlightSize
 //!   less only the data sent by limited transmit: with two limited-transmit segments, ns-3's
 //!   2 x ssthresh is one segment smaller. Not one of the three `validate.cc` corrects.
+//! - [`Departure::RenoSack`], in `TcpTxBuffer::AddRenoSack`, `DiscardUpTo`, `MarkHeadAsLost`,
+//!   `IsLost`, `NextSeg` and `TcpSocketBase::DupAck`: without SACK, ns-3 keeps one "SACKed" mark
+//!   per duplicate ACK on the segments above snd.una (in limited transmit and in fast
+//!   recovery, not after a timeout), keeps them when fast recovery ends, and when a cumulative
+//!   ACK lands on a marked segment moves the mark to the next unmarked one and marks the new
+//!   head lost. A lost head is resent at once if the window, which leaves the marked and lost
+//!   segments out, has room for a segment; and while a mark lies above it, one duplicate ACK
+//!   starts a fast retransmit (RFC 6675 section 5 step (2), `IsLost (HighACK + 1)`), whatever
+//!   `recover`. Duplicate ACKs caused by duplicate segments leave marks on data the receiver
+//!   does not hold, so each resend of a lost head makes the next. RFC 5681 section 3.2 and
+//!   RFC 6582 section 3.2 start fast retransmit on the third duplicate ACK only and resend
+//!   nothing before it. Not one of the three `validate.cc` corrects (its `--rfcRecover=1`
+//!   clears the marks when it keeps a threshold from starting a fast retransmit).
 
 use std::fmt;
 
@@ -56,16 +69,21 @@ pub enum Departure {
     /// Without SACK, ssthresh at fast retransmit halves FlightSize less every duplicate-ACKed
     /// segment (`TcpSocketBase::EnterRecovery`).
     RecoverySsthresh,
+    /// Without SACK, the Reno SACK emulation's marks kept per segment: a cumulative ACK that
+    /// lands on one marks the head lost, which is resent at once and lets one duplicate ACK
+    /// start a fast retransmit (`TcpTxBuffer::DiscardUpTo`, `TcpSocketBase::DupAck`).
+    RenoSack,
 }
 
 impl Departure {
     /// Every departure, in the order of their names.
-    pub const ALL: [Departure; 5] = [
+    pub const ALL: [Departure; 6] = [
         Departure::Recover,
         Departure::LossExit,
         Departure::EcnOnce,
         Departure::LimitedTransmit,
         Departure::RecoverySsthresh,
+        Departure::RenoSack,
     ];
 
     /// The name used in scenario files (`tcp.ns3_departures`).
@@ -76,6 +94,7 @@ impl Departure {
             Departure::EcnOnce => "ecn-once",
             Departure::LimitedTransmit => "limited-transmit",
             Departure::RecoverySsthresh => "recovery-ssthresh",
+            Departure::RenoSack => "reno-sack",
         }
     }
 
@@ -104,6 +123,8 @@ pub struct Ns3Departures {
     pub limited_transmit: bool,
     /// [`Departure::RecoverySsthresh`].
     pub recovery_ssthresh: bool,
+    /// [`Departure::RenoSack`].
+    pub reno_sack: bool,
 }
 
 impl Ns3Departures {
@@ -116,14 +137,16 @@ impl Ns3Departures {
             ecn_once: true,
             limited_transmit: false,
             recovery_ssthresh: false,
+            reno_sack: false,
         }
     }
 
-    /// All five.
+    /// All six.
     pub fn all() -> Ns3Departures {
         Ns3Departures {
             limited_transmit: true,
             recovery_ssthresh: true,
+            reno_sack: true,
             ..Ns3Departures::corrected_by_validate()
         }
     }
@@ -136,6 +159,7 @@ impl Ns3Departures {
             Departure::EcnOnce => self.ecn_once = true,
             Departure::LimitedTransmit => self.limited_transmit = true,
             Departure::RecoverySsthresh => self.recovery_ssthresh = true,
+            Departure::RenoSack => self.reno_sack = true,
         }
         self
     }
@@ -150,6 +174,7 @@ impl Ns3Departures {
                 Departure::EcnOnce => self.ecn_once,
                 Departure::LimitedTransmit => self.limited_transmit,
                 Departure::RecoverySsthresh => self.recovery_ssthresh,
+                Departure::RenoSack => self.reno_sack,
             })
             .collect()
     }
@@ -210,6 +235,104 @@ impl Ns3Departures {
     }
 }
 
+/// ns-3 3.44's Reno SACK emulation without SACK, per segment ([`Departure::RenoSack`]): the
+/// segments above snd.una marked delivered by duplicate ACKs (`TcpTxItem::m_sacked`), the
+/// highest mark set (`m_highestSack`) and the lost mark on the segment at snd.una (`m_lost`,
+/// `m_retrans`). Segments are named by their first byte; the caller passes the first bytes of
+/// the segments sent above snd.una, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RenoMarks {
+    /// First bytes of the marked segments, ascending.
+    marked: Vec<u64>,
+    /// The segment the last mark went on, until snd.una reaches it (`m_highestSack`, cleared
+    /// with `m_sackSeen` in `DiscardUpTo`).
+    highest: Option<u64>,
+    /// The segment at snd.una carries the lost mark, at this first byte.
+    lost_head: Option<u64>,
+    /// That lost head has been resent since it was marked (`m_retrans`).
+    head_resent: bool,
+}
+
+impl RenoMarks {
+    /// `AddRenoSack`: the first unmarked segment above snd.una (never the segment at snd.una)
+    /// is marked delivered and becomes the highest mark; none if every one is marked.
+    pub fn add(&mut self, above_head: impl IntoIterator<Item = u64>) {
+        if let Some(seq) = above_head
+            .into_iter()
+            .find(|s| self.marked.binary_search(s).is_err())
+        {
+            let at = self.marked.partition_point(|&m| m < seq);
+            self.marked.insert(at, seq);
+            self.highest = Some(seq);
+        }
+    }
+
+    /// `MarkHeadAsLost`: the segment at `una` carries the lost mark (not resent since, not
+    /// marked delivered).
+    pub fn mark_head_lost(&mut self, una: u64) {
+        self.marked.retain(|&m| m != una);
+        self.lost_head = Some(una);
+        self.head_resent = false;
+    }
+
+    /// The lost head at `una` is being resent (`m_retrans`).
+    pub fn on_head_resent(&mut self, una: u64) {
+        if self.lost_head == Some(una) {
+            self.head_resent = true;
+        }
+    }
+
+    /// `DiscardUpTo`: a cumulative ACK of `una` drops the marks below it; if the new head is
+    /// marked, its mark moves to the first unmarked segment above it (`above_head`) and the
+    /// head is marked lost; a highest mark at or below `una` is forgotten.
+    pub fn discard_up_to(&mut self, una: u64, above_head: impl IntoIterator<Item = u64>) {
+        if self.lost_head.is_some_and(|h| h < una) {
+            self.lost_head = None;
+            self.head_resent = false;
+        }
+        let below = self.marked.partition_point(|&m| m < una);
+        self.marked.drain(..below);
+        if self.marked.first() == Some(&una) {
+            self.marked.remove(0);
+            self.add(above_head);
+            self.mark_head_lost(una);
+        }
+        if self.highest.is_some_and(|h| h <= una) {
+            self.highest = None;
+        }
+    }
+
+    /// `IsLost (una)` for the segment at snd.una: it carries the lost mark and a mark lies
+    /// above it.
+    pub fn is_lost(&self, una: u64) -> bool {
+        self.lost_head == Some(una) && self.highest.is_some_and(|h| una < h)
+    }
+
+    /// `NextSeg` rule (1) for the segment at snd.una: lost and not resent since (the highest
+    /// mark, if there is one, lies above it).
+    pub fn head_to_resend(&self, una: u64) -> bool {
+        self.lost_head == Some(una) && !self.head_resent
+    }
+
+    /// The segments marked delivered.
+    pub fn marked(&self) -> usize {
+        self.marked.len()
+    }
+
+    /// The bytes `BytesInFlight ()` leaves out of the data outstanding above `una`, segments
+    /// of `mss` bytes: the marked segments and the lost head not resent since
+    /// (`m_sentSize - m_sackedOut - m_lostOut + m_retrans`).
+    pub fn left_out(&self, una: u64, mss: u64) -> u64 {
+        let lost = u64::from(self.head_to_resend(una));
+        (self.marked.len() as u64 + lost) * mss
+    }
+
+    /// `ResetRenoSack` (and `SetSentListLost` after a timeout): no marks.
+    pub fn clear(&mut self) {
+        *self = RenoMarks::default();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,6 +359,7 @@ mod tests {
             Ns3Departures::corrected_by_validate().enabled(),
             Departure::ALL[..3].to_vec()
         );
+        assert_eq!(Departure::from_name("reno-sack"), Some(Departure::RenoSack));
     }
 
     #[test]
@@ -263,6 +387,45 @@ mod tests {
         // Without limited transmit: RFC 7000, ns-3 4000.
         assert_eq!(rfc.recovery_flight(7_000, 0, 3_000), 7_000);
         assert_eq!(ns3.recovery_flight(7_000, 0, 3_000), 4_000);
+    }
+
+    #[test]
+    fn a_cumulative_ack_on_a_marked_segment_moves_the_mark_up_and_marks_the_head_lost() {
+        // Segments of 1000 bytes at 0..6000 outstanding; three duplicate ACKs mark 1000,
+        // 2000, 3000 (never the head, 0).
+        let above = |una: u64| (una / 1000 + 1..6).map(|i| i * 1000);
+        let mut m = RenoMarks::default();
+        for _ in 0..3 {
+            m.add(above(0));
+        }
+        assert_eq!(m.marked(), 3);
+        assert!(!m.is_lost(0));
+        // The ACK of 2000 (0 and 1000 delivered) lands on the mark at 2000: it moves to 4000
+        // and 2000 is marked lost; 3000 and 4000 stay marked.
+        m.discard_up_to(2000, above(2000));
+        assert_eq!((m.marked(), m.is_lost(2000)), (2, true));
+        assert!(m.head_to_resend(2000));
+        assert_eq!(m.left_out(2000, 1000), 3000);
+        m.on_head_resent(2000);
+        assert!(!m.head_to_resend(2000) && m.is_lost(2000));
+        assert_eq!(m.left_out(2000, 1000), 2000);
+        // The ACK of 3000 lands on 3000: the mark moves to 5000, 3000 lost, not resent.
+        m.discard_up_to(3000, above(3000));
+        assert_eq!(
+            (m.marked(), m.is_lost(3000), m.head_to_resend(3000)),
+            (2, true, true)
+        );
+        // The ACK of 6000 covers every mark: nothing lost, no highest mark.
+        m.discard_up_to(6000, above(6000));
+        assert_eq!((m.marked(), m.is_lost(6000)), (0, false));
+        // With every segment above the head marked, a duplicate ACK adds no mark.
+        let mut m = RenoMarks::default();
+        for _ in 0..7 {
+            m.add(above(0));
+        }
+        assert_eq!(m.marked(), 5);
+        m.clear();
+        assert_eq!(m, RenoMarks::default());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use super::config::{Recovery, TcpConfig, TcpConfigError};
 use super::controller::{AckInfo, CongestionKind, WindowController, WindowCtl};
+use super::ns3_departures::RenoMarks;
 use super::pacing::Pacer;
 use super::prr::Prr;
 use super::rtt::{RttConfig, RttEstimator};
@@ -94,6 +95,14 @@ struct Sent {
     retransmitted: bool,
 }
 
+/// The first bytes of the segments sent above the one at snd_una, in order (each starts where
+/// the one before it ends).
+fn reno_above_head(sent: &VecDeque<Sent>) -> impl Iterator<Item = u64> + '_ {
+    sent.iter()
+        .take(sent.len().saturating_sub(1))
+        .map(|s| s.end)
+}
+
 /// The sender.
 #[derive(Clone, Debug)]
 pub struct TcpSender {
@@ -155,6 +164,9 @@ pub struct TcpSender {
     scoreboard: Option<Box<Scoreboard>>,
     /// With `pacing`, Linux's pacing state; none without.
     pacer: Option<Box<Pacer>>,
+    /// With ns-3's `reno-sack` departure and without SACK, ns-3's per-segment Reno SACK
+    /// marks; none otherwise.
+    reno: Option<Box<RenoMarks>>,
     sent: VecDeque<Sent>,
     gate: SendGate,
     credit: Bytes,
@@ -191,6 +203,8 @@ impl TcpSender {
             .sack
             .then(|| Box::new(Scoreboard::new(config.mss, config.dupack_threshold)));
         let pacer = config.pacing.map(|p| Box::new(Pacer::new(p)));
+        let reno = (config.ns3_departures.reno_sack && !config.sack)
+            .then(|| Box::new(RenoMarks::default()));
         TcpSender {
             config,
             ctl,
@@ -216,6 +230,7 @@ impl TcpSender {
             rto_deadline: None,
             scoreboard,
             pacer,
+            reno,
             sent: VecDeque::new(),
             gate: SendGate::Window,
             credit: 0,
@@ -407,8 +422,31 @@ impl TcpSender {
     /// Processes a cumulative ACK of every byte below `ack`, with the ECN-Echo flag `ece`.
     pub fn on_ack(&mut self, now: Instant, ack: u64, ece: bool) -> AckOutcome {
         let out = self.process_ack(now, ack, ece);
+        if !out.ignored {
+            self.reno_resend_head();
+        }
         self.update_pacing_rate();
         out
+    }
+
+    /// ns-3's `reno-sack` departure, after an ACK out of fast recovery (`SendPendingData`,
+    /// `NextSeg` rule (1)): a head marked lost and not resent goes out first if
+    /// `AvailableWindow ()` has room for a segment, cwnd less `BytesInFlight ()`, which leaves
+    /// out the marked segments and the lost head.
+    fn reno_resend_head(&mut self) {
+        let Some(r) = self.reno.as_deref() else {
+            return;
+        };
+        if self.in_recovery || self.in_loss || !r.head_to_resend(self.snd_una) {
+            return;
+        }
+        let mss = self.mss();
+        let flight = self
+            .bytes_in_flight()
+            .saturating_sub(r.left_out(self.snd_una, mss));
+        if self.ctl.cwnd() >= flight + mss {
+            self.retransmit_front();
+        }
     }
 
     fn process_ack(&mut self, now: Instant, ack: u64, ece: bool) -> AckOutcome {
@@ -447,6 +485,9 @@ impl TcpSender {
         }
         out.rtt = self.take_acked(now, ack);
         self.dupacks = 0;
+        if let Some(r) = self.reno.as_deref_mut() {
+            r.discard_up_to(ack, reno_above_head(&self.sent));
+        }
 
         if self.in_recovery {
             let recover = self.recover.unwrap_or(0);
@@ -495,6 +536,10 @@ impl TcpSender {
                 }
                 let info = self.ack_info(acked, out.rtt, ece);
                 self.ctl.on_ack(now, &info);
+                if let Some(r) = self.reno.as_deref_mut() {
+                    // ns-3's ProcessAck on a partial ACK: MarkHeadAsLost, then the resend.
+                    r.mark_head_lost(ack);
+                }
                 self.retransmit_front();
                 return out;
             }
@@ -795,21 +840,48 @@ impl TcpSender {
             // ssthresh plus the delivered data be outstanding (ns-3's classic recovery keeps
             // cwnd at ssthresh and counts the delivered segments out of its pipe).
             self.ctl.set_cwnd(self.ctl.cwnd() + newly_delivered);
-        } else if self.dupacks == self.config.dupack_threshold {
+            if let Some(r) = self.reno.as_deref_mut() {
+                // ns-3's DupAck in CA_RECOVERY: AddRenoSack.
+                r.add(reno_above_head(&self.sent));
+            }
+        } else {
             // Step 1: enter fast retransmit only if the ACK covers more than `recover`,
             // which prevents a second reduction for losses of one window after a timeout.
-            let allowed = self
-                .config
-                .ns3_departures
-                .fast_retransmit_allowed(self.snd_una, self.recover);
-            if allowed {
+            let at_threshold = self.dupacks == self.config.dupack_threshold
+                && self
+                    .config
+                    .ns3_departures
+                    .fast_retransmit_allowed(self.snd_una, self.recover);
+            // ns-3's `reno-sack` departure: DupAck's step (2), `IsLost (HighACK + 1)`, at any
+            // count and whatever `recover`; none in loss recovery after a timeout (CA_LOSS).
+            let una = self.snd_una;
+            let reno_lost = !self.in_loss && self.reno.as_deref().is_some_and(|r| r.is_lost(una));
+            if !(at_threshold || reno_lost) {
+                if let Some(r) = self.reno.as_deref_mut() {
+                    // ns-3's DupAck in CA_DISORDER with limited transmit: AddRenoSack.
+                    if !self.in_loss && self.config.limited_transmit {
+                        r.add(reno_above_head(&self.sent));
+                    }
+                }
+            } else {
+                let mss = self.mss();
+                let dup_acked = match self.reno.as_deref_mut() {
+                    Some(r) => {
+                        // ns-3's EnterRecovery without SACK: AddRenoSack, MarkHeadAsLost; its
+                        // ssthresh leaves out the marked segments.
+                        r.add(reno_above_head(&self.sent));
+                        r.mark_head_lost(una);
+                        mss * r.marked() as u64
+                    }
+                    None => self.dup_acked,
+                };
                 // RFC 5681 3.2 step 2: data sent by limited transmit is not part of FlightSize
                 // (or, with ns-3's departure and without SACK, no duplicate-ACKed data is).
                 let flight = match self.scoreboard {
                     None => self.config.ns3_departures.recovery_flight(
                         self.bytes_in_flight(),
                         self.limited_sent,
-                        self.dup_acked,
+                        dup_acked,
                     ),
                     Some(_) => self.bytes_in_flight().saturating_sub(self.limited_sent),
                 };
@@ -827,9 +899,13 @@ impl TcpSender {
                     // snd.una; then this ACK is the first of the recovery.
                     self.prr = Some(Prr::start(ssthresh, self.bytes_in_flight(), bound));
                     self.prr_window(newly_delivered);
-                } else {
+                } else if at_threshold {
                     // Step 2: cwnd = ssthresh + 3 * SMSS, retransmit the lost segment.
                     self.ctl.set_cwnd(ssthresh + 3 * self.mss());
+                } else {
+                    // ns-3's TcpClassicRecovery::EnterRecovery: ssthresh + dupAckCount SMSS.
+                    self.ctl
+                        .set_cwnd(ssthresh + u64::from(self.dupacks) * self.mss());
                 }
                 self.in_recovery = true;
                 self.partial_ack_seen = false;
@@ -869,6 +945,9 @@ impl TcpSender {
         self.rexmit = Some(self.snd_una);
         if let Some(front) = self.sent.front_mut() {
             front.retransmitted = true;
+        }
+        if let Some(r) = self.reno.as_deref_mut() {
+            r.on_head_resent(self.snd_una);
         }
     }
 
@@ -937,6 +1016,10 @@ impl TcpSender {
         }
         self.recover = Some(self.snd_max);
         self.in_loss = true;
+        if let Some(r) = self.reno.as_deref_mut() {
+            // ns-3's ReTxTimeout: SetSentListLost (true) clears the marks.
+            r.clear();
+        }
         self.mark_reduction();
         self.in_recovery = false;
         self.prr = None;
@@ -982,6 +1065,21 @@ impl TcpSender {
             SendGate::CreditOnly => u64::MAX,
             // PRR in recovery: what the last ACK's sndcnt leaves (RFC 6937).
             _ if self.prr.is_some() => self.snd_nxt.saturating_add(self.prr_budget),
+            // ns-3's `reno-sack` departure: `AvailableWindow ()`, cwnd (ssthresh through fast
+            // recovery, TcpClassicRecovery) less `BytesInFlight ()`, which leaves out the
+            // marked segments and the lost head; limited transmit is those marks.
+            _ if self.reno.is_some() => {
+                let window = if self.in_recovery {
+                    self.ctl.ssthresh()
+                } else {
+                    self.ctl.cwnd()
+                };
+                let left_out = self
+                    .reno
+                    .as_deref()
+                    .map_or(0, |r| r.left_out(self.snd_una, self.mss()));
+                self.snd_una.saturating_add(window).saturating_add(left_out)
+            }
             _ => self
                 .snd_una
                 .saturating_add(self.ctl.cwnd())
@@ -2346,6 +2444,96 @@ mod tests {
         // ns-3's EnterRecovery: BytesInFlight () + SMSS = 12,000 - 3,000 duplicate-ACKed,
         // halved: 2 x ssthresh is one segment under cwnd (10 segments).
         assert_eq!(run(ns3(Departure::RecoverySsthresh, c)), (4500, 7500));
+    }
+
+    #[test]
+    fn with_ns3_reno_sack_a_full_ack_on_a_marked_segment_resends_it_and_one_duplicate_ack_starts_fast_retransmit(
+    ) {
+        // Four segments out, limited transmit on. The same ACKs for both senders: seven
+        // duplicate ACKs of 0 (three, then four in fast recovery), the full ACK of 6000
+        // (recover), one duplicate ACK of 6000.
+        let c = TcpConfig {
+            limited_transmit: true,
+            ..config()
+        };
+        let run = |s: &mut TcpSender| {
+            let mut sent = vec![seqs(&drain(s, ms(0)))];
+            let mut frs = vec![];
+            for i in 0..7 {
+                frs.push(s.on_ack(ms(100 + i), 0, false).fast_retransmit);
+                sent.push(seqs(&drain(s, ms(100 + i))));
+            }
+            frs.push(s.on_ack(ms(200), 6000, false).fast_retransmit);
+            sent.push(seqs(&drain(s, ms(200))));
+            let ends = (s.in_recovery(), s.ssthresh(), s.cwnd());
+            frs.push(s.on_ack(ms(201), 6000, false).fast_retransmit);
+            sent.push(seqs(&drain(s, ms(201))));
+            (sent, frs, ends, (s.in_recovery(), s.ssthresh(), s.cwnd()))
+        };
+        let none = Vec::<u64>::new();
+        let start = [
+            vec![0, 1000, 2000, 3000],
+            vec![4000],
+            vec![5000],
+            vec![0],
+            none.clone(),
+            vec![6000],
+            vec![7000],
+            vec![8000],
+        ];
+        // RFC 5681 / 6582: limited transmit on the first two duplicate ACKs, fast retransmit
+        // on the third (ssthresh 2000, cwnd 5000), one segment per further duplicate ACK once
+        // the inflated window passes snd.nxt; the full ACK ends the recovery with cwnd
+        // min(ssthresh, FlightSize + SMSS) = 2000, nothing to send (9000 is beyond 8000), and
+        // the duplicate ACK of 6000 neither (limited transmit's 9000 + 1000 is beyond too).
+        let (sent, frs, ends, last) = run(&mut sender(c.clone()));
+        let mut rfc = start.to_vec();
+        rfc.extend([none.clone(), none.clone()]);
+        assert_eq!(sent, rfc);
+        assert_eq!(
+            frs,
+            vec![false, false, true, false, false, false, false, false, false]
+        );
+        assert_eq!(ends, (false, 2 * MSS, 2 * MSS));
+        assert_eq!(last, (false, 2 * MSS, 2 * MSS));
+        // ns-3: each duplicate ACK marks the next segment above the head (1000 to 7000: the
+        // window, ssthresh in recovery less the marked data, sends the same segments); the
+        // full ACK of 6000 lands on the mark at 6000, which moves to 8000 (7000 being
+        // marked), and 6000 is marked lost and resent at once, then 9000 goes out (cwnd 2000
+        // less BytesInFlight 1000); the duplicate ACK of 6000 finds the head lost with a mark
+        // above it and starts a fast retransmit (TcpSocketBase::DupAck step (2)): ssthresh
+        // 2000, cwnd 2000 + 1 SMSS, 6000 resent, and 10000 sent (BytesInFlight: 6000's resend).
+        let (sent, frs, ends, last) = run(&mut ns3(Departure::RenoSack, c));
+        let mut reno = start.to_vec();
+        reno.extend([vec![6000, 9000], vec![6000, 10000]]);
+        assert_eq!(sent, reno);
+        assert_eq!(
+            frs,
+            vec![false, false, true, false, false, false, false, false, true]
+        );
+        assert_eq!(ends, (false, 2 * MSS, 2 * MSS));
+        assert_eq!(last, (true, 2 * MSS, 3 * MSS));
+    }
+
+    #[test]
+    fn with_ns3_reno_sack_a_timeout_clears_the_marks() {
+        let c = TcpConfig {
+            limited_transmit: true,
+            ..config()
+        };
+        let mut s = ns3(Departure::RenoSack, c);
+        drain(&mut s, ms(0));
+        s.on_ack(ms(100), 0, false);
+        s.on_ack(ms(101), 0, false);
+        assert_eq!(seqs(&drain(&mut s, ms(101))), vec![4000, 5000]);
+        assert!(s.on_timeout(ms(1100)));
+        assert_eq!(seqs(&drain(&mut s, ms(1100))), vec![0]);
+        // The two duplicate ACKs marked 1000 and 2000; the ACK of 2000 would have landed on a
+        // mark. With the marks cleared (SetSentListLost) it is a plain new ACK: nothing marked
+        // lost, slow start from the loss window, and a duplicate ACK starts no fast retransmit.
+        s.on_ack(ms(1200), 2000, false);
+        assert_eq!(seqs(&drain(&mut s, ms(1200))), vec![2000, 3000]);
+        assert!(!s.on_ack(ms(1201), 2000, false).fast_retransmit);
     }
 
     #[test]
