@@ -327,13 +327,13 @@ fn measure(a: &BenchArgs) -> Result<Measured, Failure> {
         sim.run_until(window_start)
             .map_err(|e| Failure::runtime(e.to_string()))?;
         let bottleneck = sim.bottleneck() as usize;
-        let sent_before = sim.channels()[bottleneck].stats.tx_packets;
+        let sent_before = sim.channels()[bottleneck].stats().tx_packets;
         let window_cpu0 = cpu_seconds();
         run_window(&mut sim, end).map_err(|e| Failure::runtime(e.to_string()))?;
         if let (Some(c0), Some(c1)) = (window_cpu0, cpu_seconds()) {
             window_cpus.push(c1 - c0);
         }
-        window_packets = sim.channels()[bottleneck].stats.tx_packets - sent_before;
+        window_packets = sim.channels()[bottleneck].stats().tx_packets - sent_before;
         sim.finish().map_err(|e| Failure::runtime(e.to_string()))?;
         walls.push(watch.secs());
         if let (Some(c0), Some(c1)) = (cpu0, cpu_seconds()) {

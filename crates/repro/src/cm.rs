@@ -1361,7 +1361,10 @@ fn probes(ctx: &Ctx) -> Result<Outcome, ReproError> {
             Agent::CmApp(a) => a.sent as f64,
             _ => f64::NAN,
         };
-        let truth = sim.channels()[sim.bottleneck() as usize].stats.wire_losses as f64 / sent;
+        let truth = sim.channels()[sim.bottleneck() as usize]
+            .stats()
+            .wire_losses as f64
+            / sent;
         let src = sc.flows[0].from;
         let estimate = sim
             .cm()

@@ -372,7 +372,7 @@ fn measured(point: Point, sim: &Simulator) -> Measured {
                 && c.to > c.from
         })
         .map(|(i, c)| {
-            let tx = c.stats.since(&sim.channel_stats_at_warmup(i)).tx_bytes;
+            let tx = c.stats().since(&sim.channel_stats_at_warmup(i)).tx_bytes;
             tx as f64 * 8.0 / (c.rate.bps_f64() * window)
         })
         .collect();

@@ -151,7 +151,7 @@ fn router_drops(sim: &Simulator) -> u64 {
     sim.channels()
         .iter()
         .filter(|c| sim.nodes()[c.from as usize].kind == NodeKind::Router)
-        .map(|c| c.stats.queue_drops() + c.stats.wire_losses)
+        .map(|c| c.stats().queue_drops() + c.stats().wire_losses)
         .sum()
 }
 
@@ -764,7 +764,7 @@ fn multihop(ctx: &Ctx) -> Result<Outcome, ReproError> {
                 .gcca()
                 .map(|p| p.detector.red().config().limit.value())
                 .unwrap_or(f64::INFINITY);
-            let max = ch.stats.max_queue_packets as f64;
+            let max = ch.stats().max_queue_packets as f64;
             match largest.iter_mut().find(|(h, _, _)| *h == hop) {
                 Some((_, _, v)) => v.push(max),
                 None => largest.push((hop, limit, vec![max])),

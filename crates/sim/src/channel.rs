@@ -70,9 +70,93 @@ pub enum Offer {
     Transmitting(Duration),
 }
 
+/// The packets being transmitted, one slot per busy channel. A freed slot is the next one
+/// taken, so the few slots in use stay in cache while the channels themselves (thousands of
+/// them at large scale) are each touched once per packet.
+#[derive(Clone, Debug, Default)]
+pub struct ServiceSlots {
+    packets: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl ServiceSlots {
+    /// No slots yet.
+    pub fn new() -> ServiceSlots {
+        ServiceSlots::default()
+    }
+
+    /// Stores `p`, returning its slot.
+    #[inline]
+    fn put(&mut self, p: Packet) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.packets[i as usize] = p;
+            return i;
+        }
+        self.packets.push(p);
+        (self.packets.len() - 1) as u32
+    }
+
+    /// Takes the packet out of slot `i`, which becomes free.
+    #[inline]
+    fn take(&mut self, i: u32) -> Packet {
+        self.free.push(i);
+        self.packets[i as usize]
+    }
+
+    /// The packet in slot `i`.
+    #[inline]
+    fn get(&self, i: u32) -> Option<&Packet> {
+        self.packets.get(i as usize)
+    }
+}
+
+/// `Hot::serving` when nothing is being transmitted.
+const IDLE: u32 = u32::MAX;
+
+/// `Hot::flags`: the discipline is DropTail limited in packets, with no estimator in front
+/// ([`QueueDisc::is_plain_drop_tail`]): an empty queue admits every arrival, nothing is dropped
+/// other than a refused arrival, and the link going idle changes nothing.
+const PLAIN_DROP_TAIL: u32 = 1;
+/// `Hot::flags`, with [`PLAIN_DROP_TAIL`] only: the discipline holds no packet and no control
+/// packet waits. Cleared whenever that may have changed, set again after the next check.
+const EMPTY: u32 = 2;
+/// `Hot::flags`: the wire loss is 0, so [`Rng::bernoulli`] answers `false` without a draw.
+const LOSSLESS: u32 = 4;
+
+/// What a packet crossing an idle channel with an empty DropTail queue reads and writes, in one
+/// 64-byte line (the first of the [`Channel`]): its counters, its timing and where the packet
+/// in service is. `from`, `to`, `rate`, `framing` and `delay` are copies of the channel's
+/// public fields, fixed at construction.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+struct Hot {
+    /// [`ChannelStats::arrivals`].
+    arrivals: u64,
+    /// [`ChannelStats::tx_packets`].
+    tx_packets: u64,
+    /// [`ChannelStats::tx_bytes`].
+    tx_bytes: u64,
+    rate: Rate,
+    delay: Duration,
+    from: NodeId,
+    to: NodeId,
+    /// Framing bytes.
+    framing: u32,
+    /// The packet in service's slot in [`ServiceSlots`], or [`IDLE`].
+    serving: u32,
+    /// [`PLAIN_DROP_TAIL`], [`EMPTY`], [`LOSSLESS`].
+    flags: u32,
+}
+
 /// One direction of a link.
+///
+/// The first 64-byte line ([`Hot`]) is all a packet reads and writes when the channel is idle
+/// and its DropTail queue empty; the configuration, the discipline and the rest of the counters
+/// follow.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Channel {
+    hot: Hot,
     /// `from->to`, by node names.
     pub name: String,
     /// Sending node.
@@ -89,13 +173,14 @@ pub struct Channel {
     /// Packets the discipline dropped other than a refused arrival (at dequeue, or pushed out
     /// to make room), until the simulator takes them.
     dropped: Vec<Packet>,
-    in_service: Option<Packet>,
     loss: f64,
     loss_filter: LossFilter,
     rng: Rng,
+    /// The last change of the queue's length. While the queue is empty its integral gains
+    /// nothing, so this need only be brought up to date before the length changes.
     last_change: Instant,
-    /// Counters.
-    pub stats: ChannelStats,
+    /// The counters other than those in [`Hot`] (whose fields here stay 0).
+    cold_stats: ChannelStats,
     /// Control packets (GCCP messages) waiting; served before the data queue, outside the
     /// discipline and the queue's length.
     control: VecDeque<Packet>,
@@ -106,24 +191,73 @@ pub struct Channel {
 impl Channel {
     /// A channel from its specification; `rng` drives the discipline's draws and the wire loss.
     pub fn new(name: String, from: NodeId, to: NodeId, spec: &ChannelSpec, rng: Rng) -> Channel {
+        let disc = QueueDisc::new(spec);
+        let mut flags = 0;
+        if disc.is_plain_drop_tail() {
+            flags |= PLAIN_DROP_TAIL | EMPTY;
+        }
+        // Exactly the test by which `Rng::bernoulli` returns before drawing: `p > 0.0` is
+        // false (NaN included).
+        if spec.loss.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+            flags |= LOSSLESS;
+        }
         Channel {
+            hot: Hot {
+                arrivals: 0,
+                tx_packets: 0,
+                tx_bytes: 0,
+                rate: spec.rate,
+                delay: spec.delay,
+                from,
+                to,
+                framing: spec.framing_bytes,
+                serving: IDLE,
+                flags,
+            },
             name,
             from,
             to,
             rate: spec.rate,
             framing: spec.framing_bytes,
             delay: spec.delay,
-            disc: QueueDisc::new(spec),
+            disc,
             dropped: Vec::new(),
-            in_service: None,
             loss: spec.loss,
             loss_filter: spec.loss_applies_to,
             rng,
             last_change: Instant::ZERO,
-            stats: ChannelStats::default(),
+            cold_stats: ChannelStats::default(),
             control: VecDeque::new(),
             control_sent: 0,
         }
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> ChannelStats {
+        ChannelStats {
+            arrivals: self.hot.arrivals,
+            tx_packets: self.hot.tx_packets,
+            tx_bytes: self.hot.tx_bytes,
+            ..self.cold_stats
+        }
+    }
+
+    /// The sending node (read from the channel's first line).
+    #[inline]
+    pub fn near_end(&self) -> NodeId {
+        self.hot.from
+    }
+
+    /// The receiving node (read from the channel's first line).
+    #[inline]
+    pub fn far_end(&self) -> NodeId {
+        self.hot.to
+    }
+
+    /// The propagation delay (read from the channel's first line).
+    #[inline]
+    pub fn propagation(&self) -> Duration {
+        self.hot.delay
     }
 
     /// Packets waiting (not counting the one being transmitted).
@@ -144,7 +278,16 @@ impl Channel {
 
     /// The queue discipline, to deliver messages addressed to it (GCCP to a GCCA port).
     pub fn disc_mut(&mut self) -> &mut QueueDisc {
+        // What the caller does to it is not known: the next packet takes the full path.
+        self.hot.flags &= !EMPTY;
         &mut self.disc
+    }
+
+    /// True if the discipline is a port that may raise signals or hold its head (GCCA); see
+    /// [`QueueDisc::is_port`].
+    #[inline]
+    pub fn is_port(&self) -> bool {
+        self.hot.flags & PLAIN_DROP_TAIL == 0 && self.disc.is_port()
     }
 
     /// Takes the packets the discipline dropped since the last call, other than refused
@@ -153,16 +296,37 @@ impl Channel {
         std::mem::take(&mut self.dropped)
     }
 
-    /// True if the discipline dropped packets the simulator has not taken yet.
+    /// True if the discipline dropped packets the simulator has not taken yet (never for a
+    /// plain DropTail queue, which only refuses arrivals).
     #[inline]
     pub fn has_dropped(&self) -> bool {
-        !self.dropped.is_empty()
+        self.hot.flags & PLAIN_DROP_TAIL == 0 && !self.dropped.is_empty()
+    }
+
+    /// True if a packet needs nothing but the first line: a plain DropTail queue, empty, with
+    /// no control packet waiting.
+    #[inline]
+    fn empty_plain(&self) -> bool {
+        self.hot.flags & (PLAIN_DROP_TAIL | EMPTY) == PLAIN_DROP_TAIL | EMPTY
+    }
+
+    /// Sets [`EMPTY`] from the discipline and the control queue, for a plain DropTail queue.
+    #[inline]
+    fn note_emptiness(&mut self) {
+        if self.hot.flags & PLAIN_DROP_TAIL == 0 {
+            return;
+        }
+        if self.disc.len().packets == 0 && self.control.is_empty() {
+            self.hot.flags |= EMPTY;
+        } else {
+            self.hot.flags &= !EMPTY;
+        }
     }
 
     #[inline]
     fn account_queue(&mut self, now: Instant) {
         let dt = now.saturating_since(self.last_change).as_nanos() as f64;
-        self.stats.queue_area += dt * self.disc.len().packets as f64;
+        self.cold_stats.queue_area += dt * self.disc.len().packets as f64;
         self.last_change = now;
     }
 
@@ -172,37 +336,55 @@ impl Channel {
     }
 
     /// Offers a packet that came from neighbour `upstream` (the node itself for its own
-    /// packets) to the channel's discipline, and starts transmitting if the link is idle.
-    pub fn offer_from(&mut self, now: Instant, pkt: Packet, upstream: NodeId) -> Offer {
-        self.stats.arrivals += 1;
+    /// packets) to the channel's discipline, and starts transmitting if the link is idle; a
+    /// packet that starts is kept in `slots` until [`complete`](Self::complete).
+    pub fn offer_from(
+        &mut self,
+        now: Instant,
+        pkt: Packet,
+        upstream: NodeId,
+        slots: &mut ServiceSlots,
+    ) -> Offer {
+        self.hot.arrivals += 1;
+        if self.hot.serving == IDLE && self.empty_plain() {
+            // What the full path below does here: the queue-length integral gains 0 x dt,
+            // DropTail admits the arrival to its empty queue (a packet limit of at least 1),
+            // and the idle link takes it at once (the bypass), nothing dropped or marked.
+            self.hot.serving = slots.put(pkt);
+            return Offer::Transmitting(self.transmit_time(&pkt));
+        }
         // The queue-length integral up to the arrival. Exact even when the length does not
         // change: the terms are whole packet-nanoseconds, below 2^53.
         self.account_queue(now);
         let before = self.dropped.len();
-        let idle = self.in_service.is_none() && self.control.is_empty();
+        let idle = self.hot.serving == IDLE && self.control.is_empty();
         let (verdict, bypass) =
             self.disc
                 .enqueue(now, pkt, upstream, idle, &mut self.rng, &mut self.dropped);
         // Packets pushed out to make room are overflow drops.
-        self.stats.drops_full += (self.dropped.len() - before) as u64;
+        self.cold_stats.drops_full += (self.dropped.len() - before) as u64;
         match verdict {
             Verdict::DropFull => {
-                self.stats.drops_full += 1;
+                self.cold_stats.drops_full += 1;
                 return Offer::Dropped;
             }
             Verdict::DropEarly => {
-                self.stats.drops_early += 1;
+                self.cold_stats.drops_early += 1;
                 return Offer::Dropped;
             }
-            Verdict::Mark => self.stats.marks += 1,
+            Verdict::Mark => self.cold_stats.marks += 1,
             Verdict::Enqueue => {}
         }
         if let Some(p) = bypass {
-            self.in_service = Some(p);
+            self.hot.serving = slots.put(p);
             return Offer::Transmitting(self.transmit_time(&p));
         }
-        let started = self.start_next(now);
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.disc.len().packets);
+        let started = self.start_next(now, slots);
+        self.cold_stats.max_queue_packets = self
+            .cold_stats
+            .max_queue_packets
+            .max(self.disc.len().packets);
+        self.note_emptiness();
         match started {
             Some(d) => Offer::Transmitting(d),
             None => Offer::Queued,
@@ -211,9 +393,11 @@ impl Channel {
 
     /// Offers a control packet (a GCCP message): it goes ahead of the data queue, past the
     /// discipline and any leaky bucket.
-    pub fn offer_control(&mut self, now: Instant, pkt: Packet) -> Offer {
+    pub fn offer_control(&mut self, now: Instant, pkt: Packet, slots: &mut ServiceSlots) -> Offer {
         self.control.push_back(pkt);
-        match self.start_next(now) {
+        let started = self.start_next(now, slots);
+        self.note_emptiness();
+        match started {
             Some(d) => Offer::Transmitting(d),
             None => Offer::Queued,
         }
@@ -221,13 +405,19 @@ impl Channel {
 
     /// Starts the next transmission if the channel is idle: a control packet first, then what
     /// the discipline releases. Returns its transmission time.
-    pub fn start_next(&mut self, now: Instant) -> Option<Duration> {
-        if self.in_service.is_some() {
+    pub fn start_next(&mut self, now: Instant, slots: &mut ServiceSlots) -> Option<Duration> {
+        let started = self.start_next_packet(now, slots);
+        self.note_emptiness();
+        started
+    }
+
+    fn start_next_packet(&mut self, now: Instant, slots: &mut ServiceSlots) -> Option<Duration> {
+        if self.hot.serving != IDLE {
             return None;
         }
         if let Some(p) = self.control.pop_front() {
             self.control_sent += 1;
-            self.in_service = Some(p);
+            self.hot.serving = slots.put(p);
             return Some(self.transmit_time(&p));
         }
         // The queue-length integral up to now, at the length the queue had since its last
@@ -236,48 +426,70 @@ impl Channel {
         let before = self.dropped.len();
         let p = self
             .disc
-            .dequeue(now, &mut self.dropped, &mut self.stats.marks);
+            .dequeue(now, &mut self.dropped, &mut self.cold_stats.marks);
         // Drops at dequeue are the discipline's congestion signal (CoDel's control law).
-        self.stats.drops_early += (self.dropped.len() - before) as u64;
+        self.cold_stats.drops_early += (self.dropped.len() - before) as u64;
         let p = p?;
-        self.in_service = Some(p);
+        self.hot.serving = slots.put(p);
         Some(self.transmit_time(&p))
     }
 
     /// The time to send `p` at the link rate: its bytes plus the link's framing bytes.
     #[inline]
     fn transmit_time(&self, p: &Packet) -> Duration {
-        self.rate
-            .transmit_time(u64::from(p.size) + u64::from(self.framing))
+        self.hot
+            .rate
+            .transmit_time(u64::from(p.size) + u64::from(self.hot.framing))
     }
 
     /// The packet in service finished transmission. Returns it unless the wire lost it, and the
     /// transmission time of the next packet if one starts.
-    pub fn complete(&mut self, now: Instant) -> (Option<Packet>, Option<Duration>) {
-        let done = self.in_service.take();
-        let next = self.start_next(now);
-        // RED's idle period starts when the link goes idle (ns-2's REDQueue::deque), not when
-        // the last waiting packet enters service one transmission earlier.
-        if self.in_service.is_none() {
-            self.disc.on_link_idle(now);
-        }
+    pub fn complete(
+        &mut self,
+        now: Instant,
+        slots: &mut ServiceSlots,
+    ) -> (Option<Packet>, Option<Duration>) {
+        let done = match self.hot.serving {
+            IDLE => None,
+            slot => Some(slots.take(slot)),
+        };
+        self.hot.serving = IDLE;
+        // An empty plain DropTail queue has nothing to start, and DropTail ignores the link
+        // going idle: what `start_next` and `on_link_idle` would find.
+        let next = if self.empty_plain() {
+            None
+        } else {
+            let next = self.start_next(now, slots);
+            // RED's idle period starts when the link goes idle (ns-2's REDQueue::deque), not
+            // when the last waiting packet enters service one transmission earlier.
+            if self.hot.serving == IDLE {
+                self.disc.on_link_idle(now);
+            }
+            next
+        };
         let Some(pkt) = done else { return (None, next) };
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += pkt.size as u64;
+        self.hot.tx_packets += 1;
+        self.hot.tx_bytes += pkt.size as u64;
+        if self.hot.flags & LOSSLESS != 0 {
+            return (Some(pkt), next);
+        }
         let exposed = match self.loss_filter {
             LossFilter::All => true,
             LossFilter::Data => pkt.is_data(),
         };
         if exposed && self.rng.bernoulli(self.loss) {
-            self.stats.wire_losses += 1;
+            self.cold_stats.wire_losses += 1;
             return (None, next);
         }
         (Some(pkt), next)
     }
 
-    /// The packet now being transmitted.
-    pub fn in_service(&self) -> Option<&Packet> {
-        self.in_service.as_ref()
+    /// The packet now being transmitted, kept in `slots`.
+    pub fn in_service<'a>(&self, slots: &'a ServiceSlots) -> Option<&'a Packet> {
+        match self.hot.serving {
+            IDLE => None,
+            slot => slots.get(slot),
+        }
     }
 }
 
@@ -288,12 +500,19 @@ mod tests {
     use concord_cc::aqm::{AqmConfig, QueueLimit};
 
     fn channel(framing_bytes: u32) -> Channel {
+        channel_with(
+            AqmConfig::DropTail {
+                limit: QueueLimit::Packets(10),
+            },
+            framing_bytes,
+        )
+    }
+
+    fn channel_with(queue: AqmConfig, framing_bytes: u32) -> Channel {
         let spec = ChannelSpec {
             rate: Rate::from_mbps(10),
             delay: Duration::from_millis(1),
-            queue: AqmConfig::DropTail {
-                limit: QueueLimit::Packets(10),
-            },
+            queue,
             loss: 0.0,
             loss_applies_to: LossFilter::All,
             gcca: None,
@@ -320,14 +539,15 @@ mod tests {
         // When the first completes at 800 us, two packets have waited 800 us each:
         // 2 x 800,000 ns = 1,600,000 packet-ns, counted before the dequeue shortens the queue.
         let mut c = channel(0);
+        let mut slots = ServiceSlots::new();
         for _ in 0..3 {
-            c.offer_from(Instant::ZERO, packet(), 0);
+            c.offer_from(Instant::ZERO, packet(), 0, &mut slots);
         }
-        assert_eq!(c.stats.queue_area, 0.0);
-        let (done, next) = c.complete(Instant::ZERO + Duration::from_micros(800));
+        assert_eq!(c.stats().queue_area, 0.0);
+        let (done, next) = c.complete(Instant::ZERO + Duration::from_micros(800), &mut slots);
         assert!(done.is_some());
         assert_eq!(next, Some(Duration::from_micros(800)));
-        assert_eq!(c.stats.queue_area, 1_600_000.0);
+        assert_eq!(c.stats().queue_area, 1_600_000.0);
     }
 
     #[test]
@@ -335,19 +555,122 @@ mod tests {
         // 1000 bytes at 10 Mbit/s: 800 us; with PPP's 2 bytes, 1002 x 8 / 10^7 s = 801.6 us.
         let mut plain = channel(0);
         let mut ppp = channel(2);
+        let mut slots = ServiceSlots::new();
         assert_eq!(
-            plain.offer_from(Instant::ZERO, packet(), 0),
+            plain.offer_from(Instant::ZERO, packet(), 0, &mut slots),
             Offer::Transmitting(Duration::from_micros(800))
         );
         assert_eq!(
-            ppp.offer_from(Instant::ZERO, packet(), 0),
+            ppp.offer_from(Instant::ZERO, packet(), 0, &mut slots),
             Offer::Transmitting(Duration::from_nanos(801_600))
         );
         // The next packet, queued behind, is timed the same way when it starts; the counters
         // keep IP bytes.
-        assert_eq!(ppp.offer_from(Instant::ZERO, packet(), 0), Offer::Queued);
-        let (_, next) = ppp.complete(Instant::from_nanos(801_600));
+        assert_eq!(
+            ppp.offer_from(Instant::ZERO, packet(), 0, &mut slots),
+            Offer::Queued
+        );
+        let (_, next) = ppp.complete(Instant::from_nanos(801_600), &mut slots);
         assert_eq!(next, Some(Duration::from_nanos(801_600)));
-        assert_eq!(ppp.stats.tx_bytes, 1000);
+        assert_eq!(ppp.stats().tx_bytes, 1000);
+    }
+
+    #[test]
+    fn a_packet_on_an_idle_channel_needs_one_64_byte_line() {
+        assert_eq!(std::mem::size_of::<Hot>(), 64);
+        assert_eq!(std::mem::offset_of!(Channel, hot), 0);
+        assert_eq!(std::mem::align_of::<Channel>(), 64);
+    }
+
+    #[test]
+    fn only_an_estimator_free_drop_tail_limited_in_packets_is_plain() {
+        let plain = |queue| channel_with(queue, 0).disc().is_plain_drop_tail();
+        assert!(plain(AqmConfig::DropTail {
+            limit: QueueLimit::Packets(1)
+        }));
+        // A byte limit refuses a packet larger than itself even when empty.
+        assert!(!plain(AqmConfig::DropTail {
+            limit: QueueLimit::Bytes(1500)
+        }));
+        assert!(!plain(AqmConfig::Red(
+            concord_cc::aqm::RedConfig::for_limit(QueueLimit::Packets(10))
+        )));
+    }
+
+    /// One step of a channel's life: an offer at `t` microseconds, or a completion.
+    #[derive(Clone, Copy)]
+    enum Step {
+        Offer(u64),
+        Complete(u64),
+    }
+
+    /// Runs `steps` on a fresh DropTail channel of `limit` packets; `full_path` forces every
+    /// operation through the discipline (as a channel did before the first line answered an
+    /// empty queue). Returns every answer and the counters after settling at 10 ms.
+    fn run(steps: &[Step], limit: u32, full_path: bool) -> (Vec<String>, ChannelStats) {
+        let mut c = channel_with(
+            AqmConfig::DropTail {
+                limit: QueueLimit::Packets(limit),
+            },
+            0,
+        );
+        let mut slots = ServiceSlots::new();
+        let mut answers = Vec::new();
+        for &step in steps {
+            if full_path {
+                c.disc_mut();
+            }
+            match step {
+                Step::Offer(t) => {
+                    let o = c.offer_from(Instant::from_micros(t), packet(), 0, &mut slots);
+                    answers.push(format!("{o:?}"));
+                }
+                Step::Complete(t) => {
+                    let (done, next) = c.complete(Instant::from_micros(t), &mut slots);
+                    answers.push(format!("{:?} {next:?}", done.map(|p| p.size)));
+                }
+            }
+        }
+        c.settle(Instant::from_millis(10));
+        (answers, c.stats())
+    }
+
+    #[test]
+    fn an_empty_drop_tail_answered_from_the_first_line_gives_what_the_discipline_gives() {
+        // 800 us a packet. Idle periods (short path) between a busy spell with two waiting
+        // (1,000 to 3,400 us) and a refused arrival (limit 2, at 1,300 us).
+        use Step::{Complete as C, Offer as O};
+        let steps = [
+            O(0),
+            C(800),
+            O(1_000),
+            O(1_100),
+            O(1_200),
+            O(1_300),
+            C(1_800),
+            C(2_600),
+            C(3_400),
+            O(5_000),
+            C(5_800),
+        ];
+        let short = run(&steps, 2, false);
+        let full = run(&steps, 2, true);
+        assert_eq!(short, full);
+        // Two packets waited from 1,100 and 1,200 us: the first until 1,800, the second until
+        // 2,600 us: 700,000 + 1,400,000 packet-ns. One refused, five sent.
+        assert_eq!(short.1.queue_area, 2_100_000.0);
+        assert_eq!(short.1.drops_full, 1);
+        assert_eq!((short.1.arrivals, short.1.tx_packets), (6, 5));
+        assert_eq!(short.1.tx_bytes, 5_000);
+    }
+
+    #[test]
+    fn a_freed_service_slot_is_the_next_one_taken() {
+        let mut slots = ServiceSlots::new();
+        let a = slots.put(packet());
+        let b = slots.put(packet());
+        assert_eq!((a, b), (0, 1));
+        slots.take(a);
+        assert_eq!(slots.put(packet()), a);
     }
 }

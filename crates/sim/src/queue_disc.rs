@@ -14,7 +14,7 @@ use crate::gcca::GccaPort;
 use crate::packet::{NodeId, Packet};
 use crate::scenario::ChannelSpec;
 use concord_cc::aqm::codel::Dequeued;
-use concord_cc::aqm::{Aqm, AqmConfig, CodelQueue, FqCodel, QueueLen, Verdict};
+use concord_cc::aqm::{Aqm, AqmConfig, CodelQueue, FqCodel, QueueLen, QueueLimit, Verdict};
 use concord_cc::rng::Rng;
 use concord_cc::time::Instant;
 use std::collections::VecDeque;
@@ -77,6 +77,8 @@ pub struct Admission {
 pub struct QueueDisc {
     estimator: Option<Box<QueueEca>>,
     discipline: Discipline,
+    /// See [`QueueDisc::is_plain_drop_tail`].
+    plain_drop_tail: bool,
 }
 
 /// The disciplines.
@@ -96,14 +98,40 @@ pub enum Discipline {
 impl QueueDisc {
     /// The discipline of a channel of `spec`.
     pub fn new(spec: &ChannelSpec) -> QueueDisc {
+        let estimator = spec
+            .eca
+            .as_ref()
+            .and_then(|e| QueueEca::new(e, spec.rate, Instant::ZERO))
+            .map(Box::new);
+        let discipline = Discipline::new(spec);
+        let plain_drop_tail = estimator.is_none()
+            && matches!(
+                spec.queue,
+                AqmConfig::DropTail {
+                    limit: QueueLimit::Packets(n)
+                } if n >= 1
+            )
+            && matches!(
+                &discipline,
+                Discipline::Admission(Admission {
+                    aqm: Aqm::DropTail(_),
+                    ..
+                })
+            );
         QueueDisc {
-            estimator: spec
-                .eca
-                .as_ref()
-                .and_then(|e| QueueEca::new(e, spec.rate, Instant::ZERO))
-                .map(Box::new),
-            discipline: Discipline::new(spec),
+            estimator,
+            discipline,
+            plain_drop_tail,
         }
+    }
+
+    /// True if the discipline is DropTail with a limit of at least one packet and no
+    /// estimator in front: an empty queue admits every arrival unchanged (a packet limit
+    /// ignores the size), it drops nothing but refused arrivals, draws nothing at random,
+    /// and the link going idle changes nothing. A channel answers such a queue, while empty,
+    /// without reading it.
+    pub fn is_plain_drop_tail(&self) -> bool {
+        self.plain_drop_tail
     }
 
     /// Offers `pkt` (see [`Discipline::enqueue`]); ECA's estimator, if any, counts it and

@@ -272,7 +272,7 @@ impl RunResults {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let st = c.stats.since(&sim.channel_stats_at_warmup(i));
+                let st = c.stats().since(&sim.channel_stats_at_warmup(i));
                 let capacity = c.rate.bps_f64() * window;
                 ChannelSummary {
                     name: c.name.clone(),

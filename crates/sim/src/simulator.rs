@@ -1,7 +1,7 @@
 //! The simulator: a loop over `(time, sequence)`-ordered events that moves packets through
 //! channels and hands them to the flows' transport agents.
 
-use crate::channel::{Channel, ChannelStats, Offer};
+use crate::channel::{Channel, ChannelStats, Offer, ServiceSlots};
 use crate::eca::EcaState;
 use crate::event::EventQueue;
 use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
@@ -159,6 +159,8 @@ pub struct Simulator {
     routes: Routes,
     /// Channels (two per link: forward then reverse).
     channels: Vec<Channel>,
+    /// The packets the channels are transmitting.
+    serving: ServiceSlots,
     /// Flows.
     flows: Vec<Flow>,
     channel_at_warmup: Vec<ChannelStats>,
@@ -374,6 +376,7 @@ impl Simulator {
             routes,
             channel_at_warmup: vec![ChannelStats::default(); channels.len()],
             channels,
+            serving: ServiceSlots::new(),
             flows,
             sampled,
             sample_interval: sc.record.queue_interval.max(Duration::from_nanos(1)),
@@ -554,13 +557,13 @@ impl Simulator {
                 let Some(pkt) = self.events.pop_lane(c, Event::Arrive(c)) else {
                     return Ok(());
                 };
-                let node = self.channels[c as usize].to;
+                let node = self.channels[c as usize].far_end();
                 if pkt.is_link_control() {
                     self.on_link_control(c, pkt)?;
                 } else if node == pkt.dst {
                     self.deliver(pkt)?;
                 } else {
-                    let upstream = self.channels[c as usize].from;
+                    let upstream = self.channels[c as usize].near_end();
                     self.forward_from(node, pkt, upstream)?;
                 }
             }
@@ -577,8 +580,8 @@ impl Simulator {
     fn on_tx_done(&mut self, c: u32) -> Result<(), CaptureError> {
         let now = self.now;
         let ch = &mut self.channels[c as usize];
-        let (done, next) = ch.complete(now);
-        let delay = ch.delay;
+        let (done, next) = ch.complete(now, &mut self.serving);
+        let delay = ch.propagation();
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
             self.trace_in_service(c)?;
@@ -646,7 +649,7 @@ impl Simulator {
             return Ok(());
         }
         let now = self.now;
-        let offer = self.channels[c as usize].offer_from(now, pkt, upstream);
+        let offer = self.channels[c as usize].offer_from(now, pkt, upstream, &mut self.serving);
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
             self.trace_in_service(c)?;
@@ -1031,7 +1034,7 @@ impl Simulator {
         let now = self.now;
         for (c, ch) in self.channels.iter_mut().enumerate() {
             ch.settle(now);
-            self.channel_at_warmup[c] = ch.stats;
+            self.channel_at_warmup[c] = ch.stats();
         }
         for f in &mut self.flows {
             f.delivered_at_warmup = f.delivered;

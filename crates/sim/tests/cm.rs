@@ -360,7 +360,9 @@ fn ack_account(sim: &Simulator, f: usize) -> (AckFeedback, u64, u64) {
 fn a_cmudp_flow_with_acks_accounts_for_every_packet_and_sends_no_probe() {
     let sim = run(&load(&acked_transfer(3)));
     let (k, sent, received) = ack_account(&sim, 0);
-    let wire = sim.channels()[sim.bottleneck() as usize].stats.wire_losses;
+    let wire = sim.channels()[sim.bottleneck() as usize]
+        .stats()
+        .wire_losses;
     // Every packet went out well before the end (the CM's rate grew on the ACKs' feedback:
     // without it, aging would hold the flow to one packet per second), and every ACK came back.
     assert_eq!(sent, 300);

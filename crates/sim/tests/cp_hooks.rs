@@ -166,7 +166,7 @@ fn endpoints_send_at_their_share_of_the_estimate_and_packets_count_the_cp_header
         .iter()
         .find(|c| c.name == "s1->r1")
         .unwrap_or_else(|| panic!("s1->r1"));
-    let (bytes, packets) = (access.stats.tx_bytes, access.stats.tx_packets);
+    let (bytes, packets) = (access.stats().tx_bytes, access.stats().tx_packets);
     let per = bytes as f64 / packets.max(1) as f64;
     let header = concord_cc::cp::CpHeader::new(1, 0).encoded_len() as f64;
     assert!((per - (1000.0 + header)).abs() < 1e-9, "{per}");
@@ -186,7 +186,7 @@ fn bfld_without_m_takes_one_flowshare_per_flow_and_queue_drops_free_their_header
         .status(1)
         .unwrap_or_else(|| panic!("application 1 at r1"));
     assert_eq!(st.flowshares, Flowshares::Bfld { m: 3 });
-    let drops: u64 = sim.channels().iter().map(|c| c.stats.drops_full).sum();
+    let drops: u64 = sim.channels().iter().map(|c| c.stats().drops_full).sum();
     assert!(drops > 0, "the queue dropped nothing");
     assert!(st.bfld_offered_kept.0 > 0);
     assert!(sim.cp().headers.live() < 100, "{}", sim.cp().headers.live());

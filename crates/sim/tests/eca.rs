@@ -76,7 +76,7 @@ fn managed_tcp_flows_share_in_proportion_to_their_weights_near_the_target() {
     );
     assert!(sim.eca().rloads_applied > 1000);
     // Packets wait in the host, not in the network.
-    assert!(sim.channels()[0].stats.max_queue_packets < 50);
+    assert!(sim.channels()[0].stats().max_queue_packets < 50);
 }
 
 #[test]
@@ -103,7 +103,7 @@ eca = { weight = 1, queue = 100 }
     // Shaped to about half the bottleneck; the rest is dropped at the host, not in the router.
     let g = goodput_mbps(&sim, 0);
     assert!(g > 4.0 && g < 5.5, "{g}");
-    assert_eq!(sim.channels()[0].stats.queue_drops(), 0);
+    assert_eq!(sim.channels()[0].stats().queue_drops(), 0);
     assert!(sim.eca().host_drops(0) > 1000);
 }
 

@@ -8,7 +8,7 @@ use concord_cc::gcca::{Code, GccpMessage};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
 use concord_cc::wire::Ecn;
-use concord_sim::channel::{Channel, Offer};
+use concord_sim::channel::{Channel, Offer, ServiceSlots};
 use concord_sim::flow::Agent;
 use concord_sim::gcca::{padding_of, NodeGcca};
 use concord_sim::packet::{Packet, Transport};
@@ -124,7 +124,7 @@ fn a_plain_neighbour_gets_no_message_and_the_omission_is_counted() {
     assert!(sim.gcca().not_sent(r2) > 0, "r2 counts what it withheld");
     assert_eq!(sim.channels()[channel(&sim, "r2->up")].control_sent, 0);
     // Without push-back the GCCA queue is the only buffer: only its hard limit drops.
-    let q = sim.channels()[channel(&sim, "r2->b")].stats;
+    let q = sim.channels()[channel(&sim, "r2->b")].stats();
     assert_eq!(q.drops_early, 0);
     assert!(q.drops_full > 0);
 }
@@ -163,6 +163,7 @@ fn the_leaky_bucket_gates_departures_and_control_packets_jump_the_queue() {
     let sc = load(&line(GCCA_Q, "", "", ""));
     let spec = &sc.links[3].forward; // r2 -> b, 10 Mbit/s
     let mut ch = Channel::new("r2->b".into(), 3, 4, spec, Rng::new(1));
+    let mut slots = ServiceSlots::new();
     let t0 = Instant::ZERO;
     let port = ch.disc_mut().gcca_mut().expect("a gcca port");
     // Five CONGESTION messages: 10 -> 5 Mbit/s.
@@ -170,10 +171,10 @@ fn the_leaky_bucket_gates_departures_and_control_packets_jump_the_queue() {
         port.bucket.on_message(t0, Code::Congestion);
     }
     assert_eq!(
-        ch.offer_from(t0, data(1250), 2),
+        ch.offer_from(t0, data(1250), 2, &mut slots),
         Offer::Transmitting(Duration::from_millis(1))
     );
-    assert_eq!(ch.offer_from(t0, data(1250), 2), Offer::Queued);
+    assert_eq!(ch.offer_from(t0, data(1250), 2, &mut slots), Offer::Queued);
     let gccp = Packet {
         cp: None,
         transport: Transport::Gccp(GccpMessage {
@@ -183,23 +184,29 @@ fn the_leaky_bucket_gates_departures_and_control_packets_jump_the_queue() {
         size: 64,
         ..data(64)
     };
-    assert_eq!(ch.offer_control(t0, gccp), Offer::Queued);
+    assert_eq!(ch.offer_control(t0, gccp, &mut slots), Offer::Queued);
     // At 1 ms the first packet is done; the control packet goes first, past the bucket.
     let t1 = Instant::from_millis(1);
-    let (_, next) = ch.complete(t1);
+    let (_, next) = ch.complete(t1, &mut slots);
     assert!(next.is_some());
     assert!(matches!(
-        ch.in_service().map(|p| p.transport),
+        ch.in_service(&slots).map(|p| p.transport),
         Some(Transport::Gccp(_))
     ));
     // After it, the data packet waits for the bucket: the first packet left 250 B of the
     // 1500-byte burst, and the missing 1000 B take 1.6 ms at 5 Mbit/s.
     let t2 = t1 + next.unwrap_or(Duration::ZERO);
     let level = ch.disc().gcca().map(|p| p.bucket.level(t2));
-    assert_eq!(ch.complete(t2).1, None, "t2 {t2:?} level {level:?}");
+    assert_eq!(
+        ch.complete(t2, &mut slots).1,
+        None,
+        "t2 {t2:?} level {level:?}"
+    );
     assert_eq!(ch.queue_len().packets, 1);
-    assert_eq!(ch.start_next(Instant::from_micros(1_599)), None);
-    assert!(ch.start_next(Instant::from_micros(1_600)).is_some());
+    assert_eq!(ch.start_next(Instant::from_micros(1_599), &mut slots), None);
+    assert!(ch
+        .start_next(Instant::from_micros(1_600), &mut slots)
+        .is_some());
 }
 
 #[test]

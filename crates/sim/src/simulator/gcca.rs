@@ -186,7 +186,9 @@ impl Simulator {
             now,
             Transport::Gccp(msg),
         );
-        if let Offer::Transmitting(d) = self.channels[c as usize].offer_control(now, pkt) {
+        if let Offer::Transmitting(d) =
+            self.channels[c as usize].offer_control(now, pkt, &mut self.serving)
+        {
             self.events.push(now + d, Event::TxDone(c));
             self.capture
                 .packet(c, now, &pkt, &self.cp.headers, &self.cm.responses)?;
@@ -278,9 +280,9 @@ impl Simulator {
     /// Starts channel `c`'s next transmission if it is idle and its bucket allows.
     fn kick_port(&mut self, c: u32) -> Result<(), CaptureError> {
         let now = self.now;
-        if let Some(d) = self.channels[c as usize].start_next(now) {
+        if let Some(d) = self.channels[c as usize].start_next(now, &mut self.serving) {
             self.events.push(now + d, Event::TxDone(c));
-            if let Some(p) = self.channels[c as usize].in_service().copied() {
+            if let Some(p) = self.channels[c as usize].in_service(&self.serving).copied() {
                 self.capture
                     .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }

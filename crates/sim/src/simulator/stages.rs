@@ -249,11 +249,7 @@ impl Simulator {
     /// A channel whose discipline is no such port costs one test.
     #[inline]
     pub(super) fn after_port(&mut self, c: u32) -> Result<(), CaptureError> {
-        if !self
-            .channels
-            .get(c as usize)
-            .is_some_and(|ch| ch.disc().is_port())
-        {
+        if !self.channels.get(c as usize).is_some_and(|ch| ch.is_port()) {
             return Ok(());
         }
         self.after_gcca_port(c)
@@ -265,7 +261,11 @@ impl Simulator {
         if !self.capture.records(c) {
             return Ok(());
         }
-        match self.channels.get(c as usize).and_then(|ch| ch.in_service()) {
+        match self
+            .channels
+            .get(c as usize)
+            .and_then(|ch| ch.in_service(&self.serving))
+        {
             Some(&p) => self.trace_packet(c, &p),
             None => Ok(()),
         }
