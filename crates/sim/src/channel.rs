@@ -157,6 +157,8 @@ struct Hot {
 #[repr(C, align(64))]
 pub struct Channel {
     hot: Hot,
+    // `from`, `to`, `rate`, `framing` and `delay` are fixed at construction: the packet path
+    // reads the copies in `hot`, so a change to one of these fields would not reach it.
     /// `from->to`, by node names.
     pub name: String,
     /// Sending node.
