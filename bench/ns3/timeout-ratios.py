@@ -7,7 +7,8 @@ in two like-for-like comparisons:
 
 Each side is run for every seed (concord: `concord run SCENARIO --seed S --json`, timeouts summed
 over the flows as crates/validate/src/concord_run.rs does; ns-3: `validate ARGS --seed=S`, its
-"timeouts" field as crates/validate/src/ns3.rs reads it, SYN timeouts not included). For each
+"timeouts" field as crates/validate/src/ns3.rs reads it, SYN timeouts not included), and the
+timeouts by the state they fired in. For each
 case it prints the four means a run with their 95% half-widths (Student t over the seeds), the
 two ratios of the means (concord / ns-3) with a 95% interval by the delta method on the log
 scale (independent runs: exp(ln r +- 1.96 sqrt(s_c^2 / (n m_c^2) + s_n^2 / (n m_n^2)))), and
@@ -35,6 +36,11 @@ from pathlib import Path
 
 # Every departure concord's `defaults.tcp.ns3_departures` names (docs/scenarios.md).
 SIX = ["recover", "loss-exit", "ecn-once", "limited-transmit", "recovery-ssthresh", "reno-sack"]
+
+# The state a timeout fired in, as both simulators count it (validate.cc's FlowTrace, concord's
+# `timeout_causes`): the receiver already held snd.una, in fast recovery, in an earlier timeout's
+# loss recovery, with no duplicate ACK, with one or two.
+CAUSES = ["receiver_held", "in_recovery", "repeat", "open", "disorder"]
 
 # ns-3 switches of comparison (B): the departures validate.cc corrects on a DropTail case.
 CORRECTED = ["--rfcRecover=1", "--rfcLossExit=1"]
@@ -151,7 +157,8 @@ def concord_timeouts(exe, scenario, seed, departures):
         names = ",".join(f'"{d}"' for d in departures)
         cmd += ["--set", f"defaults.tcp.ns3_departures=[{names}]"]
     r = json.loads(run(cmd))
-    return sum(f["timeouts"] for f in r["flows"])
+    causes = {c: sum(f["timeout_causes"][c] for f in r["flows"]) for c in CAUSES}
+    return sum(f["timeouts"] for f in r["flows"]), causes
 
 
 def ns3_args(ref, seed, extra):
@@ -160,7 +167,8 @@ def ns3_args(ref, seed, extra):
 
 def ns3_timeouts(exe, args):
     lines = [l for l in run([exe] + args).splitlines() if l.startswith("{")]
-    return json.loads(lines[-1])["timeouts"]
+    out = json.loads(lines[-1])
+    return out["timeouts"], {c: out["timeout_causes"][c] for c in CAUSES}
 
 
 def fmt_mean(xs):
@@ -171,7 +179,7 @@ def verdict(r, lo, hi, k):
     inside = 1 / k <= r <= k
     within = 1 / k <= lo and hi <= k
     return (
-        f"{r:.2f}x [{lo:.2f}, {hi:.2f}]",
+        f"{r:.3f}x [{lo:.3f}, {hi:.3f}]",
         "yes" if inside else "no",
         "yes" if within else "no",
     )
@@ -211,8 +219,13 @@ def main():
         for col, extra in ns3_cols.items():
             argsets[col] = [ns3_args(ref, s, extra) for s in seeds]
             cols[col] = [pool.submit(ns3_timeouts, a.ns3, args) for args in argsets[col]]
-        vals = {col: [f.result() for f in fs] for col, fs in cols.items()}
-        raw[case] = {"seeds": seeds, **vals}
+        done = {col: [f.result() for f in fs] for col, fs in cols.items()}
+        vals = {col: [t for t, _ in runs] for col, runs in done.items()}
+        causes = {
+            col: {c: sum(r[c] for _, r in runs) / len(runs) for c in CAUSES}
+            for col, runs in done.items()
+        }
+        raw[case] = {"seeds": seeds, **vals, "causes": causes}
 
         cached = read_cache(a.cache, case, ident)
         same = differ = 0
@@ -255,6 +268,8 @@ def main():
     for case in raw:
         for col in ["concord six", "ns-3 shipped", "concord", "ns-3 corrected"]:
             print(f"{case} {col}: {', '.join(str(v) for v in raw[case][col])}")
+            by_cause = raw[case]["causes"][col]
+            print("  mean a run by cause: " + ", ".join(f"{c} {by_cause[c]:.2f}" for c in CAUSES))
     print()
     for n in notes:
         print(n)
