@@ -23,9 +23,17 @@ ReceivedData\\(0x|Sending a pure ACK|^[0-9.]+ [0-9]+ (timeout|state)"`.
 Usage: bench/ns3/trace-ns3-timeouts.py LOG FLOWS [--verbose]
 """
 
+import importlib.util
+import os
 import re
 import sys
 from collections import defaultdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "held", os.path.join(HERE, "trace-receiver-held.py"))
+held = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(held)
 
 LOG = re.compile(r"^\+([0-9.]+)s (\d+) ")
 TRACE = re.compile(r"^([0-9.]+) (-?\d+) timeout (receiver_held|from \w+)")
@@ -125,21 +133,7 @@ def main(argv):
     for k, v in gaps.items():
         v = sorted(v)
         print(f"{k}: n={len(v)} min={v[0]:.1f} median={v[len(v) // 2]:.1f} max={v[-1]:.1f}")
-    for cls in sorted(phases):
-        rows = phases[cls]
-        print(f"{cls}: n={len(rows)} median time {med([r[0] for r in rows]):.3f} s, "
-              f"after fast retransmit {med([r[1] for r in rows]) * 1e3:.0f} ms, "
-              f"RTO (timer armed to fired) {med([r[2] for r in rows]) * 1e3:.0f} ms, "
-              f"partial ACKs {med([r[3] for r in rows])}, "
-              f"after the last partial ACK {med([r[4] for r in rows]) * 1e3:.0f} ms")
-        by = defaultdict(int)
-        for r in rows:
-            by[r[3]] += 1
-        rto = sorted(r[2] for r in rows)
-        print(f"  by partial ACKs before the timeout: "
-              + ", ".join(f"{n}: {by[n]}" for n in sorted(by))
-              + f"; RTO quartiles {rto[len(rto) // 4] * 1e3:.0f} / {rto[len(rto) // 2] * 1e3:.0f}"
-              f" / {rto[3 * len(rto) // 4] * 1e3:.0f} ms")
+    held.print_phases(phases)
 
 
 if __name__ == "__main__":
