@@ -108,8 +108,8 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: Duration,
     /// Quick ACKs at the start, in segments: the receiver acknowledges each of the
     /// connection's first this many in-order data segments at once, whatever the delayed-ACK
-    /// count, bounded as Linux's `tcp_incr_quickack` bounds it: at most rwnd / (2 * mss), and
-    /// never below 2 ([`super::receiver`]). 0 (the default): no quick ACKs (RFC 5681 section
+    /// count, bounded as Linux's `tcp_incr_quickack` bounds it: at most rwnd / (2 * mss), or 2
+    /// when that is 0 ([`super::receiver`]). 0 (the default): no quick ACKs (RFC 5681 section
     /// 4.2 alone, the papers' ns-2 receiver); 1: ns-3 3.44's first data segment acknowledged
     /// alone (`TcpSocketBase::ProcessSynSent`/`ProcessSynRcvd`); 16: Linux's
     /// `TCP_MAX_QUICKACKS` at the first data segment (`tcp_event_data_recv`).

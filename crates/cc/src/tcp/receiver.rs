@@ -424,18 +424,10 @@ mod tests {
         })
     }
 
-    /// Feeds `count` in-order 1000-byte segments, the i-th (from 0) at i ms, firing the
-    /// delayed-ACK timer when due before each; returns each ACK as (time in ms, ack) and the
+    /// Feeds `count` in-order 1000-byte segments, the i-th (from 0) at i ms; returns each ACK as (time in ms, ack) and the
     /// timer left after the last segment.
     fn feed(r: &mut TcpReceiver, count: u64) -> (Vec<(u64, u64)>, Option<Instant>) {
-        let mut acks = Vec::new();
-        for i in 0..count {
-            r.on_segment(ms(i), i * 1000, 1000, false, false);
-            if let Some(a) = r.poll_ack() {
-                acks.push((i, a.ack));
-            }
-        }
-        (acks, r.poll_timeout())
+        feed_from(r, 0, count)
     }
 
     #[test]
