@@ -106,6 +106,14 @@ pub struct TcpConfig {
     pub ack_every: u32,
     /// With delayed ACKs, the delayed-ACK timer (at most 500 ms; 200 ms in ns-2 and Linux-like).
     pub delayed_ack_timeout: Duration,
+    /// Quick ACKs at the start, in segments: the receiver acknowledges each of the
+    /// connection's first this many in-order data segments at once, whatever the delayed-ACK
+    /// count, bounded as Linux's `tcp_incr_quickack` bounds it: at most rwnd / (2 * mss), or 2
+    /// when that is 0 ([`super::receiver`]). 0 (the default): no quick ACKs (RFC 5681 section
+    /// 4.2 alone, the papers' ns-2 receiver); 1: ns-3 3.44's first data segment acknowledged
+    /// alone (`TcpSocketBase::ProcessSynSent`/`ProcessSynRcvd`); 16: Linux's
+    /// `TCP_MAX_QUICKACKS` at the first data segment (`tcp_event_data_recv`).
+    pub quickack: u32,
     /// Negotiate ECN (RFC 3168): data is sent ECT(0), the receiver echoes CE with ECE.
     pub ecn: bool,
     /// Lower bound of the retransmission timeout (RFC 6298 2.4 says 1 s; stacks use 200 ms).
@@ -157,6 +165,7 @@ impl Default for TcpConfig {
             delayed_ack: true,
             ack_every: 2,
             delayed_ack_timeout: Duration::from_millis(200),
+            quickack: 0,
             ecn: false,
             min_rto: Duration::from_millis(200),
             max_rto: Duration::from_secs(60),

@@ -1,5 +1,6 @@
 //! The TCP receiver (sink) as a sans-IO state machine: cumulative ACKs, out-of-order holding,
-//! delayed ACKs (RFC 5681 section 4.2), the ECN echo (RFC 3168 section 6.1.3) and SACK blocks
+//! delayed ACKs (RFC 5681 section 4.2), quick ACKs at the start (ns-3's first-segment ACK,
+//! Linux's `tcp_incr_quickack`), the ECN echo (RFC 3168 section 6.1.3) and SACK blocks
 //! (RFC 2018 section 4).
 
 use super::config::TcpConfig;
@@ -43,6 +44,15 @@ pub struct TcpReceiver {
     delayed_ack: bool,
     ack_every: u32,
     delayed_ack_timeout: Duration,
+    /// The quick ACKs granted at the first in-order data segment: `TcpConfig::quickack`
+    /// bounded by [`quick_ack_bound`].
+    quickack: u32,
+    /// Quick ACKs left: while above zero every in-order segment is acknowledged at once, and
+    /// every ACK sent takes one (Linux's `icsk_ack.quick`, spent in `tcp_dec_quickack_mode`
+    /// from `tcp_event_ack_sent`).
+    quick: u32,
+    /// An in-order data segment has arrived (Linux: `icsk_ack.ato` no longer 0).
+    data_seen: bool,
     ecn: bool,
     sack: bool,
     /// With SACK, the out-of-order ranges most recently reported, the one holding the most
@@ -68,6 +78,11 @@ impl TcpReceiver {
             delayed_ack: config.delayed_ack,
             ack_every: config.ack_every.max(1),
             delayed_ack_timeout: config.delayed_ack_timeout,
+            quickack: config
+                .quickack
+                .min(quick_ack_bound(config.rwnd, config.mss)),
+            quick: 0,
+            data_seen: false,
             ecn: config.ecn,
             sack: config.sack,
             recent: Vec::new(),
@@ -124,6 +139,13 @@ impl TcpReceiver {
             self.ack_now = true;
         } else {
             let filled_hole = !self.out_of_order.is_empty();
+            if !self.data_seen {
+                // Linux's `tcp_event_data_recv`: the first in-order data segment grants the
+                // quick ACKs (`tcp_incr_quickack`). ns-3's handshake sets its count so that
+                // the first data segment is acknowledged (`quickack = 1`).
+                self.data_seen = true;
+                self.quick = self.quickack;
+            }
             self.rcv_nxt = end;
             self.absorb_ranges();
             if self.sack {
@@ -135,7 +157,7 @@ impl TcpReceiver {
                 self.ack_now = true;
             } else {
                 self.unacked += 1;
-                if !self.delayed_ack || self.unacked >= self.ack_every {
+                if !self.delayed_ack || self.unacked >= self.ack_every || self.quick > 0 {
                     self.ack_now = true;
                 } else if self.delack_deadline.is_none() {
                     self.delack_deadline = Some(now + self.delayed_ack_timeout);
@@ -201,6 +223,9 @@ impl TcpReceiver {
             return None;
         }
         self.ack_now = false;
+        // Every ACK takes one quick ACK (Linux's `tcp_dec_quickack_mode`; in ns-3 any ACK
+        // sets `m_delAckCount` to 0) and restarts the delayed-ACK count.
+        self.quick = self.quick.saturating_sub(1);
         self.unacked = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
@@ -209,6 +234,19 @@ impl TcpReceiver {
             ece: self.ece,
             sack: SackBlocks::new(self.rcv_nxt, self.recent.iter().copied()),
         })
+    }
+}
+
+/// Linux's bound on the quick ACKs (`tcp_incr_quickack`, net/ipv4/tcp_input.c): the receive
+/// window over two segments, `rcv_wnd / (2 * rcv_mss)`, and 2 when that is 0. Here `rwnd`
+/// (bytes, fixed for the connection) stands for `rcv_wnd` and the connection's `mss` (bytes)
+/// for the measured `rcv_mss`; an unbounded window (`u64::MAX`) gives no bound.
+fn quick_ack_bound(rwnd: Bytes, mss: Bytes) -> u32 {
+    let quick = rwnd.checked_div(mss.saturating_mul(2)).unwrap_or(u64::MAX);
+    if quick == 0 {
+        2
+    } else {
+        u32::try_from(quick).unwrap_or(u32::MAX)
     }
 }
 
@@ -377,6 +415,153 @@ mod tests {
         r.on_segment(ms(0), 0, 1000, true, false);
         assert_eq!(r.poll_ack().map(|a| a.ece), Some(false));
     }
+
+    fn quick_receiver(quickack: u32, rwnd: Bytes) -> TcpReceiver {
+        TcpReceiver::new(&TcpConfig {
+            quickack,
+            rwnd,
+            ..TcpConfig::default()
+        })
+    }
+
+    /// Feeds `count` in-order 1000-byte segments, the i-th (from 0) at i ms; returns each ACK as (time in ms, ack) and the
+    /// timer left after the last segment.
+    fn feed(r: &mut TcpReceiver, count: u64) -> (Vec<(u64, u64)>, Option<Instant>) {
+        feed_from(r, 0, count)
+    }
+
+    #[test]
+    fn without_quick_acks_the_first_segment_waits_for_the_second() {
+        // quickack = 0: RFC 5681 4.2 alone, the count starts at zero.
+        let mut r = quick_receiver(0, u64::MAX);
+        r.on_segment(ms(0), 0, 1000, false, false);
+        assert_eq!(r.poll_ack(), None);
+        assert_eq!(r.poll_timeout(), Some(ms(200)));
+        let (acks, timer) = feed_from(&mut r, 1, 4);
+        assert_eq!(acks, vec![(1, 2000), (3, 4000)]);
+        assert_eq!(timer, None);
+        r.on_segment(ms(4), 4000, 1000, false, false);
+        assert_eq!(r.poll_timeout(), Some(ms(204)));
+        r.on_timeout(ms(204));
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(5000));
+    }
+
+    /// As [`feed`], from segment `first` up to but not including `end`.
+    fn feed_from(r: &mut TcpReceiver, first: u64, end: u64) -> (Vec<(u64, u64)>, Option<Instant>) {
+        let mut acks = Vec::new();
+        for i in first..end {
+            r.on_segment(ms(i), i * 1000, 1000, false, false);
+            if let Some(a) = r.poll_ack() {
+                acks.push((i, a.ack));
+            }
+        }
+        (acks, r.poll_timeout())
+    }
+
+    #[test]
+    fn one_quick_ack_answers_the_first_segment_alone_then_pairs_the_second_and_third() {
+        // ns-3 3.44: `m_delAckCount = m_delAckMaxCount` at the handshake, reset by the ACK.
+        let mut r = quick_receiver(1, u64::MAX);
+        r.on_segment(ms(0), 0, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(1000));
+        assert_eq!(r.poll_timeout(), None);
+        r.on_segment(ms(1), 1000, 1000, false, false);
+        assert_eq!(r.poll_ack(), None);
+        assert_eq!(r.poll_timeout(), Some(ms(201)));
+        r.on_segment(ms(2), 2000, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(3000));
+        assert_eq!(r.poll_timeout(), None);
+        r.on_segment(ms(3), 3000, 1000, false, false);
+        assert_eq!(r.poll_ack(), None);
+        assert_eq!(r.poll_timeout(), Some(ms(203)));
+        r.on_timeout(ms(202));
+        assert_eq!(r.poll_ack(), None);
+        r.on_timeout(ms(203));
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(4000));
+    }
+
+    #[test]
+    fn sixteen_quick_acks_answer_each_of_the_first_sixteen_segments() {
+        // Linux: `tcp_incr_quickack (sk, TCP_MAX_QUICKACKS)` at the first data segment.
+        let mut r = quick_receiver(16, u64::MAX);
+        let (acks, timer) = feed(&mut r, 16);
+        let each: Vec<(u64, u64)> = (0..16).map(|i| (i, (i + 1) * 1000)).collect();
+        assert_eq!(acks, each);
+        assert_eq!(timer, None);
+        // The 17th waits for the 18th: the count restarted at the 16th ACK.
+        let (acks, timer) = feed_from(&mut r, 16, 17);
+        assert_eq!((acks, timer), (vec![], Some(ms(216))));
+        let (acks, timer) = feed_from(&mut r, 17, 18);
+        assert_eq!((acks, timer), (vec![(17, 18_000)], None));
+        assert_eq!(r.stats().acks_sent, 17);
+    }
+
+    #[test]
+    fn the_receive_window_bounds_the_quick_acks_as_tcp_incr_quickack_does() {
+        // rwnd 10 segments of 1448 B: 14480 / 2896 = 5 quick ACKs of the 16 asked for.
+        let mss = TcpConfig::default().mss;
+        let mut r = TcpReceiver::new(&TcpConfig {
+            quickack: 16,
+            rwnd: 10 * mss,
+            ..TcpConfig::default()
+        });
+        let mut acks = Vec::new();
+        for i in 0..8 {
+            r.on_segment(ms(i), i * mss, mss as u32, false, false);
+            if let Some(a) = r.poll_ack() {
+                acks.push((i, a.ack));
+            }
+        }
+        assert_eq!(
+            acks,
+            vec![
+                (0, mss),
+                (1, 2 * mss),
+                (2, 3 * mss),
+                (3, 4 * mss),
+                (4, 5 * mss),
+                (6, 7 * mss)
+            ]
+        );
+        assert_eq!(r.poll_timeout(), Some(ms(207)));
+        assert_eq!(quick_ack_bound(10 * 1448, 1448), 5);
+        // Less than two segments of window: 2, as Linux does when the quotient is 0.
+        assert_eq!(quick_ack_bound(1448, 1448), 2);
+        // Linux's initial window since 4.20, about 64 KB: 22, so 16 holds.
+        assert_eq!(quick_ack_bound(65_535, 1448), 22);
+        assert_eq!(quick_ack_bound(u64::MAX, 1448), u32::MAX);
+        assert_eq!(quick_ack_bound(u64::MAX, 0), u32::MAX);
+    }
+
+    #[test]
+    fn quick_acks_start_at_the_first_in_order_segment_and_any_ack_spends_one() {
+        // The first segment lost: the duplicate ACK for the second spends nothing (no data in
+        // order yet); the resend fills the hole and starts the quick ACKs, its ACK spends one.
+        let mut r = quick_receiver(2, u64::MAX);
+        r.on_segment(ms(0), 1000, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(0));
+        r.on_segment(ms(1), 0, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(2000));
+        // One left: the next in-order segment is acknowledged at once.
+        r.on_segment(ms(2), 2000, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(3000));
+        // None left.
+        r.on_segment(ms(3), 3000, 1000, false, false);
+        assert_eq!(r.poll_ack(), None);
+        assert_eq!(r.poll_timeout(), Some(ms(203)));
+        // A duplicate ACK spends a quick ACK as any other: two granted, two duplicates.
+        let mut r = quick_receiver(2, u64::MAX);
+        r.on_segment(ms(0), 0, 1000, false, false);
+        r.on_segment(ms(1), 2000, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(1000));
+        assert_eq!(r.poll_ack(), None);
+        r.on_segment(ms(2), 1000, 1000, false, false);
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(3000));
+        r.on_segment(ms(3), 3000, 1000, false, false);
+        assert_eq!(r.poll_ack(), None);
+        assert_eq!(r.poll_timeout(), Some(ms(203)));
+    }
+
     fn sack_receiver() -> TcpReceiver {
         TcpReceiver::new(&TcpConfig {
             delayed_ack: false,

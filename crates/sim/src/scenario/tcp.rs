@@ -17,7 +17,7 @@ use concord_cc::units::Bytes;
 use toml::de::DeValue;
 
 /// The keys of a TCP settings table, one per [`TcpConfig`] field.
-const KEYS: [&str; 22] = [
+const KEYS: [&str; 23] = [
     "cc",
     "mccp",
     "mss",
@@ -32,6 +32,7 @@ const KEYS: [&str; 22] = [
     "delayed_ack",
     "ack_every",
     "delayed_ack_timeout",
+    "quickack",
     "ecn",
     "min_rto",
     "max_rto",
@@ -188,6 +189,9 @@ pub(crate) fn read_tcp(table: &Table<'_>, base: &TcpConfig) -> Result<TcpConfig,
             ));
         }
     }
+    if let Some(f) = table.get("quickack") {
+        c.quickack = quickack(&f)?;
+    }
     if let Some(f) = table.get("ecn") {
         c.ecn = f.boolean()?;
     }
@@ -311,6 +315,19 @@ fn read_pacing(
 fn ratio(f: &Field<'_>) -> Result<u32, ScenarioError> {
     let n = f.integer(0, MAX_PACING_RATIO)?;
     Ok(u32::try_from(n).unwrap_or(0))
+}
+
+/// `quickack`: how many of the first in-order data segments the receiver acknowledges at once,
+/// an integer from 0 (the default) up.
+fn quickack(f: &Field<'_>) -> Result<u32, ScenarioError> {
+    let n = f.integer(0, i64::from(u32::MAX)).map_err(|mut e| {
+        e.fix = format!(
+            "{}; 0 is RFC 5681 alone (the default), 1 ns-3's first-segment ACK, 16 Linux's start",
+            e.fix
+        );
+        e
+    })?;
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
 }
 
 /// A retransmission count, 0 to 255 (Linux keeps them in a byte).
