@@ -241,11 +241,11 @@ mod tests {
     }
 
     #[test]
-    fn a_tcp_flow_with_its_flow_entry_takes_at_most_1360_bytes() {
-        // The bytes per TCP flow the README states (1,352), on a 64-bit target, besides what
+    fn a_tcp_flow_with_its_flow_entry_takes_at_most_1376_bytes() {
+        // The bytes per TCP flow the README states (1,376), on a 64-bit target, besides what
         // grows with the run (histogram spans, the goodput series, segments in flight).
         let bytes = size_of::<Flow>() + size_of::<TcpFlow>();
-        assert!(bytes <= 1360, "{bytes} bytes per TCP flow");
+        assert!(bytes <= 1376, "{bytes} bytes per TCP flow");
     }
 
     #[test]
