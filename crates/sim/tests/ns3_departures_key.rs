@@ -2,32 +2,15 @@
 //! default, an unknown name refused with the names there are.
 
 use concord_cc::tcp::{Ns3Departures, TcpConfig};
-use concord_sim::scenario::{parse_str, ErrorKind, FlowKind, Scenario, ScenarioError};
-use std::path::Path;
+use concord_sim::scenario::{ErrorKind, Scenario};
 
-/// A two-pair dumbbell, six lines long: the tests append from line 7 on.
-const BASE: &str = r#"duration = "10s"
-[topology]
-kind = "dumbbell"
-pairs = 2
-bottleneck = { rate = "10Mbps", delay = "10ms" }
-access = { rate = "1Gbps", delay = "1ms" }
-"#;
+mod common;
+use common::{parse_two_pairs as parse, tcp_of};
 
 const FLOWS: &str = "[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\n[[flow]]\nkind = \"tcp\"\nfrom = \"s2\"\nto = \"d2\"\ntcp = { ns3_departures = [] }\n";
 
-fn parse(tail: &str) -> Result<Scenario, ScenarioError> {
-    parse_str(
-        &format!("{BASE}{tail}"),
-        Some(Path::new("scenarios/x.toml")),
-    )
-}
-
 fn departures(s: &Scenario, i: usize) -> Ns3Departures {
-    match &s.flows[i].kind {
-        FlowKind::Tcp { tcp, .. } => tcp.ns3_departures,
-        other => panic!("not TCP: {other:?}"),
-    }
+    tcp_of(s, i).ns3_departures
 }
 
 #[test]

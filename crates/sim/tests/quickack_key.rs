@@ -3,32 +3,15 @@
 //! refused with the key and the fix.
 
 use concord_cc::tcp::TcpConfig;
-use concord_sim::scenario::{parse_str, ErrorKind, FlowKind, Scenario, ScenarioError};
-use std::path::Path;
+use concord_sim::scenario::{ErrorKind, Scenario};
 
-/// A two-pair dumbbell, six lines long: the tests append from line 7 on.
-const BASE: &str = r#"duration = "10s"
-[topology]
-kind = "dumbbell"
-pairs = 2
-bottleneck = { rate = "10Mbps", delay = "10ms" }
-access = { rate = "1Gbps", delay = "1ms" }
-"#;
+mod common;
+use common::{parse_two_pairs as parse, tcp_of};
 
 const FLOWS: &str = "[[flow]]\nkind = \"tcp\"\nfrom = \"s1\"\nto = \"d1\"\n[[flow]]\nkind = \"tcp\"\nfrom = \"s2\"\nto = \"d2\"\ntcp = { quickack = 16 }\n";
 
-fn parse(tail: &str) -> Result<Scenario, ScenarioError> {
-    parse_str(
-        &format!("{BASE}{tail}"),
-        Some(Path::new("scenarios/x.toml")),
-    )
-}
-
 fn quickack(s: &Scenario, i: usize) -> u32 {
-    match &s.flows[i].kind {
-        FlowKind::Tcp { tcp, .. } => tcp.quickack,
-        other => panic!("not TCP: {other:?}"),
-    }
+    tcp_of(s, i).quickack
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! run it to the end. Each test binary uses some of these.
 #![allow(dead_code)]
 
-use concord_sim::scenario::{parse_str, Scenario, ScenarioError};
+use concord_cc::tcp::TcpConfig;
+use concord_sim::scenario::{parse_str, FlowKind, Scenario, ScenarioError};
 use concord_sim::Simulator;
 use std::path::Path;
 
@@ -27,4 +28,30 @@ pub fn run(sc: &Scenario) -> Simulator {
     let mut sim = Simulator::new(sc).unwrap_or_else(|e| panic!("does not build: {e}"));
     sim.run().unwrap_or_else(|e| panic!("does not run: {e}"));
     sim
+}
+
+/// A two-pair dumbbell, six lines long: a TCP setting's tests append `[defaults.tcp]` and
+/// flows from line 7 on.
+pub const TWO_PAIRS: &str = r#"duration = "10s"
+[topology]
+kind = "dumbbell"
+pairs = 2
+bottleneck = { rate = "10Mbps", delay = "10ms" }
+access = { rate = "1Gbps", delay = "1ms" }
+"#;
+
+/// [`TWO_PAIRS`] and `tail`, loaded as `scenarios/x.toml`.
+pub fn parse_two_pairs(tail: &str) -> Result<Scenario, ScenarioError> {
+    parse_str(
+        &format!("{TWO_PAIRS}{tail}"),
+        Some(Path::new("scenarios/x.toml")),
+    )
+}
+
+/// Flow `i`'s TCP settings; panics if it is not a TCP flow.
+pub fn tcp_of(s: &Scenario, i: usize) -> &TcpConfig {
+    match &s.flows[i].kind {
+        FlowKind::Tcp { tcp, .. } => tcp,
+        other => panic!("not TCP: {other:?}"),
+    }
 }
