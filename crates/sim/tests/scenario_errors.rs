@@ -4,14 +4,9 @@
 use concord_sim::scenario::{load, parse_str, ErrorKind, ScenarioError};
 use std::path::Path;
 
-/// A valid two-pair dumbbell, six lines long: tests append to it from line 7 on.
-const BASE: &str = r#"duration = "10s"
-[topology]
-kind = "dumbbell"
-pairs = 2
-bottleneck = { rate = "10Mbps", delay = "10ms" }
-access = { rate = "1Gbps", delay = "1ms" }
-"#;
+mod common;
+// A valid two-pair dumbbell, six lines long: tests append to it from line 7 on.
+use common::TWO_PAIRS as BASE;
 
 /// The error `text` is rejected with.
 fn reject(text: &str) -> ScenarioError {
