@@ -44,6 +44,12 @@ pub struct BenchArgs {
     /// Every flow uses SACK (RFC 2018) with RFC 6675 loss recovery (`sack = true`).
     #[arg(long)]
     pub sack: bool,
+    /// Every receiver advertises this window (`rwnd`, e.g. `1MiB`), so that a sender holds at
+    /// most that much data in flight; by default the window is unbounded. `bench/ns3/`'s
+    /// program gives its sockets 1 MiB send and receive buffers (`SndBufSize`, `RcvBufSize`):
+    /// `--rwnd 1MiB` runs the same limit.
+    #[arg(long)]
+    pub rwnd: Option<String>,
 }
 
 /// The benchmark scenario as a scenario file, so that it is loaded, validated and documented
@@ -73,27 +79,39 @@ start_jitter = "100ms"
 [record]
 bottleneck = "r1->r2"
 queues = ["r1->r2"]
-{sack}"#,
+{defaults}"#,
         flows = a.flows,
         duration = a.duration,
         seed = a.seed,
         rate = a.rate,
         delay = a.delay,
         queue = a.queue,
-        sack = if a.sack {
-            "\n[defaults.tcp]\nsack = true\n"
-        } else {
-            ""
-        }
+        defaults = tcp_defaults(a),
     )
 }
 
-/// "NewReno" or "NewReno + SACK", for the headings.
-fn sender_name(a: &BenchArgs) -> &'static str {
+/// The `[defaults.tcp]` section of the options given (`--sack`, `--rwnd`), or nothing.
+fn tcp_defaults(a: &BenchArgs) -> String {
+    let mut keys = String::new();
     if a.sack {
-        "NewReno + SACK"
+        keys.push_str("sack = true\n");
+    }
+    if let Some(w) = &a.rwnd {
+        keys.push_str(&format!("rwnd = \"{w}\"\n"));
+    }
+    if keys.is_empty() {
+        keys
     } else {
-        "NewReno"
+        format!("\n[defaults.tcp]\n{keys}")
+    }
+}
+
+/// "NewReno" or "NewReno + SACK", with the advertised window if one is set, for the headings.
+fn sender_name(a: &BenchArgs) -> String {
+    let sender = if a.sack { "NewReno + SACK" } else { "NewReno" };
+    match &a.rwnd {
+        Some(w) => format!("{sender} (rwnd {w})"),
+        None => sender.to_string(),
     }
 }
 
@@ -128,10 +146,23 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "--rate, --duration and --queue must be above zero",
         ));
     }
+    let rwnd = match &a.rwnd {
+        Some(w) => {
+            let b = concord_cc::units::parse_bytes(w).map_err(|e| bad("rwnd", e.to_string()))?;
+            if b == 0 {
+                return Err(Failure::input(
+                    "--rwnd must be at least 1 byte (leave it out for an unbounded window)",
+                ));
+            }
+            Some(format!("{b}B"))
+        }
+        None => None,
+    };
     let checked = BenchArgs {
         rate: rate.to_string(),
         delay: delay.to_string(),
         duration: duration.to_string(),
+        rwnd,
         ..a.clone()
     };
     if !a.scaling.is_empty() {
@@ -148,12 +179,12 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
     } = measure(&checked)?;
     let r = RunResults::from_simulator(&sim);
     let events = sim.events_processed() as f64;
-    let bottleneck_packets = r
-        .channels
-        .iter()
-        .find(|c| c.name == r.bottleneck)
-        .map(|c| c.tx_packets)
-        .unwrap_or(0) as f64;
+    let bottleneck = r.channels.iter().find(|c| c.name == r.bottleneck);
+    let bottleneck_packets = bottleneck.map_or(0, |c| c.tx_packets) as f64;
+    // Every packet that reached the bottleneck's queue, sent or dropped: with many flows the
+    // senders' and access links' work per transmitted packet includes the dropped ones.
+    let arrivals = bottleneck.map_or(0, |c| c.arrivals);
+    let bottleneck_arrivals = arrivals as f64;
     let peak = peak_rss_bytes().map(|b| b as f64 / 1e6);
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     let min = goodputs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -163,6 +194,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "scenario": r.scenario,
             "flows": a.flows,
             "sack": a.sack,
+            "rwnd": checked.rwnd,
             "runs": a.runs,
             "wall_seconds_median": wall,
             "wall_seconds_all": walls,
@@ -174,6 +206,8 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "bottleneck_packets_per_cpu_second": cpu.map(|c| bottleneck_packets / c),
             "bottleneck_packets": bottleneck_packets,
             "bottleneck_packets_per_wall_second": bottleneck_packets / wall,
+            "bottleneck_arrivals": arrivals,
+            "bottleneck_arrivals_per_cpu_second": cpu.map(|c| bottleneck_arrivals / c),
             "window_bottleneck_packets": window.packets,
             "window_cpu_seconds_median": window.cpu,
             "window_bottleneck_packets_per_cpu_second": window.cpu.map(|c| window.packets as f64 / c),
@@ -223,6 +257,11 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         println!(
             "  bottleneck packets per CPU s    {:.0}",
             bottleneck_packets / c
+        );
+        println!(
+            "  offered packets per CPU s       {:.0}  ({} sent or dropped at the bottleneck)",
+            bottleneck_arrivals / c,
+            arrivals
         );
     }
     if let Some(c) = window.cpu {

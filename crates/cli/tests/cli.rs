@@ -291,6 +291,70 @@ fn bench_reports_speed_beside_the_figures_ns3_users_compare() {
 }
 
 #[test]
+fn bench_rwnd_bounds_every_flow_by_its_advertised_window() {
+    // 8 flows, 1 Gbps / 100 ms bottleneck, 1 Gbps / 1 ms access links: the round trip is at
+    // least 2 x 102 ms, so a 64 KiB window carries at most 65,536 x 8 / 0.204 bit/s a flow.
+    let args = [
+        "bench",
+        "--flows",
+        "8",
+        "--rate",
+        "1Gbps",
+        "--delay",
+        "100ms",
+        "--queue",
+        "5000",
+        "--duration",
+        "10s",
+        "--runs",
+        "1",
+        "--json",
+    ];
+    let out = common::concord(&[&args[..], &["--rwnd", "64KiB"]].concat());
+    let plain = common::concord(&args);
+    assert!(
+        out.status.success() && plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let p: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("json");
+    assert_eq!(j["rwnd"].as_str(), Some("65536B"));
+    assert!(p["rwnd"].is_null());
+    let bound = 8.0 * 65_536.0 * 8.0 / 0.204;
+    let goodput = j["total_goodput_bps"].as_f64().unwrap_or(0.0);
+    // Slow start to the window takes the first few round trips of the 10 s.
+    assert!(
+        goodput <= bound && goodput >= 0.85 * bound,
+        "goodput {goodput} against the window's bound {bound}"
+    );
+    assert_eq!(j["bottleneck_drops"].as_u64(), Some(0));
+    // Unbounded, the same flows overflow the 5000-packet queue.
+    assert!(p["bottleneck_drops"].as_u64().unwrap_or(0) > 0, "{p}");
+    // Every packet that reached the bottleneck was sent or is still queued: none dropped.
+    let arrivals = j["bottleneck_arrivals"].as_u64().unwrap_or(0);
+    let sent = j["bottleneck_packets"].as_f64().unwrap_or(0.0) as u64;
+    assert!(
+        arrivals >= sent && arrivals - sent <= 5000,
+        "{arrivals} {sent}"
+    );
+}
+
+#[test]
+fn bench_refuses_a_window_that_is_not_a_size() {
+    for (w, says) in [
+        ("0B", "--rwnd must be at least 1 byte"),
+        ("64Kb", "`Kb` is bits"),
+        ("lots", "--rwnd"),
+    ] {
+        let out = common::concord(&["bench", "--rwnd", w]);
+        assert_eq!(out.status.code(), Some(2), "--rwnd {w}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "--rwnd {w}: {err}");
+    }
+}
+
+#[test]
 fn help_explains_the_commands() {
     let out = common::concord(&["--help"]);
     assert!(out.status.success());
