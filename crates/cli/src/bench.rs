@@ -202,15 +202,15 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "events_per_second": events / wall,
             "cpu_seconds_median": cpu,
             "setup_cpu_seconds_median": setup_cpu,
-            "events_per_cpu_second": cpu.map(|c| events / c),
-            "bottleneck_packets_per_cpu_second": cpu.map(|c| bottleneck_packets / c),
+            "events_per_cpu_second": cpu.filter(|&c| c > 0.0).map(|c| events / c),
+            "bottleneck_packets_per_cpu_second": cpu.filter(|&c| c > 0.0).map(|c| bottleneck_packets / c),
             "bottleneck_packets": bottleneck_packets,
             "bottleneck_packets_per_wall_second": bottleneck_packets / wall,
             "bottleneck_arrivals": arrivals,
-            "bottleneck_arrivals_per_cpu_second": cpu.map(|c| bottleneck_arrivals / c),
+            "bottleneck_arrivals_per_cpu_second": cpu.filter(|&c| c > 0.0).map(|c| bottleneck_arrivals / c),
             "window_bottleneck_packets": window.packets,
             "window_cpu_seconds_median": window.cpu,
-            "window_bottleneck_packets_per_cpu_second": window.cpu.map(|c| window.packets as f64 / c),
+            "window_bottleneck_packets_per_cpu_second": window.cpu.filter(|&c| c > 0.0).map(|c| window.packets as f64 / c),
             "simulated_seconds_per_wall_second": r.duration_s / wall,
             "peak_rss_mb": peak,
             "total_goodput_bps": r.total_goodput_bps,
@@ -253,18 +253,22 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         if let Some(s) = setup_cpu {
             println!("  of which set-up                 {s:.2} s");
         }
-        println!("  events per CPU second           {:.0}", events / c);
-        println!(
-            "  bottleneck packets per CPU s    {:.0}",
-            bottleneck_packets / c
-        );
-        println!(
-            "  offered packets per CPU s       {:.0}  ({} sent or dropped at the bottleneck)",
-            bottleneck_arrivals / c,
-            arrivals
-        );
+        if c > 0.0 {
+            println!("  events per CPU second           {:.0}", events / c);
+            println!(
+                "  bottleneck packets per CPU s    {:.0}",
+                bottleneck_packets / c
+            );
+            println!(
+                "  offered packets per CPU s       {:.0}  ({} sent or dropped at the bottleneck)",
+                bottleneck_arrivals / c,
+                arrivals
+            );
+        } else {
+            println!("  per CPU second                  too short to measure in 10 ms ticks: simulate longer");
+        }
     }
-    if let Some(c) = window.cpu {
+    if let Some(c) = window.cpu.filter(|&c| c > 0.0) {
         println!(
             "  last half: packets per CPU s    {:.0}  ({} packets, {c:.2} CPU s)",
             window.packets as f64 / c,
@@ -423,11 +427,12 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
         );
         println!();
         println!(
-            "{:>7} {:>10} {:>13} {:>13} {:>13} {:>10} {:>10} {:>13} {:>10} {:>10} {:>9}",
+            "{:>7} {:>10} {:>13} {:>13} {:>13} {:>13} {:>10} {:>10} {:>13} {:>10} {:>10} {:>9}",
             "flows",
             "bn packets",
             "packets/wall",
             "packets/CPU",
+            "offered/CPU",
             "events/CPU",
             "CPU s",
             "set-up s",
@@ -446,12 +451,9 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
         let peak_reset = reset_peak_rss();
         let m = measure(&args)?;
         let r = RunResults::from_simulator(&m.sim);
-        let packets = r
-            .channels
-            .iter()
-            .find(|c| c.name == r.bottleneck)
-            .map(|c| c.tx_packets)
-            .unwrap_or(0) as f64;
+        let bottleneck = r.channels.iter().find(|c| c.name == r.bottleneck);
+        let packets = bottleneck.map_or(0, |c| c.tx_packets) as f64;
+        let arrivals = bottleneck.map_or(0, |c| c.arrivals);
         let events = m.sim.events_processed() as f64;
         let peak_mb = peak_rss_bytes()
             .filter(|_| peak_reset)
@@ -465,13 +467,15 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             "cpu_seconds_median": m.cpu,
             "setup_cpu_seconds_median": m.setup_cpu,
             "bottleneck_packets_per_wall_second": packets / m.wall,
-            "bottleneck_packets_per_cpu_second": m.cpu.map(|c| packets / c),
+            "bottleneck_packets_per_cpu_second": m.cpu.filter(|&c| c > 0.0).map(|c| packets / c),
+            "bottleneck_arrivals": arrivals,
+            "bottleneck_arrivals_per_cpu_second": m.cpu.filter(|&c| c > 0.0).map(|c| arrivals as f64 / c),
             "events": m.sim.events_processed(),
             "events_per_wall_second": events / m.wall,
-            "events_per_cpu_second": m.cpu.map(|c| events / c),
+            "events_per_cpu_second": m.cpu.filter(|&c| c > 0.0).map(|c| events / c),
             "window_bottleneck_packets": m.window.packets,
             "window_cpu_seconds_median": m.window.cpu,
-            "window_bottleneck_packets_per_cpu_second": m.window.cpu.map(|c| m.window.packets as f64 / c),
+            "window_bottleneck_packets_per_cpu_second": m.window.cpu.filter(|&c| c > 0.0).map(|c| m.window.packets as f64 / c),
             "resident_bytes_per_flow": per_flow,
             "peak_rss_mb": peak_mb,
         });
@@ -479,15 +483,16 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             let opt =
                 |v: Option<f64>, prec: usize| v.map_or("?".to_string(), |x| format!("{x:.prec$}"));
             println!(
-                "{:>7} {:>10} {:>13.0} {:>13} {:>13} {:>10} {:>10} {:>13} {:>10} {:>10} {:>9}",
+                "{:>7} {:>10} {:>13.0} {:>13} {:>13} {:>13} {:>10} {:>10} {:>13} {:>10} {:>10} {:>9}",
                 n,
                 packets,
                 packets / m.wall,
-                opt(m.cpu.map(|c| packets / c), 0),
-                opt(m.cpu.map(|c| events / c), 0),
+                opt(m.cpu.filter(|&c| c > 0.0).map(|c| packets / c), 0),
+                opt(m.cpu.filter(|&c| c > 0.0).map(|c| arrivals as f64 / c), 0),
+                opt(m.cpu.filter(|&c| c > 0.0).map(|c| events / c), 0),
                 opt(m.cpu, 2),
                 opt(m.setup_cpu, 2),
-                opt(m.window.cpu.map(|c| m.window.packets as f64 / c), 0),
+                opt(m.window.cpu.filter(|&c| c > 0.0).map(|c| m.window.packets as f64 / c), 0),
                 opt(m.window.cpu, 2),
                 opt(per_flow, 0),
                 opt(peak_mb, 1)
@@ -503,6 +508,7 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
     } else {
         println!();
         println!("bn packets: packets sent on the bottleneck; CPU s: the process's user + system time of a run (10 ms ticks);");
+        println!("offered/CPU: packets that reached the bottleneck's queue, sent or dropped, per CPU second (with many flows, many are dropped);");
         println!("set-up s: the part of CPU s that built the simulator (channels, routes, flows); packets/wall and packets/CPU divide by the whole run, set-up included;");
         println!("half: the last half of the simulated time alone (the flows' start-up over): bottleneck packets per CPU second, CPU s;");
         println!("B/flow: resident memory the simulator added, per flow; peak MB: the process's peak resident memory during that row.");
