@@ -115,6 +115,12 @@ fn sender_name(a: &BenchArgs) -> String {
     }
 }
 
+/// `count` per second of `seconds`, or none when the time is unknown or too short for the
+/// clock's 10 ms ticks (0).
+fn per_second(seconds: Option<f64>, count: f64) -> Option<f64> {
+    seconds.filter(|&s| s > 0.0).map(|s| count / s)
+}
+
 /// The most flows `--flows` and `--scaling` accept.
 pub const MAX_FLOWS: u32 = 100_000;
 
@@ -202,15 +208,15 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "events_per_second": events / wall,
             "cpu_seconds_median": cpu,
             "setup_cpu_seconds_median": setup_cpu,
-            "events_per_cpu_second": cpu.filter(|&c| c > 0.0).map(|c| events / c),
-            "bottleneck_packets_per_cpu_second": cpu.filter(|&c| c > 0.0).map(|c| bottleneck_packets / c),
+            "events_per_cpu_second": per_second(cpu, events),
+            "bottleneck_packets_per_cpu_second": per_second(cpu, bottleneck_packets),
             "bottleneck_packets": bottleneck_packets,
             "bottleneck_packets_per_wall_second": bottleneck_packets / wall,
             "bottleneck_arrivals": arrivals,
-            "bottleneck_arrivals_per_cpu_second": cpu.filter(|&c| c > 0.0).map(|c| bottleneck_arrivals / c),
+            "bottleneck_arrivals_per_cpu_second": per_second(cpu, bottleneck_arrivals),
             "window_bottleneck_packets": window.packets,
             "window_cpu_seconds_median": window.cpu,
-            "window_bottleneck_packets_per_cpu_second": window.cpu.filter(|&c| c > 0.0).map(|c| window.packets as f64 / c),
+            "window_bottleneck_packets_per_cpu_second": per_second(window.cpu, window.packets as f64),
             "simulated_seconds_per_wall_second": r.duration_s / wall,
             "peak_rss_mb": peak,
             "total_goodput_bps": r.total_goodput_bps,
@@ -467,15 +473,15 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             "cpu_seconds_median": m.cpu,
             "setup_cpu_seconds_median": m.setup_cpu,
             "bottleneck_packets_per_wall_second": packets / m.wall,
-            "bottleneck_packets_per_cpu_second": m.cpu.filter(|&c| c > 0.0).map(|c| packets / c),
+            "bottleneck_packets_per_cpu_second": per_second(m.cpu, packets),
             "bottleneck_arrivals": arrivals,
-            "bottleneck_arrivals_per_cpu_second": m.cpu.filter(|&c| c > 0.0).map(|c| arrivals as f64 / c),
+            "bottleneck_arrivals_per_cpu_second": per_second(m.cpu, arrivals as f64),
             "events": m.sim.events_processed(),
             "events_per_wall_second": events / m.wall,
-            "events_per_cpu_second": m.cpu.filter(|&c| c > 0.0).map(|c| events / c),
+            "events_per_cpu_second": per_second(m.cpu, events),
             "window_bottleneck_packets": m.window.packets,
             "window_cpu_seconds_median": m.window.cpu,
-            "window_bottleneck_packets_per_cpu_second": m.window.cpu.filter(|&c| c > 0.0).map(|c| m.window.packets as f64 / c),
+            "window_bottleneck_packets_per_cpu_second": per_second(m.window.cpu, m.window.packets as f64),
             "resident_bytes_per_flow": per_flow,
             "peak_rss_mb": peak_mb,
         });
@@ -487,12 +493,12 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
                 n,
                 packets,
                 packets / m.wall,
-                opt(m.cpu.filter(|&c| c > 0.0).map(|c| packets / c), 0),
-                opt(m.cpu.filter(|&c| c > 0.0).map(|c| arrivals as f64 / c), 0),
-                opt(m.cpu.filter(|&c| c > 0.0).map(|c| events / c), 0),
+                opt(per_second(m.cpu, packets), 0),
+                opt(per_second(m.cpu, arrivals as f64), 0),
+                opt(per_second(m.cpu, events), 0),
                 opt(m.cpu, 2),
                 opt(m.setup_cpu, 2),
-                opt(m.window.cpu.filter(|&c| c > 0.0).map(|c| m.window.packets as f64 / c), 0),
+                opt(per_second(m.window.cpu, m.window.packets as f64), 0),
                 opt(m.window.cpu, 2),
                 opt(per_flow, 0),
                 opt(peak_mb, 1)

@@ -225,6 +225,17 @@ fn seed_override_changes_the_results_and_is_reported() {
     assert_ne!(ja["flows"], jb["flows"]);
 }
 
+/// Runs concord with `args` (which ask for `--json`), requires success and reads the JSON.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let out = common::concord(args);
+    assert!(
+        out.status.success(),
+        "concord {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
 #[test]
 fn bench_with_sack_runs_every_flow_with_sack() {
     let args = [
@@ -237,15 +248,8 @@ fn bench_with_sack_runs_every_flow_with_sack() {
         "1",
         "--json",
     ];
-    let plain = common::concord(&args);
-    let out = common::concord(&[&args[..], &["--sack"]].concat());
-    assert!(
-        out.status.success() && plain.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let p: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("json");
+    let p = json_of(&args);
+    let j = json_of(&[&args[..], &["--sack"]].concat());
     assert_eq!(
         (j["sack"].as_bool(), p["sack"].as_bool()),
         (Some(true), Some(false))
@@ -310,15 +314,8 @@ fn bench_rwnd_bounds_every_flow_by_its_advertised_window() {
         "1",
         "--json",
     ];
-    let out = common::concord(&[&args[..], &["--rwnd", "64KiB"]].concat());
-    let plain = common::concord(&args);
-    assert!(
-        out.status.success() && plain.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let p: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("json");
+    let j = json_of(&[&args[..], &["--rwnd", "64KiB"]].concat());
+    let p = json_of(&args);
     assert_eq!(j["rwnd"].as_str(), Some("65536B"));
     assert!(p["rwnd"].is_null());
     let bound = 8.0 * 65_536.0 * 8.0 / 0.204;
