@@ -1,21 +1,21 @@
 //! The event queue: events ordered by `(time, sequence)`, ties broken by insertion order.
 //!
-//! Two structures share one sequence counter:
+//! Three structures share one sequence counter:
 //!
 //! - a binary min-heap of entries `(time, sequence)` with the (small) event beside its key, so
 //!   a pop moves the event out of the heap itself, with no slab or free list to visit (the
 //!   standard library's heap sifts to the bottom and back up, the fewest comparisons; a 4-ary
 //!   heap with the children compared in turn took 40% more instructions per event on the
 //!   64-flow benchmark);
-//! - *lanes*: FIFOs of items that come out in the order they went in (the packets propagating
-//!   on one channel: a constant delay after departures in time order). Only a lane's head has
-//!   an entry in the heap, so the heap holds one entry per busy lane, not one per packet in
-//!   flight. Each item keeps the sequence number it was given when pushed, so the global order
-//!   is exactly the order a single heap of every item would give. The items of every lane share
-//!   one arena of slots, each lane a linked list through it (head and tail slot indices, 8 bytes
-//!   a lane), and a freed slot is the next one taken: a packet entering a lane lands in memory
-//!   that a packet left moments before, still in cache, where one buffer per lane would be a
-//!   cold line per hop once there are thousands of links;
+//! - *lanes*: FIFOs of items that come out in the order they went in. The simulator keeps one
+//!   lane per propagation delay: every packet leaving a channel of delay `d` at time `t`
+//!   arrives at `t + d`, and departures are handled in time order, so the arrivals of all the
+//!   channels that share a delay are in time order too. Only a lane's head has an entry in the
+//!   heap, so the heap holds one entry per busy lane (a handful), not one per packet in flight
+//!   or per busy channel. Each item keeps the sequence number it was given when pushed, so the
+//!   global order is exactly the order a single heap of every item would give. A lane is a ring
+//!   buffer: its items are taken in the order they were written, from consecutive memory, which
+//!   the processor's prefetchers stream in ahead of the pops;
 //! - *far timers*: events that are usually re-armed or superseded long before they are due (a
 //!   TCP sender's retransmission timer, a receiver's delayed ACK) wait in buckets of
 //!   [`BUCKET_NS`] by time, outside the heap, with the sequence number they were given when
@@ -26,7 +26,7 @@
 
 use concord_cc::time::Instant;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 /// Width of a far-timer bucket: 2^20 ns (about 1.05 ms).
 pub const BUCKET_NS: u64 = 1 << 20;
@@ -100,45 +100,22 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// No slot: the end of a lane's list, or of the free list.
-const NIL: u32 = u32::MAX;
-
-/// One lane item in the shared arena.
+/// One lane item with the key it was given when pushed.
 #[derive(Debug)]
-struct Slot<L> {
+struct LaneItem<L> {
     /// Time in ns.
     at: u64,
     /// Insertion order.
     seq: u64,
-    /// The next slot of the same lane (or of the free list); [`NIL`] at the end.
-    next: u32,
-    /// The item (`None` while the slot is free).
-    item: Option<L>,
-}
-
-/// A lane: the first and last slots of its list ([`NIL`] when empty).
-#[derive(Clone, Copy, Debug)]
-struct LaneEnds {
-    head: u32,
-    tail: u32,
-}
-
-impl LaneEnds {
-    const EMPTY: LaneEnds = LaneEnds {
-        head: NIL,
-        tail: NIL,
-    };
+    item: L,
 }
 
 /// A queue of events of type `E`, with lanes of items of type `L`.
 #[derive(Debug)]
 pub struct EventQueue<E, L = ()> {
     heap: BinaryHeap<Entry<E>>,
-    lanes: Vec<LaneEnds>,
-    /// Every lane's items, one list per lane.
-    slots: Vec<Slot<L>>,
-    /// The most recently freed slot, head of the free list ([`NIL`]: none).
-    free: u32,
+    /// Each lane's items, earliest first.
+    lanes: Vec<VecDeque<LaneItem<L>>>,
     /// Items in lanes.
     lane_items: usize,
     /// Lanes holding at least one item (each has one entry in the heap).
@@ -160,8 +137,6 @@ impl<E, L> Default for EventQueue<E, L> {
         EventQueue {
             heap: BinaryHeap::new(),
             lanes: Vec::new(),
-            slots: Vec::new(),
-            free: NIL,
             lane_items: 0,
             busy_lanes: 0,
             far: BTreeMap::new(),
@@ -183,7 +158,7 @@ impl<E: Copy, L> EventQueue<E, L> {
     /// An empty queue with `lanes` empty lanes.
     pub fn with_lanes(lanes: usize) -> Self {
         EventQueue {
-            lanes: vec![LaneEnds::EMPTY; lanes],
+            lanes: (0..lanes).map(|_| VecDeque::new()).collect(),
             ..Self::default()
         }
     }
@@ -251,46 +226,28 @@ impl<E: Copy, L> EventQueue<E, L> {
     #[inline]
     pub fn push_lane(&mut self, lane: u32, at: Instant, item: L, head: E) -> bool {
         let at_ns = at.as_nanos();
-        let Some(&ends) = self.lanes.get(lane as usize) else {
+        let Some(items) = self.lanes.get_mut(lane as usize) else {
             return false;
         };
-        if ends.tail != NIL && self.slots[ends.tail as usize].at > at_ns {
+        if items.back().is_some_and(|last| last.at > at_ns) {
             return false;
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        let slot = Slot {
-            at: at_ns,
-            seq,
-            next: NIL,
-            item: Some(item),
-        };
-        let s = if self.free != NIL {
-            let s = self.free;
-            self.free = self.slots[s as usize].next;
-            self.slots[s as usize] = slot;
-            s
-        } else {
-            // The arena holds at most the items in flight at once; u32 indices cover 4 G.
-            let s = self.slots.len() as u32;
-            self.slots.push(slot);
-            s
-        };
-        self.lane_items += 1;
-        let ends = &mut self.lanes[lane as usize];
-        if ends.tail == NIL {
-            *ends = LaneEnds { head: s, tail: s };
+        if items.is_empty() {
             self.busy_lanes += 1;
             self.heap.push(Entry {
                 at: at_ns,
                 seq,
                 event: head,
             });
-        } else {
-            let last = ends.tail;
-            ends.tail = s;
-            self.slots[last as usize].next = s;
         }
+        items.push_back(LaneItem {
+            at: at_ns,
+            seq,
+            item,
+        });
+        self.lane_items += 1;
         true
     }
 
@@ -298,30 +255,18 @@ impl<E: Copy, L> EventQueue<E, L> {
     /// the next item, if any, at that item's own time and sequence number.
     #[inline]
     pub fn pop_lane(&mut self, lane: u32, head: E) -> Option<L> {
-        let ends = self.lanes.get_mut(lane as usize)?;
-        let s = ends.head;
-        if s == NIL {
-            return None;
-        }
-        let slot = &mut self.slots[s as usize];
-        let item = slot.item.take();
-        let next = slot.next;
-        slot.next = self.free;
-        self.free = s;
+        let items = self.lanes.get_mut(lane as usize)?;
+        let first = items.pop_front()?;
         self.lane_items -= 1;
-        if next == NIL {
-            *ends = LaneEnds::EMPTY;
-            self.busy_lanes -= 1;
-        } else {
-            ends.head = next;
-            let n = &self.slots[next as usize];
-            self.heap.push(Entry {
-                at: n.at,
-                seq: n.seq,
+        match items.front() {
+            Some(next) => self.heap.push(Entry {
+                at: next.at,
+                seq: next.seq,
                 event: head,
-            });
+            }),
+            None => self.busy_lanes -= 1,
         }
-        item
+        Some(first.item)
     }
 
     /// The time of the earliest event.
@@ -447,19 +392,19 @@ mod tests {
     }
 
     #[test]
-    fn lanes_share_one_arena_and_reuse_a_freed_slot_first() {
+    fn lanes_keep_their_items_apart_and_each_head_in_the_heap() {
         let mut q: EventQueue<u32, u32> = EventQueue::with_lanes(3);
         assert!(q.push_lane(0, Instant::from_nanos(10), 100, 0));
         assert!(q.push_lane(2, Instant::from_nanos(20), 300, 2));
         assert!(q.push_lane(0, Instant::from_nanos(30), 101, 0));
-        assert_eq!(q.slots.len(), 3);
+        // One heap entry per busy lane: lanes 0 and 2.
+        assert_eq!((q.heap.len(), q.busy_lanes, q.lane_items), (2, 2, 3));
         assert_eq!(q.len(), 3);
         assert_eq!(q.pop(), Some((Instant::from_nanos(10), 0)));
         assert_eq!(q.pop_lane(0, 0), Some(100));
-        // The slot lane 0's first item left is the one lane 1's item takes.
+        // Lane 0's next item is back in the heap with its own time.
+        assert_eq!(q.peek_time(), Some(Instant::from_nanos(20)));
         assert!(q.push_lane(1, Instant::from_nanos(25), 200, 1));
-        assert_eq!(q.slots.len(), 3);
-        assert_eq!((q.lanes[1].head, q.lanes[1].tail), (0, 0));
         let mut items = Vec::new();
         while let Some((at, lane)) = q.pop() {
             items.push((at.as_nanos(), q.pop_lane(lane, lane)));
@@ -470,8 +415,9 @@ mod tests {
         );
         assert!(q.is_empty());
         assert_eq!((q.lane_items, q.busy_lanes), (0, 0));
-        // An empty lane yields nothing.
+        // An empty lane, or one that does not exist, yields nothing.
         assert_eq!(q.pop_lane(1, 1), None);
+        assert_eq!(q.pop_lane(7, 7), None);
     }
 
     /// Random pushes, lane pushes and pops against a sorted reference of (time, sequence).

@@ -60,7 +60,8 @@ pub enum SetupError {
 enum Event {
     /// Channel finished serialising its packet in service.
     TxDone(u32),
-    /// The packet at the head of a channel's propagation lane reaches the far end.
+    /// The packet at the head of a propagation lane (one per propagation delay, see
+    /// [`crate::event`]) reaches the far end of its channel.
     Arrive(u32),
     /// A flow's application starts.
     FlowStart(FlowId),
@@ -151,8 +152,11 @@ pub struct Simulator {
     warmup: Instant,
     seed: u64,
     name: String,
-    /// Events, with one lane per channel for the packets propagating on it.
-    events: EventQueue<Event, Packet>,
+    /// Events, with one lane per propagation delay for the packets propagating on the
+    /// channels of that delay, each with its channel.
+    events: EventQueue<Event, (u32, Packet)>,
+    /// Each channel's propagation lane.
+    arrival_lane: Vec<u32>,
     /// Nodes.
     nodes: Vec<Node>,
     /// Each node's outgoing channel toward each destination.
@@ -365,13 +369,15 @@ impl Simulator {
         let pcap: Vec<u32> = sc.record.pcap.iter().map(chan_idx).collect();
         let capture = Capture::open(dir, &pcap, &channels, sc)?;
 
+        let (arrival_lane, lanes) = propagation_lanes(&channels);
         let mut sim = Simulator {
             now: Instant::ZERO,
             end,
             warmup: Instant::ZERO + sc.record.warmup,
             seed,
             name: sc.name.clone(),
-            events: EventQueue::with_lanes(channels.len()),
+            events: EventQueue::with_lanes(lanes),
+            arrival_lane,
             nodes,
             routes,
             channel_at_warmup: vec![ChannelStats::default(); channels.len()],
@@ -553,8 +559,8 @@ impl Simulator {
     fn dispatch(&mut self, event: Event) -> Result<(), CaptureError> {
         match event {
             Event::TxDone(c) => self.on_tx_done(c)?,
-            Event::Arrive(c) => {
-                let Some(pkt) = self.events.pop_lane(c, Event::Arrive(c)) else {
+            Event::Arrive(lane) => {
+                let Some((c, pkt)) = self.events.pop_lane(lane, Event::Arrive(lane)) else {
                     return Ok(());
                 };
                 let node = self.channels[c as usize].far_end();
@@ -587,9 +593,12 @@ impl Simulator {
             self.trace_in_service(c)?;
         }
         if let Some(p) = done {
-            // A channel's delay is fixed and its departures are in time order, so its
-            // arrivals are too: the lane accepts every one.
-            let queued = self.events.push_lane(c, now + delay, p, Event::Arrive(c));
+            // A channel's delay is fixed and departures are handled in time order, so the
+            // arrivals of every channel of that delay are too: the lane accepts every one.
+            let lane = self.arrival_lane[c as usize];
+            let queued = self
+                .events
+                .push_lane(lane, now + delay, (c, p), Event::Arrive(lane));
             debug_assert!(queued, "channel {c}: arrival out of order");
         }
         self.on_queue_drops(c);
@@ -1107,10 +1116,12 @@ mod cp;
 mod eca;
 mod gcca;
 mod handshake;
+mod lanes;
 mod stages;
 mod tfrc;
 
 use agents::AgentTimer;
+use lanes::propagation_lanes;
 
 /// The slowest channel between two routers (lowest index on ties), else the slowest channel.
 fn default_bottleneck(channels: &[Channel], forwards: &[bool]) -> u32 {
