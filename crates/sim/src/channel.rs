@@ -146,6 +146,8 @@ struct Hot {
     serving: u32,
     /// [`PLAIN_DROP_TAIL`], [`EMPTY`], [`LOSSLESS`].
     flags: u32,
+    /// The simulator's propagation lane for this channel's delay (see [`crate::event`]).
+    lane: u32,
 }
 
 /// One direction of a link.
@@ -215,6 +217,7 @@ impl Channel {
                 framing: spec.framing_bytes,
                 serving: IDLE,
                 flags,
+                lane: 0,
             },
             name,
             from,
@@ -254,6 +257,18 @@ impl Channel {
     #[inline]
     pub fn far_end(&self) -> NodeId {
         self.hot.to
+    }
+
+    /// The event queue's propagation lane the simulator gave this channel (read from the
+    /// channel's first line).
+    #[inline]
+    pub fn arrival_lane(&self) -> u32 {
+        self.hot.lane
+    }
+
+    /// Gives the channel its propagation lane.
+    pub fn set_arrival_lane(&mut self, lane: u32) {
+        self.hot.lane = lane;
     }
 
     /// The propagation delay (read from the channel's first line).

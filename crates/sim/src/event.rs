@@ -2,11 +2,10 @@
 //!
 //! Three structures share one sequence counter:
 //!
-//! - a binary min-heap of entries `(time, sequence)` with the (small) event beside its key, so
-//!   a pop moves the event out of the heap itself, with no slab or free list to visit (the
-//!   standard library's heap sifts to the bottom and back up, the fewest comparisons; a 4-ary
-//!   heap with the children compared in turn took 40% more instructions per event on the
-//!   64-flow benchmark);
+//! - a binary min-heap ([`heap`]) of entries `(time, sequence)` with the (small) event beside
+//!   its key, so a pop moves the event out of the heap itself, with no slab or free list to
+//!   visit (a pop sifts to the bottom and back up, the fewest comparisons; a 4-ary heap with the
+//!   children compared in turn took 40% more instructions per event on the 64-flow benchmark);
 //! - *lanes*: FIFOs of items that come out in the order they went in. The simulator keeps one
 //!   lane per propagation delay: every packet leaving a channel of delay `d` at time `t`
 //!   arrives at `t + d`, and departures are handled in time order, so the arrivals of all the
@@ -25,8 +24,10 @@
 //!   of the near future, not one timer per flow.
 
 use concord_cc::time::Instant;
-use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+mod heap;
+use heap::Heap;
 
 /// Width of a far-timer bucket: 2^20 ns (about 1.05 ms).
 pub const BUCKET_NS: u64 = 1 << 20;
@@ -37,8 +38,7 @@ fn bucket_of(at_ns: u64) -> u64 {
     at_ns >> BUCKET_NS.trailing_zeros()
 }
 
-/// A heap entry, ordered so that the earliest `(time, sequence)` is the greatest (the top of
-/// the standard library's max-heap).
+/// A heap entry: an event with its key.
 #[derive(Clone, Copy, Debug)]
 struct Entry<E> {
     /// Time in ns.
@@ -48,55 +48,13 @@ struct Entry<E> {
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-
-impl<E> Eq for Entry<E> {}
-
 impl<E> Entry<E> {
-    /// `(time, sequence)` as one number, in the same order: time in the high 64 bits.
+    /// `(time, sequence)` as one number, in the same order: time in the high 64 bits. A
+    /// comparison of two keys is one of 128-bit numbers (a compare and a subtract with borrow)
+    /// rather than a tuple's compare-and-branch chain.
     #[inline]
     fn key(&self) -> u128 {
         (u128::from(self.at) << 64) | u128::from(self.seq)
-    }
-}
-
-/// The heap compares with `<=` alone; each comparison is one of 128-bit keys (a compare and a
-/// subtract with borrow) rather than a tuple's compare-and-branch chain through `Ordering`.
-impl<E> PartialOrd for Entry<E> {
-    #[inline]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-
-    #[inline]
-    fn lt(&self, other: &Self) -> bool {
-        other.key() < self.key()
-    }
-
-    #[inline]
-    fn le(&self, other: &Self) -> bool {
-        other.key() <= self.key()
-    }
-
-    #[inline]
-    fn gt(&self, other: &Self) -> bool {
-        other.key() > self.key()
-    }
-
-    #[inline]
-    fn ge(&self, other: &Self) -> bool {
-        other.key() >= self.key()
-    }
-}
-
-impl<E> Ord for Entry<E> {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key().cmp(&self.key())
     }
 }
 
@@ -113,7 +71,7 @@ struct LaneItem<L> {
 /// A queue of events of type `E`, with lanes of items of type `L`.
 #[derive(Debug)]
 pub struct EventQueue<E, L = ()> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Heap<E>,
     /// Each lane's items, earliest first.
     lanes: Vec<VecDeque<LaneItem<L>>>,
     /// Items in lanes.
@@ -135,7 +93,7 @@ pub struct EventQueue<E, L = ()> {
 impl<E, L> Default for EventQueue<E, L> {
     fn default() -> Self {
         EventQueue {
-            heap: BinaryHeap::new(),
+            heap: Heap::default(),
             lanes: Vec::new(),
             lane_items: 0,
             busy_lanes: 0,

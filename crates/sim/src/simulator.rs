@@ -155,8 +155,6 @@ pub struct Simulator {
     /// Events, with one lane per propagation delay for the packets propagating on the
     /// channels of that delay, each with its channel.
     events: EventQueue<Event, (u32, Packet)>,
-    /// Each channel's propagation lane.
-    arrival_lane: Vec<u32>,
     /// Nodes.
     nodes: Vec<Node>,
     /// Each node's outgoing channel toward each destination.
@@ -369,7 +367,7 @@ impl Simulator {
         let pcap: Vec<u32> = sc.record.pcap.iter().map(chan_idx).collect();
         let capture = Capture::open(dir, &pcap, &channels, sc)?;
 
-        let (arrival_lane, lanes) = propagation_lanes(&channels);
+        let lanes = propagation_lanes(&mut channels);
         let mut sim = Simulator {
             now: Instant::ZERO,
             end,
@@ -377,7 +375,6 @@ impl Simulator {
             seed,
             name: sc.name.clone(),
             events: EventQueue::with_lanes(lanes),
-            arrival_lane,
             nodes,
             routes,
             channel_at_warmup: vec![ChannelStats::default(); channels.len()],
@@ -588,6 +585,7 @@ impl Simulator {
         let ch = &mut self.channels[c as usize];
         let (done, next) = ch.complete(now, &mut self.serving);
         let delay = ch.propagation();
+        let lane = ch.arrival_lane();
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
             self.trace_in_service(c)?;
@@ -595,7 +593,6 @@ impl Simulator {
         if let Some(p) = done {
             // A channel's delay is fixed and departures are handled in time order, so the
             // arrivals of every channel of that delay are too: the lane accepts every one.
-            let lane = self.arrival_lane[c as usize];
             let queued = self
                 .events
                 .push_lane(lane, now + delay, (c, p), Event::Arrive(lane));

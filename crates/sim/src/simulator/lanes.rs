@@ -8,18 +8,17 @@
 use crate::channel::Channel;
 use std::collections::HashMap;
 
-/// Each channel's lane, and the number of lanes: lanes are numbered in the order their delay
-/// first appears among the channels (by index), so the numbering depends on the scenario alone.
-pub(super) fn propagation_lanes(channels: &[Channel]) -> (Vec<u32>, usize) {
+/// Gives each channel its lane and returns the number of lanes: lanes are numbered in the order
+/// their delay first appears among the channels (by index), so the numbering depends on the
+/// scenario alone.
+pub(super) fn propagation_lanes(channels: &mut [Channel]) -> usize {
     let mut by_delay: HashMap<u64, u32> = HashMap::new();
-    let lane_of = channels
-        .iter()
-        .map(|ch| {
-            let next = by_delay.len() as u32;
-            *by_delay.entry(ch.delay.as_nanos()).or_insert(next)
-        })
-        .collect();
-    (lane_of, by_delay.len())
+    for ch in channels.iter_mut() {
+        let next = by_delay.len() as u32;
+        let lane = *by_delay.entry(ch.delay.as_nanos()).or_insert(next);
+        ch.set_arrival_lane(lane);
+    }
+    by_delay.len()
 }
 
 #[cfg(test)]
@@ -49,13 +48,13 @@ mod tests {
 
     #[test]
     fn channels_of_one_delay_share_a_lane_numbered_by_first_appearance() {
-        let channels: Vec<Channel> = [1_000, 25_000, 1_000, 25_000, 3, 1_000]
+        let mut channels: Vec<Channel> = [1_000, 25_000, 1_000, 25_000, 3, 1_000]
             .into_iter()
             .map(channel)
             .collect();
-        let (lanes, n) = propagation_lanes(&channels);
+        assert_eq!(propagation_lanes(&mut channels), 3);
+        let lanes: Vec<u32> = channels.iter().map(Channel::arrival_lane).collect();
         assert_eq!(lanes, vec![0, 1, 0, 1, 2, 0]);
-        assert_eq!(n, 3);
-        assert_eq!(propagation_lanes(&[]), (vec![], 0));
+        assert_eq!(propagation_lanes(&mut []), 0);
     }
 }
