@@ -70,9 +70,10 @@ pub enum Offer {
     Transmitting(Duration),
 }
 
-/// The packets being transmitted, one slot per busy channel. A freed slot is the next one
-/// taken, so the few slots in use stay in cache while the channels themselves (thousands of
-/// them at large scale) are each touched once per packet.
+/// The packets being transmitted, one slot per busy channel (and one for a packet that has
+/// [`Departed`] until it is taken). A freed slot is the next one taken, so the few slots in use
+/// stay in cache while the channels themselves (thousands of them at large scale) are each
+/// touched once per packet.
 #[derive(Clone, Debug, Default)]
 pub struct ServiceSlots {
     packets: Vec<Packet>,
@@ -103,12 +104,25 @@ impl ServiceSlots {
         self.packets[i as usize]
     }
 
+    /// Takes the packet that departed, freeing its slot.
+    #[inline]
+    pub fn take_departed(&mut self, d: Departed) -> Packet {
+        self.take(d.0)
+    }
+
     /// The packet in slot `i`.
     #[inline]
     fn get(&self, i: u32) -> Option<&Packet> {
         self.packets.get(i as usize)
     }
 }
+
+/// A packet that finished its transmission and survived the wire, left in its slot of the
+/// [`ServiceSlots`] until [`ServiceSlots::take_departed`] moves it to where it goes next: one
+/// move of the packet, with no copies through the return values in between.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "the departed packet stays in its slot until taken"]
+pub struct Departed(u32);
 
 /// `Hot::serving` when nothing is being transmitted.
 const IDLE: u32 = u32::MAX;
@@ -459,17 +473,15 @@ impl Channel {
             .transmit_time(u64::from(p.size) + u64::from(self.hot.framing))
     }
 
-    /// The packet in service finished transmission. Returns it unless the wire lost it, and the
-    /// transmission time of the next packet if one starts.
+    /// The packet in service finished transmission. Returns it (to be taken from `slots`)
+    /// unless the wire lost it, and the transmission time of the next packet if one starts.
     pub fn complete(
         &mut self,
         now: Instant,
         slots: &mut ServiceSlots,
-    ) -> (Option<Packet>, Option<Duration>) {
-        let done = match self.hot.serving {
-            IDLE => None,
-            slot => Some(slots.take(slot)),
-        };
+    ) -> (Option<Departed>, Option<Duration>) {
+        // The slot stays taken until the packet is: the next packet takes another.
+        let done = self.hot.serving;
         self.hot.serving = IDLE;
         // An empty plain DropTail queue has nothing to start, and DropTail ignores the link
         // going idle: what `start_next` and `on_link_idle` would find.
@@ -484,11 +496,13 @@ impl Channel {
             }
             next
         };
-        let Some(pkt) = done else { return (None, next) };
+        let Some(pkt) = slots.get(done) else {
+            return (None, next);
+        };
         self.hot.tx_packets += 1;
         self.hot.tx_bytes += pkt.size as u64;
         if self.hot.flags & LOSSLESS != 0 {
-            return (Some(pkt), next);
+            return (Some(Departed(done)), next);
         }
         let exposed = match self.loss_filter {
             LossFilter::All => true,
@@ -496,9 +510,10 @@ impl Channel {
         };
         if exposed && self.rng.bernoulli(self.loss) {
             self.cold_stats.wire_losses += 1;
+            slots.take(done);
             return (None, next);
         }
-        (Some(pkt), next)
+        (Some(Departed(done)), next)
     }
 
     /// The packet now being transmitted, kept in `slots`.
@@ -644,7 +659,8 @@ mod tests {
                 }
                 Step::Complete(t) => {
                     let (done, next) = c.complete(Instant::from_micros(t), &mut slots);
-                    answers.push(format!("{:?} {next:?}", done.map(|p| p.size)));
+                    let size = done.map(|d| slots.take_departed(d).size);
+                    answers.push(format!("{size:?} {next:?}"));
                 }
             }
         }
@@ -679,6 +695,38 @@ mod tests {
         assert_eq!(short.1.drops_full, 1);
         assert_eq!((short.1.arrivals, short.1.tx_packets), (6, 5));
         assert_eq!(short.1.tx_bytes, 5_000);
+    }
+
+    #[test]
+    fn a_departed_packet_keeps_its_slot_until_taken_and_a_lost_one_frees_it() {
+        let mut slots = ServiceSlots::new();
+        let mut c = channel(0);
+        c.offer_from(Instant::ZERO, packet(), 0, &mut slots);
+        c.offer_from(Instant::ZERO, packet(), 0, &mut slots);
+        // The second packet starts in another slot while the first waits to be taken.
+        let (done, next) = c.complete(Instant::from_micros(800), &mut slots);
+        assert_eq!(done, Some(Departed(0)));
+        assert_eq!(next, Some(Duration::from_micros(800)));
+        assert_eq!(c.hot.serving, 1);
+        assert_eq!(slots.take_departed(Departed(0)).size, 1000);
+        assert_eq!(slots.put(packet()), 0);
+
+        let mut lossy = channel_with(
+            AqmConfig::DropTail {
+                limit: QueueLimit::Packets(10),
+            },
+            0,
+        );
+        lossy.loss = 1.0;
+        lossy.hot.flags &= !LOSSLESS;
+        let mut slots = ServiceSlots::new();
+        lossy.offer_from(Instant::ZERO, packet(), 0, &mut slots);
+        assert_eq!(
+            lossy.complete(Instant::from_micros(800), &mut slots),
+            (None, None)
+        );
+        assert_eq!(lossy.stats().wire_losses, 1);
+        assert_eq!(slots.put(packet()), 0);
     }
 
     #[test]

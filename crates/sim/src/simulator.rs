@@ -590,7 +590,8 @@ impl Simulator {
             self.events.push(now + d, Event::TxDone(c));
             self.trace_in_service(c)?;
         }
-        if let Some(p) = done {
+        if let Some(departed) = done {
+            let p = self.serving.take_departed(departed);
             // A channel's delay is fixed and departures are handled in time order, so the
             // arrivals of every channel of that delay are too: the lane accepts every one.
             let queued = self
