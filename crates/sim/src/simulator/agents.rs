@@ -91,7 +91,7 @@ impl Simulator {
     pub(super) fn agent_on_packet(&mut self, pkt: Packet) -> Result<(), CaptureError> {
         match pkt.transport {
             Transport::TfrcData { .. } | Transport::TfrcFeedback { .. } => self.deliver_tfrc(pkt),
-            _ if pkt.cp.is_some() => {
+            _ if pkt.cp.get().is_some() => {
                 self.deliver_cp(pkt);
                 Ok(())
             }

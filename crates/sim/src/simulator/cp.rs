@@ -7,7 +7,7 @@ use super::stages::StageTimer;
 use super::{Event, Simulator};
 use crate::cp::{CUdpFlow, CpApp};
 use crate::flow::Agent;
-use crate::packet::{FlowId, NodeId, Packet, Transport};
+use crate::packet::{CpHandle, FlowId, NodeId, Packet, Transport};
 use crate::scenario::{FlowKind, Scenario};
 use crate::trace::capture::CaptureError;
 use concord_cc::cp::{
@@ -194,7 +194,7 @@ impl Simulator {
                     let size = IP_HEADER + h.encoded_len() as u32;
                     let handle = self.cp.headers.insert(h);
                     let pkt = Packet {
-                        cp: Some(handle),
+                        cp: CpHandle::some(handle),
                         ..Packet::new(n, dst, FlowId::MAX, size, now, Transport::CpControl)
                     };
                     self.forward(n, pkt)?;
@@ -235,7 +235,7 @@ impl Simulator {
         }
         let handle = self.cp.headers.insert(header);
         let pkt = Packet {
-            cp: Some(handle),
+            cp: CpHandle::some(handle),
             ..Packet::new(src, dst, f, size, now, Transport::Udp { seq, len })
         };
         self.forward(src, pkt)
@@ -245,7 +245,7 @@ impl Simulator {
     /// packet's application, the AP stamps it (local AP) or reads and rewrites it (remote AP),
     /// and the packet's size follows its header's. `None`: the AP took the packet.
     pub(super) fn cp_through(&mut self, node: NodeId, mut pkt: Packet) -> Option<Packet> {
-        let Some(handle) = pkt.cp else {
+        let Some(handle) = pkt.cp.get() else {
             return Some(pkt);
         };
         if node == pkt.src {
@@ -284,7 +284,7 @@ impl Simulator {
     /// or a C-UDP datagram for its sink.
     pub(super) fn deliver_cp(&mut self, pkt: Packet) {
         let now = self.now;
-        let Some(mut h) = pkt.cp.and_then(|i| self.cp.headers.remove(i)) else {
+        let Some(mut h) = pkt.cp.get().and_then(|i| self.cp.headers.remove(i)) else {
             return;
         };
         if let Transport::CpControl = pkt.transport {

@@ -278,7 +278,7 @@ impl Capture {
         let (sport, dport) = flow_ports(pkt.flow);
         // The message bytes that replace the zero payload, if concord defines them.
         let mut message = Vec::new();
-        let cp = match pkt.cp {
+        let cp = match pkt.cp.get() {
             Some(h) => match cp_headers.get(h) {
                 Some(header) => Some(header),
                 None => return Ok(()),

@@ -29,6 +29,6 @@ impl HostStage for AggregationPoint {
     }
 
     fn on_dropped(sim: &mut Simulator, pkt: &Packet) {
-        sim.cp_dropped(pkt.cp);
+        sim.cp_dropped(pkt.cp.get());
     }
 }
