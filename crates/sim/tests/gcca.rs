@@ -11,7 +11,7 @@ use concord_cc::wire::Ecn;
 use concord_sim::channel::{Channel, Offer, ServiceSlots};
 use concord_sim::flow::Agent;
 use concord_sim::gcca::{padding_of, NodeGcca};
-use concord_sim::packet::{Packet, Transport};
+use concord_sim::packet::{CpHandle, Packet, Transport};
 use concord_sim::scenario::{ErrorKind, ScenarioError};
 use concord_sim::Simulator;
 
@@ -146,7 +146,7 @@ fn congestion_from_downstream_slows_the_upstream_queue_and_no_router_drops() {
 
 fn data(size: u32) -> Packet {
     Packet {
-        cp: None,
+        cp: CpHandle::NONE,
         src: 0,
         dst: 1,
         flow: 0,
@@ -176,7 +176,7 @@ fn the_leaky_bucket_gates_departures_and_control_packets_jump_the_queue() {
     );
     assert_eq!(ch.offer_from(t0, data(1250), 2, &mut slots), Offer::Queued);
     let gccp = Packet {
-        cp: None,
+        cp: CpHandle::NONE,
         transport: Transport::Gccp(GccpMessage {
             code: Code::Normal,
             padding: None,
@@ -250,7 +250,7 @@ tcp = { initial_ssthresh = "64KiB" }
     let into_a = channel(&sim, "up->a") as u32;
     let flow = &sim.flows()[0];
     let padding = padding_of(&Packet {
-        cp: None,
+        cp: CpHandle::NONE,
         src: flow.src,
         dst: flow.dst,
         flow: 0,
