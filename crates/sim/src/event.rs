@@ -9,19 +9,20 @@
 //! - *lanes*: FIFOs of items that come out in the order they went in. The simulator keeps one
 //!   lane per propagation delay: every packet leaving a channel of delay `d` at time `t`
 //!   arrives at `t + d`, and departures are handled in time order, so the arrivals of all the
-//!   channels that share a delay are in time order too. Only a lane's head has an entry in the
-//!   heap, so the heap holds one entry per busy lane (a handful), not one per packet in flight
-//!   or per busy channel. Each item keeps the sequence number it was given when pushed, so the
-//!   global order is exactly the order a single heap of every item would give. A lane is a ring
-//!   buffer: its items are taken in the order they were written, from consecutive memory, which
-//!   the processor's prefetchers stream in ahead of the pops;
+//!   channels that share a delay are in time order too. Only a lane's head has a heap entry, in
+//!   a second heap of its own that holds one entry per busy lane (a handful), and a pop takes
+//!   the earlier of the two heaps' tops: an arrival is a sift through a few entries, not through
+//!   every pending transmission and timer. Each item keeps the sequence number it was given
+//!   when pushed, so the global order is exactly the order a single heap of every item would
+//!   give. A lane is a ring buffer: its items are taken in the order they were written, from
+//!   consecutive memory, which the processor's prefetchers stream in ahead of the pops;
 //! - *far timers*: events that are usually re-armed or superseded long before they are due (a
 //!   TCP sender's retransmission timer, a receiver's delayed ACK) wait in buckets of
 //!   [`BUCKET_NS`] by time, outside the heap, with the sequence number they were given when
-//!   pushed. A bucket's events enter the heap when the heap's earliest event is not before the
-//!   bucket's start, so every event of a bucket is in the heap before any later event pops and
-//!   the order is again exactly that of one heap. With many flows the heap then holds the events
-//!   of the near future, not one timer per flow.
+//!   pushed. A bucket's events enter the heap when the earliest event (of the heap and the lanes'
+//!   heads) is not before the bucket's start, so every event of a bucket is in the heap before
+//!   any later event pops and the order is again exactly that of one heap. With many flows the
+//!   heap then holds the events of the near future, not one timer per flow.
 
 use concord_cc::time::Instant;
 use std::collections::{BTreeMap, VecDeque};
@@ -72,6 +73,10 @@ struct LaneItem<L> {
 #[derive(Debug)]
 pub struct EventQueue<E, L = ()> {
     heap: Heap<E>,
+    /// The busy lanes' heads: a heap of its own, as small as the number of busy lanes, so that
+    /// a packet's arrival costs a sift through a handful of entries rather than through every
+    /// pending transmission and timer.
+    heads: Heap<E>,
     /// Each lane's items, earliest first.
     lanes: Vec<VecDeque<LaneItem<L>>>,
     /// Items in lanes.
@@ -94,6 +99,7 @@ impl<E, L> Default for EventQueue<E, L> {
     fn default() -> Self {
         EventQueue {
             heap: Heap::default(),
+            heads: Heap::default(),
             lanes: Vec::new(),
             lane_items: 0,
             busy_lanes: 0,
@@ -156,7 +162,7 @@ impl<E: Copy, L> EventQueue<E, L> {
     fn settle_far(&mut self) {
         // A bucket starts at a multiple of BUCKET_NS, never at u64::MAX (none).
         while self.far_next != u64::MAX
-            && self.far_next <= self.heap.peek().map_or(u64::MAX, |e| e.at)
+            && self.far_next <= self.earliest().map_or(u64::MAX, |e| e.at)
         {
             self.drain_next_bucket();
         }
@@ -194,7 +200,7 @@ impl<E: Copy, L> EventQueue<E, L> {
         self.next_seq += 1;
         if items.is_empty() {
             self.busy_lanes += 1;
-            self.heap.push(Entry {
+            self.heads.push(Entry {
                 at: at_ns,
                 seq,
                 event: head,
@@ -217,7 +223,7 @@ impl<E: Copy, L> EventQueue<E, L> {
         let first = items.pop_front()?;
         self.lane_items -= 1;
         match items.front() {
-            Some(next) => self.heap.push(Entry {
+            Some(next) => self.heads.push(Entry {
                 at: next.at,
                 seq: next.seq,
                 event: head,
@@ -231,14 +237,37 @@ impl<E: Copy, L> EventQueue<E, L> {
     #[inline]
     pub fn peek_time(&mut self) -> Option<Instant> {
         self.settle_far();
-        self.heap.peek().map(|e| Instant::from_nanos(e.at))
+        self.earliest().map(|e| Instant::from_nanos(e.at))
+    }
+
+    /// The earliest entry of the heap and the lanes' heads (the far timers aside).
+    #[inline]
+    fn earliest(&self) -> Option<&Entry<E>> {
+        match (self.heap.peek(), self.heads.peek()) {
+            (Some(e), Some(h)) => Some(if h.key() < e.key() { h } else { e }),
+            (e, h) => e.or(h),
+        }
+    }
+
+    /// Removes and returns the earliest entry of the heap and the lanes' heads.
+    #[inline]
+    fn pop_earliest(&mut self) -> Option<Entry<E>> {
+        let from_heads = match (self.heap.peek(), self.heads.peek()) {
+            (Some(e), Some(h)) => h.key() < e.key(),
+            (e, _) => e.is_none(),
+        };
+        if from_heads {
+            self.heads.pop()
+        } else {
+            self.heap.pop()
+        }
     }
 
     /// Removes and returns the earliest event with its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Instant, E)> {
         self.settle_far();
-        let e = self.heap.pop()?;
+        let e = self.pop_earliest()?;
         self.processed += 1;
         Some((Instant::from_nanos(e.at), e.event))
     }
@@ -247,23 +276,23 @@ impl<E: Copy, L> EventQueue<E, L> {
     #[inline]
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, E)> {
         self.settle_far();
-        if self.heap.peek()?.at > until.as_nanos() {
+        if self.earliest()?.at > until.as_nanos() {
             return None;
         }
-        let e = self.heap.pop()?;
+        let e = self.pop_earliest()?;
         self.processed += 1;
         Some((Instant::from_nanos(e.at), e.event))
     }
 
     /// Events waiting (a lane counts its items).
     pub fn len(&self) -> usize {
-        // A busy lane's head is counted by its entry in the heap.
-        self.heap.len() + (self.lane_items - self.busy_lanes) + self.far_len
+        // A busy lane's head is counted by its entry in `heads`.
+        self.heap.len() + self.heads.len() + (self.lane_items - self.busy_lanes) + self.far_len
     }
 
     /// No events wait.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.far_len == 0
+        self.heap.is_empty() && self.heads.is_empty() && self.far_len == 0
     }
 
     /// Events popped so far.
@@ -355,8 +384,9 @@ mod tests {
         assert!(q.push_lane(0, Instant::from_nanos(10), 100, 0));
         assert!(q.push_lane(2, Instant::from_nanos(20), 300, 2));
         assert!(q.push_lane(0, Instant::from_nanos(30), 101, 0));
-        // One heap entry per busy lane: lanes 0 and 2.
-        assert_eq!((q.heap.len(), q.busy_lanes, q.lane_items), (2, 2, 3));
+        // One head entry per busy lane: lanes 0 and 2; nothing in the main heap.
+        assert_eq!((q.heads.len(), q.busy_lanes, q.lane_items), (2, 2, 3));
+        assert!(q.heap.is_empty());
         assert_eq!(q.len(), 3);
         assert_eq!(q.pop(), Some((Instant::from_nanos(10), 0)));
         assert_eq!(q.pop_lane(0, 0), Some(100));
