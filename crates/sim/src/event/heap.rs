@@ -46,20 +46,26 @@ impl<E: Copy> Heap<E> {
     /// Adds `e`.
     #[inline]
     pub(super) fn push(&mut self, e: Entry<E>) {
-        let key = e.key();
-        let mut i = self.data.len();
+        let last = self.data.len();
         self.data.push(e);
-        // Move parents later than `e` down until its place is found.
-        while i > 0 {
-            let parent = (i - 1) / 2;
+        self.rise(last, e);
+    }
+
+    /// Puts `e` in the hole at `hole` or above it: parents later than `e` move down into the
+    /// hole until `e`'s place is found.
+    #[inline]
+    fn rise(&mut self, mut hole: usize, e: Entry<E>) {
+        let key = e.key();
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
             let p = self.data[parent];
             if p.key() <= key {
                 break;
             }
-            self.data[i] = p;
-            i = parent;
+            self.data[hole] = p;
+            hole = parent;
         }
-        self.data[i] = e;
+        self.data[hole] = e;
     }
 
     /// Adds every entry of `entries`.
@@ -94,17 +100,7 @@ impl<E: Copy> Heap<E> {
             hole = child;
         }
         // ... and the last entry rises from there to its place.
-        let key = last.key();
-        while hole > 0 {
-            let parent = (hole - 1) / 2;
-            let p = self.data[parent];
-            if p.key() <= key {
-                break;
-            }
-            self.data[hole] = p;
-            hole = parent;
-        }
-        self.data[hole] = last;
+        self.rise(hole, last);
         Some(top)
     }
 }
