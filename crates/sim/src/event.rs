@@ -73,16 +73,14 @@ struct LaneItem<L> {
 #[derive(Debug)]
 pub struct EventQueue<E, L = ()> {
     heap: Heap<E>,
-    /// The busy lanes' heads: a heap of its own, as small as the number of busy lanes, so that
-    /// a packet's arrival costs a sift through a handful of entries rather than through every
-    /// pending transmission and timer.
+    /// The busy lanes' heads, one entry per lane holding at least one item: a heap of its own,
+    /// so that a packet's arrival costs a sift through a handful of entries rather than through
+    /// every pending transmission and timer.
     heads: Heap<E>,
     /// Each lane's items, earliest first.
     lanes: Vec<VecDeque<LaneItem<L>>>,
     /// Items in lanes.
     lane_items: usize,
-    /// Lanes holding at least one item (each has one entry in the heap).
-    busy_lanes: usize,
     /// Far timers by bucket index (time in ns / [`BUCKET_NS`]).
     far: BTreeMap<u64, Vec<Entry<E>>>,
     /// Start of the earliest far bucket in ns (`u64::MAX`: none).
@@ -102,7 +100,6 @@ impl<E, L> Default for EventQueue<E, L> {
             heads: Heap::default(),
             lanes: Vec::new(),
             lane_items: 0,
-            busy_lanes: 0,
             far: BTreeMap::new(),
             far_next: u64::MAX,
             far_len: 0,
@@ -199,7 +196,6 @@ impl<E: Copy, L> EventQueue<E, L> {
         let seq = self.next_seq;
         self.next_seq += 1;
         if items.is_empty() {
-            self.busy_lanes += 1;
             self.heads.push(Entry {
                 at: at_ns,
                 seq,
@@ -222,13 +218,12 @@ impl<E: Copy, L> EventQueue<E, L> {
         let items = self.lanes.get_mut(lane as usize)?;
         let first = items.pop_front()?;
         self.lane_items -= 1;
-        match items.front() {
-            Some(next) => self.heads.push(Entry {
+        if let Some(next) = items.front() {
+            self.heads.push(Entry {
                 at: next.at,
                 seq: next.seq,
                 event: head,
-            }),
-            None => self.busy_lanes -= 1,
+            });
         }
         Some(first.item)
     }
@@ -286,8 +281,8 @@ impl<E: Copy, L> EventQueue<E, L> {
 
     /// Events waiting (a lane counts its items).
     pub fn len(&self) -> usize {
-        // A busy lane's head is counted by its entry in `heads`.
-        self.heap.len() + self.heads.len() + (self.lane_items - self.busy_lanes) + self.far_len
+        // A busy lane's head entry in `heads` stands for an item of `lane_items`.
+        self.heap.len() + self.lane_items + self.far_len
     }
 
     /// No events wait.
@@ -385,7 +380,7 @@ mod tests {
         assert!(q.push_lane(2, Instant::from_nanos(20), 300, 2));
         assert!(q.push_lane(0, Instant::from_nanos(30), 101, 0));
         // One head entry per busy lane: lanes 0 and 2; nothing in the main heap.
-        assert_eq!((q.heads.len(), q.busy_lanes, q.lane_items), (2, 2, 3));
+        assert_eq!((q.heads.len(), q.lane_items), (2, 3));
         assert!(q.heap.is_empty());
         assert_eq!(q.len(), 3);
         assert_eq!(q.pop(), Some((Instant::from_nanos(10), 0)));
@@ -402,7 +397,7 @@ mod tests {
             vec![(20, Some(300)), (25, Some(200)), (30, Some(101))]
         );
         assert!(q.is_empty());
-        assert_eq!((q.lane_items, q.busy_lanes), (0, 0));
+        assert_eq!((q.lane_items, q.heads.len()), (0, 0));
         // An empty lane, or one that does not exist, yields nothing.
         assert_eq!(q.pop_lane(1, 1), None);
         assert_eq!(q.pop_lane(7, 7), None);
