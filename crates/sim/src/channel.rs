@@ -70,59 +70,66 @@ pub enum Offer {
     Transmitting(Duration),
 }
 
-/// The packets being transmitted, one slot per busy channel (and one for a packet that has
-/// [`Departed`] until it is taken). A freed slot is the next one taken, so the few slots in use
-/// stay in cache while the channels themselves (thousands of them at large scale) are each
-/// touched once per packet.
+/// The packets on the wire: one slot per packet being transmitted or propagating. A packet
+/// takes a slot when it starts its transmission (or, sent by a node, when it is offered) and
+/// keeps it across the wire to the far end, where the simulator routes it by its [`Slot`] and
+/// offers the slot to the next channel: a packet crossing an idle channel with an empty queue
+/// is never copied, and a propagation lane holds 4-byte slots instead of packets. A freed slot
+/// is the next one taken, so the slots in use stay few and in cache while the channels
+/// themselves (thousands of them at large scale) are each touched once per packet.
 #[derive(Clone, Debug, Default)]
-pub struct ServiceSlots {
+pub struct WireSlots {
     packets: Vec<Packet>,
     free: Vec<u32>,
 }
 
-impl ServiceSlots {
+impl WireSlots {
     /// No slots yet.
-    pub fn new() -> ServiceSlots {
-        ServiceSlots::default()
+    pub fn new() -> WireSlots {
+        WireSlots::default()
     }
 
     /// Stores `p`, returning its slot.
     #[inline]
-    fn put(&mut self, p: Packet) -> u32 {
+    pub fn put(&mut self, p: Packet) -> Slot {
         if let Some(i) = self.free.pop() {
             self.packets[i as usize] = p;
-            return i;
+            return Slot(i);
         }
         self.packets.push(p);
-        (self.packets.len() - 1) as u32
+        Slot((self.packets.len() - 1) as u32)
     }
 
-    /// Takes the packet out of slot `i`, which becomes free.
+    /// Takes the packet out of slot `s`, which becomes free.
     #[inline]
-    fn take(&mut self, i: u32) -> Packet {
-        self.free.push(i);
-        self.packets[i as usize]
+    pub fn take(&mut self, s: Slot) -> Packet {
+        self.free.push(s.0);
+        self.packets[s.0 as usize]
     }
 
-    /// Takes the packet that departed, freeing its slot.
+    /// The packet in slot `s`, left in place.
     #[inline]
-    pub fn take_departed(&mut self, d: Departed) -> Packet {
-        self.take(d.0)
+    pub fn packet(&self, s: Slot) -> &Packet {
+        &self.packets[s.0 as usize]
     }
 
-    /// The packet in slot `i`.
+    /// Frees slot `s` without reading it (its packet was copied where it goes next).
+    #[inline]
+    fn free(&mut self, s: Slot) {
+        self.free.push(s.0);
+    }
+
+    /// The packet in slot `i`, if `i` is a slot (not [`IDLE`]).
     #[inline]
     fn get(&self, i: u32) -> Option<&Packet> {
         self.packets.get(i as usize)
     }
 }
 
-/// A packet that finished its transmission and survived the wire, left in its slot of the
-/// [`ServiceSlots`] until [`ServiceSlots::take_departed`] moves it to where it goes next: one
-/// move of the packet, with no copies through the return values in between.
-#[derive(Debug, PartialEq, Eq)]
-#[must_use = "the departed packet stays in its slot until taken"]
-pub struct Departed(u32);
+/// A packet's slot in the [`WireSlots`]: it stays taken until [`WireSlots::take`] moves the
+/// packet out, or a channel's queue admits it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot(u32);
 
 /// `Hot::serving` when nothing is being transmitted.
 const IDLE: u32 = u32::MAX;
@@ -156,7 +163,7 @@ struct Hot {
     to: NodeId,
     /// Framing bytes.
     framing: u32,
-    /// The packet in service's slot in [`ServiceSlots`], or [`IDLE`].
+    /// The packet in service's slot in [`WireSlots`], or [`IDLE`].
     serving: u32,
     /// [`PLAIN_DROP_TAIL`], [`EMPTY`], [`LOSSLESS`].
     flags: u32,
@@ -366,27 +373,49 @@ impl Channel {
         self.account_queue(now);
     }
 
-    /// Offers a packet that came from neighbour `upstream` (the node itself for its own
-    /// packets) to the channel's discipline, and starts transmitting if the link is idle; a
-    /// packet that starts is kept in `slots` until [`complete`](Self::complete).
+    /// Offers `pkt`, which came from neighbour `upstream` (the node itself for its own
+    /// packets), as [`offer_slot`](Self::offer_slot) does once it is in a slot of `slots`; a
+    /// refused packet leaves no slot taken.
     pub fn offer_from(
         &mut self,
         now: Instant,
         pkt: Packet,
         upstream: NodeId,
-        slots: &mut ServiceSlots,
+        slots: &mut WireSlots,
+    ) -> Offer {
+        let s = slots.put(pkt);
+        let offer = self.offer_slot(now, s, upstream, slots);
+        if offer == Offer::Dropped {
+            slots.free(s);
+        }
+        offer
+    }
+
+    /// Offers the packet in slot `s`, which came from neighbour `upstream` (the node itself for
+    /// its own packets), to the channel's discipline, and starts transmitting if the link is
+    /// idle; a packet that starts stays in `slots` until [`complete`](Self::complete). An
+    /// idle link with an empty plain DropTail queue takes the packet in its slot, uncopied; a
+    /// packet the queue admits leaves its slot for the queue; a refused one ([`Offer::Dropped`])
+    /// stays in `s` for the caller to take.
+    pub fn offer_slot(
+        &mut self,
+        now: Instant,
+        s: Slot,
+        upstream: NodeId,
+        slots: &mut WireSlots,
     ) -> Offer {
         self.hot.arrivals += 1;
         if self.hot.serving == IDLE && self.empty_plain() {
             // What the full path below does here: the queue-length integral gains 0 x dt,
             // DropTail admits the arrival to its empty queue (a packet limit of at least 1),
             // and the idle link takes it at once (the bypass), nothing dropped or marked.
-            self.hot.serving = slots.put(pkt);
-            return Offer::Transmitting(self.transmit_time(&pkt));
+            self.hot.serving = s.0;
+            return Offer::Transmitting(self.transmit_time(slots.packet(s)));
         }
         // The queue-length integral up to the arrival. Exact even when the length does not
         // change: the terms are whole packet-nanoseconds, below 2^53.
         self.account_queue(now);
+        let pkt = *slots.packet(s);
         let before = self.dropped.len();
         let idle = self.hot.serving == IDLE && self.control.is_empty();
         let (verdict, bypass) =
@@ -406,8 +435,11 @@ impl Channel {
             Verdict::Mark => self.cold_stats.marks += 1,
             Verdict::Enqueue => {}
         }
+        // Admitted: the packet (perhaps stamped or marked) is in the queue or comes back to
+        // go straight to the idle link.
+        slots.free(s);
         if let Some(p) = bypass {
-            self.hot.serving = slots.put(p);
+            self.hot.serving = slots.put(p).0;
             return Offer::Transmitting(self.transmit_time(&p));
         }
         let started = self.start_next(now, slots);
@@ -424,7 +456,7 @@ impl Channel {
 
     /// Offers a control packet (a GCCP message): it goes ahead of the data queue, past the
     /// discipline and any leaky bucket.
-    pub fn offer_control(&mut self, now: Instant, pkt: Packet, slots: &mut ServiceSlots) -> Offer {
+    pub fn offer_control(&mut self, now: Instant, pkt: Packet, slots: &mut WireSlots) -> Offer {
         self.control.push_back(pkt);
         let started = self.start_next(now, slots);
         self.note_emptiness();
@@ -436,19 +468,19 @@ impl Channel {
 
     /// Starts the next transmission if the channel is idle: a control packet first, then what
     /// the discipline releases. Returns its transmission time.
-    pub fn start_next(&mut self, now: Instant, slots: &mut ServiceSlots) -> Option<Duration> {
+    pub fn start_next(&mut self, now: Instant, slots: &mut WireSlots) -> Option<Duration> {
         let started = self.start_next_packet(now, slots);
         self.note_emptiness();
         started
     }
 
-    fn start_next_packet(&mut self, now: Instant, slots: &mut ServiceSlots) -> Option<Duration> {
+    fn start_next_packet(&mut self, now: Instant, slots: &mut WireSlots) -> Option<Duration> {
         if self.hot.serving != IDLE {
             return None;
         }
         if let Some(p) = self.control.pop_front() {
             self.control_sent += 1;
-            self.hot.serving = slots.put(p);
+            self.hot.serving = slots.put(p).0;
             return Some(self.transmit_time(&p));
         }
         // The queue-length integral up to now, at the length the queue had since its last
@@ -461,7 +493,7 @@ impl Channel {
         // Drops at dequeue are the discipline's congestion signal (CoDel's control law).
         self.cold_stats.drops_early += (self.dropped.len() - before) as u64;
         let p = p?;
-        self.hot.serving = slots.put(p);
+        self.hot.serving = slots.put(p).0;
         Some(self.transmit_time(&p))
     }
 
@@ -473,14 +505,15 @@ impl Channel {
             .transmit_time(u64::from(p.size) + u64::from(self.hot.framing))
     }
 
-    /// The packet in service finished transmission. Returns it (to be taken from `slots`)
-    /// unless the wire lost it, and the transmission time of the next packet if one starts.
+    /// The packet in service finished transmission. Returns its slot in `slots`, where it
+    /// stays as it crosses the wire, unless the wire lost it (its slot is then freed), and the
+    /// transmission time of the next packet if one starts.
     pub fn complete(
         &mut self,
         now: Instant,
-        slots: &mut ServiceSlots,
-    ) -> (Option<Departed>, Option<Duration>) {
-        // The slot stays taken until the packet is: the next packet takes another.
+        slots: &mut WireSlots,
+    ) -> (Option<Slot>, Option<Duration>) {
+        // The slot stays taken across the wire: the next packet takes another.
         let done = self.hot.serving;
         self.hot.serving = IDLE;
         // An empty plain DropTail queue has nothing to start, and DropTail ignores the link
@@ -502,7 +535,7 @@ impl Channel {
         self.hot.tx_packets += 1;
         self.hot.tx_bytes += pkt.size as u64;
         if self.hot.flags & LOSSLESS != 0 {
-            return (Some(Departed(done)), next);
+            return (Some(Slot(done)), next);
         }
         let exposed = match self.loss_filter {
             LossFilter::All => true,
@@ -510,14 +543,14 @@ impl Channel {
         };
         if exposed && self.rng.bernoulli(self.loss) {
             self.cold_stats.wire_losses += 1;
-            slots.take(done);
+            slots.free(Slot(done));
             return (None, next);
         }
-        (Some(Departed(done)), next)
+        (Some(Slot(done)), next)
     }
 
     /// The packet now being transmitted, kept in `slots`.
-    pub fn in_service<'a>(&self, slots: &'a ServiceSlots) -> Option<&'a Packet> {
+    pub fn in_service<'a>(&self, slots: &'a WireSlots) -> Option<&'a Packet> {
         match self.hot.serving {
             IDLE => None,
             slot => slots.get(slot),
@@ -571,7 +604,7 @@ mod tests {
         // When the first completes at 800 us, two packets have waited 800 us each:
         // 2 x 800,000 ns = 1,600,000 packet-ns, counted before the dequeue shortens the queue.
         let mut c = channel(0);
-        let mut slots = ServiceSlots::new();
+        let mut slots = WireSlots::new();
         for _ in 0..3 {
             c.offer_from(Instant::ZERO, packet(), 0, &mut slots);
         }
@@ -587,7 +620,7 @@ mod tests {
         // 1000 bytes at 10 Mbit/s: 800 us; with PPP's 2 bytes, 1002 x 8 / 10^7 s = 801.6 us.
         let mut plain = channel(0);
         let mut ppp = channel(2);
-        let mut slots = ServiceSlots::new();
+        let mut slots = WireSlots::new();
         assert_eq!(
             plain.offer_from(Instant::ZERO, packet(), 0, &mut slots),
             Offer::Transmitting(Duration::from_micros(800))
@@ -646,7 +679,7 @@ mod tests {
             },
             0,
         );
-        let mut slots = ServiceSlots::new();
+        let mut slots = WireSlots::new();
         let mut answers = Vec::new();
         for &step in steps {
             if full_path {
@@ -659,7 +692,7 @@ mod tests {
                 }
                 Step::Complete(t) => {
                     let (done, next) = c.complete(Instant::from_micros(t), &mut slots);
-                    let size = done.map(|d| slots.take_departed(d).size);
+                    let size = done.map(|d| slots.take(d).size);
                     answers.push(format!("{size:?} {next:?}"));
                 }
             }
@@ -699,17 +732,17 @@ mod tests {
 
     #[test]
     fn a_departed_packet_keeps_its_slot_until_taken_and_a_lost_one_frees_it() {
-        let mut slots = ServiceSlots::new();
+        let mut slots = WireSlots::new();
         let mut c = channel(0);
         c.offer_from(Instant::ZERO, packet(), 0, &mut slots);
         c.offer_from(Instant::ZERO, packet(), 0, &mut slots);
         // The second packet starts in another slot while the first waits to be taken.
         let (done, next) = c.complete(Instant::from_micros(800), &mut slots);
-        assert_eq!(done, Some(Departed(0)));
+        assert_eq!(done, Some(Slot(0)));
         assert_eq!(next, Some(Duration::from_micros(800)));
         assert_eq!(c.hot.serving, 1);
-        assert_eq!(slots.take_departed(Departed(0)).size, 1000);
-        assert_eq!(slots.put(packet()), 0);
+        assert_eq!(slots.take(Slot(0)).size, 1000);
+        assert_eq!(slots.put(packet()), Slot(0));
 
         let mut lossy = channel_with(
             AqmConfig::DropTail {
@@ -719,22 +752,57 @@ mod tests {
         );
         lossy.loss = 1.0;
         lossy.hot.flags &= !LOSSLESS;
-        let mut slots = ServiceSlots::new();
+        let mut slots = WireSlots::new();
         lossy.offer_from(Instant::ZERO, packet(), 0, &mut slots);
         assert_eq!(
             lossy.complete(Instant::from_micros(800), &mut slots),
             (None, None)
         );
         assert_eq!(lossy.stats().wire_losses, 1);
-        assert_eq!(slots.put(packet()), 0);
+        assert_eq!(slots.put(packet()), Slot(0));
     }
 
     #[test]
-    fn a_freed_service_slot_is_the_next_one_taken() {
-        let mut slots = ServiceSlots::new();
+    fn an_offered_slot_is_served_in_place_queued_out_of_it_or_left_when_refused() {
+        let mut slots = WireSlots::new();
+        let mut c = channel_with(
+            AqmConfig::DropTail {
+                limit: QueueLimit::Packets(1),
+            },
+            0,
+        );
+        // Idle link, empty queue: the packet is served in the slot it came in.
+        let a = slots.put(packet());
+        assert_eq!(
+            c.offer_slot(Instant::ZERO, a, 0, &mut slots),
+            Offer::Transmitting(Duration::from_micros(800))
+        );
+        assert_eq!(c.hot.serving, a.0);
+        // Busy link: the queue admits the second packet and its slot is freed.
+        let b = slots.put(packet());
+        assert_eq!(c.offer_slot(Instant::ZERO, b, 0, &mut slots), Offer::Queued);
+        assert_eq!(c.queue_len().packets, 1);
+        assert_eq!(slots.put(packet()), b);
+        // Full queue: the third is refused and stays in its slot for the caller to take.
+        let mut third = packet();
+        third.flow = 7;
+        slots.take(b);
+        let d = slots.put(third);
+        assert_eq!(
+            c.offer_slot(Instant::ZERO, d, 0, &mut slots),
+            Offer::Dropped
+        );
+        assert_eq!(slots.take(d).flow, 7);
+        assert_eq!(c.stats().drops_full, 1);
+        assert_eq!(c.stats().arrivals, 3);
+    }
+
+    #[test]
+    fn a_freed_wire_slot_is_the_next_one_taken() {
+        let mut slots = WireSlots::new();
         let a = slots.put(packet());
         let b = slots.put(packet());
-        assert_eq!((a, b), (0, 1));
+        assert_eq!((a, b), (Slot(0), Slot(1)));
         slots.take(a);
         assert_eq!(slots.put(packet()), a);
     }

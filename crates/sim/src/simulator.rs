@@ -1,7 +1,7 @@
 //! The simulator: a loop over `(time, sequence)`-ordered events that moves packets through
 //! channels and hands them to the flows' transport agents.
 
-use crate::channel::{Channel, ChannelStats, Offer, ServiceSlots};
+use crate::channel::{Channel, ChannelStats, Offer, Slot, WireSlots};
 use crate::eca::EcaState;
 use crate::event::EventQueue;
 use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
@@ -153,16 +153,16 @@ pub struct Simulator {
     seed: u64,
     name: String,
     /// Events, with one lane per propagation delay for the packets propagating on the
-    /// channels of that delay, each with its channel.
-    events: EventQueue<Event, (u32, Packet)>,
+    /// channels of that delay, each with its channel and its slot in `wire`.
+    events: EventQueue<Event, (u32, Slot)>,
     /// Nodes.
     nodes: Vec<Node>,
     /// Each node's outgoing channel toward each destination.
     routes: Routes,
     /// Channels (two per link: forward then reverse).
     channels: Vec<Channel>,
-    /// The packets the channels are transmitting.
-    serving: ServiceSlots,
+    /// The packets the channels are transmitting or propagating, each in its slot.
+    wire: WireSlots,
     /// Flows.
     flows: Vec<Flow>,
     channel_at_warmup: Vec<ChannelStats>,
@@ -379,7 +379,7 @@ impl Simulator {
             routes,
             channel_at_warmup: vec![ChannelStats::default(); channels.len()],
             channels,
-            serving: ServiceSlots::new(),
+            wire: WireSlots::new(),
             flows,
             sampled,
             sample_interval: sc.record.queue_interval.max(Duration::from_nanos(1)),
@@ -557,17 +557,20 @@ impl Simulator {
         match event {
             Event::TxDone(c) => self.on_tx_done(c)?,
             Event::Arrive(lane) => {
-                let Some((c, pkt)) = self.events.pop_lane(lane, Event::Arrive(lane)) else {
+                let Some((c, s)) = self.events.pop_lane(lane, Event::Arrive(lane)) else {
                     return Ok(());
                 };
                 let node = self.channels[c as usize].far_end();
+                let pkt = self.wire.packet(s);
                 if pkt.is_link_control() {
+                    let pkt = self.wire.take(s);
                     self.on_link_control(c, pkt)?;
                 } else if node == pkt.dst {
+                    let pkt = self.wire.take(s);
                     self.deliver(pkt)?;
                 } else {
                     let upstream = self.channels[c as usize].near_end();
-                    self.forward_from(node, pkt, upstream)?;
+                    self.forward_slot(node, s, upstream)?;
                 }
             }
             Event::FlowStart(f) => self.on_flow_start(f)?,
@@ -583,20 +586,20 @@ impl Simulator {
     fn on_tx_done(&mut self, c: u32) -> Result<(), CaptureError> {
         let now = self.now;
         let ch = &mut self.channels[c as usize];
-        let (done, next) = ch.complete(now, &mut self.serving);
+        let (done, next) = ch.complete(now, &mut self.wire);
         let delay = ch.propagation();
         let lane = ch.arrival_lane();
         if let Some(d) = next {
             self.events.push(now + d, Event::TxDone(c));
             self.trace_in_service(c)?;
         }
-        if let Some(departed) = done {
-            let p = self.serving.take_departed(departed);
-            // A channel's delay is fixed and departures are handled in time order, so the
-            // arrivals of every channel of that delay are too: the lane accepts every one.
+        if let Some(s) = done {
+            // The packet crosses the wire in its slot. A channel's delay is fixed and
+            // departures are handled in time order, so the arrivals of every channel of that
+            // delay are too: the lane accepts every one.
             let queued = self
                 .events
-                .push_lane(lane, now + delay, (c, p), Event::Arrive(lane));
+                .push_lane(lane, now + delay, (c, s), Event::Arrive(lane));
             debug_assert!(queued, "channel {c}: arrival out of order");
         }
         self.on_queue_drops(c);
@@ -650,17 +653,42 @@ impl Simulator {
         let Some(pkt) = self.stages_through(node, pkt) else {
             return Ok(());
         };
-        let c = self.routes.next_hop(node, pkt.dst);
+        let s = self.wire.put(pkt);
+        self.route(node, s, upstream)
+    }
+
+    /// Sends the packet in slot `s`, which `node` received from neighbour `upstream`, toward
+    /// its destination: through `node`'s stages if it runs any (out of its slot), else on in
+    /// its slot.
+    fn forward_slot(
+        &mut self,
+        node: NodeId,
+        s: Slot,
+        upstream: NodeId,
+    ) -> Result<(), CaptureError> {
+        if self.has_stages(node) {
+            let pkt = self.wire.take(s);
+            return self.forward_from(node, pkt, upstream);
+        }
+        self.route(node, s, upstream)
+    }
+
+    /// Offers the packet in slot `s` at `node` (past its stages) to the channel toward its
+    /// destination.
+    fn route(&mut self, node: NodeId, s: Slot, upstream: NodeId) -> Result<(), CaptureError> {
+        let c = self.routes.next_hop(node, self.wire.packet(s).dst);
         if c == NO_ROUTE {
+            self.wire.take(s);
             self.unroutable += 1;
             return Ok(());
         }
         let now = self.now;
-        let offer = self.channels[c as usize].offer_from(now, pkt, upstream, &mut self.serving);
+        let offer = self.channels[c as usize].offer_slot(now, s, upstream, &mut self.wire);
         if let Offer::Transmitting(d) = offer {
             self.events.push(now + d, Event::TxDone(c));
             self.trace_in_service(c)?;
         } else if matches!(offer, Offer::Dropped) {
+            let pkt = self.wire.take(s);
             self.on_queue_drop(&pkt);
         }
         self.on_queue_drops(c);

@@ -8,7 +8,7 @@ use concord_cc::gcca::{Code, GccpMessage};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
 use concord_cc::wire::Ecn;
-use concord_sim::channel::{Channel, Offer, ServiceSlots};
+use concord_sim::channel::{Channel, Offer, WireSlots};
 use concord_sim::flow::Agent;
 use concord_sim::gcca::{padding_of, NodeGcca};
 use concord_sim::packet::{CpHandle, Packet, Transport};
@@ -163,7 +163,7 @@ fn the_leaky_bucket_gates_departures_and_control_packets_jump_the_queue() {
     let sc = load(&line(GCCA_Q, "", "", ""));
     let spec = &sc.links[3].forward; // r2 -> b, 10 Mbit/s
     let mut ch = Channel::new("r2->b".into(), 3, 4, spec, Rng::new(1));
-    let mut slots = ServiceSlots::new();
+    let mut slots = WireSlots::new();
     let t0 = Instant::ZERO;
     let port = ch.disc_mut().gcca_mut().expect("a gcca port");
     // Five CONGESTION messages: 10 -> 5 Mbit/s.

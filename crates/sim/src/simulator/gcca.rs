@@ -187,7 +187,7 @@ impl Simulator {
             Transport::Gccp(msg),
         );
         if let Offer::Transmitting(d) =
-            self.channels[c as usize].offer_control(now, pkt, &mut self.serving)
+            self.channels[c as usize].offer_control(now, pkt, &mut self.wire)
         {
             self.events.push(now + d, Event::TxDone(c));
             self.capture
@@ -280,9 +280,9 @@ impl Simulator {
     /// Starts channel `c`'s next transmission if it is idle and its bucket allows.
     fn kick_port(&mut self, c: u32) -> Result<(), CaptureError> {
         let now = self.now;
-        if let Some(d) = self.channels[c as usize].start_next(now, &mut self.serving) {
+        if let Some(d) = self.channels[c as usize].start_next(now, &mut self.wire) {
             self.events.push(now + d, Event::TxDone(c));
-            if let Some(p) = self.channels[c as usize].in_service(&self.serving).copied() {
+            if let Some(p) = self.channels[c as usize].in_service(&self.wire).copied() {
                 self.capture
                     .packet(c, now, &p, &self.cp.headers, &self.cm.responses)?;
             }

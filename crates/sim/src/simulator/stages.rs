@@ -158,6 +158,12 @@ impl Simulator {
         self.chains.of(node).get(i).copied()
     }
 
+    /// True if `node` runs at least one stage.
+    #[inline]
+    pub(super) fn has_stages(&self, node: NodeId) -> bool {
+        !self.chains.of(node).is_empty()
+    }
+
     /// The index in `node`'s chain just after `stage` (the chain's length if `node` does not
     /// run it).
     pub(super) fn after_stage(&self, node: NodeId, stage: Stage) -> usize {
@@ -264,7 +270,7 @@ impl Simulator {
         match self
             .channels
             .get(c as usize)
-            .and_then(|ch| ch.in_service(&self.serving))
+            .and_then(|ch| ch.in_service(&self.wire))
         {
             Some(&p) => self.trace_packet(c, &p),
             None => Ok(()),
