@@ -113,6 +113,12 @@ impl WireSlots {
         &self.packets[s.0 as usize]
     }
 
+    /// The packet in slot `s`, to change in place.
+    #[inline]
+    fn packet_mut(&mut self, s: Slot) -> &mut Packet {
+        &mut self.packets[s.0 as usize]
+    }
+
     /// Frees slot `s` without reading it (its packet was copied where it goes next).
     #[inline]
     fn free(&mut self, s: Slot) {
@@ -394,9 +400,9 @@ impl Channel {
     /// Offers the packet in slot `s`, which came from neighbour `upstream` (the node itself for
     /// its own packets), to the channel's discipline, and starts transmitting if the link is
     /// idle; a packet that starts stays in `slots` until [`complete`](Self::complete). An
-    /// idle link with an empty plain DropTail queue takes the packet in its slot, uncopied; a
-    /// packet the queue admits leaves its slot for the queue; a refused one ([`Offer::Dropped`])
-    /// stays in `s` for the caller to take.
+    /// idle link takes the packet in its slot, uncopied, when the discipline lets it bypass an
+    /// empty queue; a packet the queue admits is copied into it and its slot freed; a refused one
+    /// ([`Offer::Dropped`]) stays in `s` for the caller to take.
     pub fn offer_slot(
         &mut self,
         now: Instant,
@@ -415,12 +421,16 @@ impl Channel {
         // The queue-length integral up to the arrival. Exact even when the length does not
         // change: the terms are whole packet-nanoseconds, below 2^53.
         self.account_queue(now);
-        let pkt = *slots.packet(s);
         let before = self.dropped.len();
         let idle = self.hot.serving == IDLE && self.control.is_empty();
-        let (verdict, bypass) =
-            self.disc
-                .enqueue(now, pkt, upstream, idle, &mut self.rng, &mut self.dropped);
+        let (verdict, bypassed) = self.disc.enqueue(
+            now,
+            slots.packet_mut(s),
+            upstream,
+            idle,
+            &mut self.rng,
+            &mut self.dropped,
+        );
         // Packets pushed out to make room are overflow drops.
         self.cold_stats.drops_full += (self.dropped.len() - before) as u64;
         match verdict {
@@ -435,13 +445,13 @@ impl Channel {
             Verdict::Mark => self.cold_stats.marks += 1,
             Verdict::Enqueue => {}
         }
-        // Admitted: the packet (perhaps stamped or marked) is in the queue or comes back to
-        // go straight to the idle link.
-        slots.free(s);
-        if let Some(p) = bypass {
-            self.hot.serving = slots.put(p).0;
-            return Offer::Transmitting(self.transmit_time(&p));
+        // Admitted (perhaps stamped or marked in its slot): straight to the idle link from
+        // its slot, or copied into the queue, which frees the slot.
+        if bypassed {
+            self.hot.serving = s.0;
+            return Offer::Transmitting(self.transmit_time(slots.packet(s)));
         }
+        slots.free(s);
         let started = self.start_next(now, slots);
         self.cold_stats.max_queue_packets = self
             .cold_stats
@@ -795,6 +805,22 @@ mod tests {
         assert_eq!(slots.take(d).flow, 7);
         assert_eq!(c.stats().drops_full, 1);
         assert_eq!(c.stats().arrivals, 3);
+
+        // A queue limited in bytes is not plain: the discipline admits the packet, lets it
+        // bypass its empty queue, and the idle link serves it from its slot.
+        let mut bytes = channel_with(
+            AqmConfig::DropTail {
+                limit: QueueLimit::Bytes(3_000),
+            },
+            0,
+        );
+        let e = slots.put(packet());
+        assert_eq!(
+            bytes.offer_slot(Instant::ZERO, e, 0, &mut slots),
+            Offer::Transmitting(Duration::from_micros(800))
+        );
+        assert_eq!(bytes.hot.serving, e.0);
+        assert_eq!(bytes.queue_len().packets, 0);
     }
 
     #[test]

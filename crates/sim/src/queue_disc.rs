@@ -140,14 +140,14 @@ impl QueueDisc {
     pub fn enqueue(
         &mut self,
         now: Instant,
-        mut pkt: Packet,
+        pkt: &mut Packet,
         upstream: NodeId,
         bypass: bool,
         rng: &mut Rng,
         dropped: &mut Vec<Packet>,
-    ) -> (Verdict, Option<Packet>) {
+    ) -> (Verdict, bool) {
         if let Some(e) = self.estimator.as_deref_mut() {
-            e.stamp(now, &mut pkt);
+            e.stamp(now, pkt);
         }
         self.discipline
             .enqueue(now, pkt, upstream, bypass, rng, dropped)
@@ -238,20 +238,23 @@ impl Discipline {
     /// `DropEarly` (it is not). Other packets the discipline pushes out to make room go on
     /// `dropped`.
     ///
+    /// The discipline reads `pkt` where it lies (the wire's slot it arrived in) and marks it
+    /// there; an admitted packet is copied into the discipline's queue, a refused one left.
+    ///
     /// `bypass`: the link is idle, so an admitted packet may go straight to transmission if the
     /// discipline has nothing else to send and nothing to learn from the dequeue (Linux's
-    /// `TCQ_F_CAN_BYPASS`). Such a packet comes back as `Some`; otherwise it is queued and
-    /// the caller dequeues.
+    /// `TCQ_F_CAN_BYPASS`). Such a packet is not queued and the answer's `bool` is true: the
+    /// caller transmits it from where it lies; otherwise it is queued and the caller dequeues.
     #[inline]
     pub fn enqueue(
         &mut self,
         now: Instant,
-        mut pkt: Packet,
+        pkt: &mut Packet,
         upstream: NodeId,
         bypass: bool,
         rng: &mut Rng,
         dropped: &mut Vec<Packet>,
-    ) -> (Verdict, Option<Packet>) {
+    ) -> (Verdict, bool) {
         match self {
             Discipline::Admission(q) => {
                 let verdict = q.aqm.on_arrival(
@@ -262,25 +265,25 @@ impl Discipline {
                     rng,
                 );
                 if verdict.is_drop() {
-                    return (verdict, None);
+                    return (verdict, false);
                 }
                 if verdict == Verdict::Mark {
                     pkt.ecn = concord_cc::wire::Ecn::Ce;
                 }
                 if bypass && q.fifo.is_empty() {
-                    return (verdict, Some(pkt));
+                    return (verdict, true);
                 }
-                q.fifo.push(pkt);
-                (verdict, None)
+                q.fifo.push(*pkt);
+                (verdict, false)
             }
-            Discipline::Gcca(port) => (port.enqueue(now, pkt, upstream, rng), None),
-            Discipline::CoDel(q) => match q.enqueue(now, pkt) {
-                Ok(()) => (Verdict::Enqueue, None),
-                Err(_) => (Verdict::DropFull, None),
+            Discipline::Gcca(port) => (port.enqueue(now, *pkt, upstream, rng), false),
+            Discipline::CoDel(q) => match q.enqueue(now, *pkt) {
+                Ok(()) => (Verdict::Enqueue, false),
+                Err(_) => (Verdict::DropFull, false),
             },
             Discipline::FqCodel(q) => {
-                q.enqueue(now, pkt, dropped);
-                (Verdict::Enqueue, None)
+                q.enqueue(now, *pkt, dropped);
+                (Verdict::Enqueue, false)
             }
         }
     }
