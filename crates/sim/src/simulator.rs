@@ -178,8 +178,8 @@ pub struct Simulator {
     unroutable: u64,
     bottleneck: u32,
     capture: Capture,
-    /// Reused buffer for the segments one ACK releases.
-    scratch: Vec<Packet>,
+    /// Reused buffer for the wire slots of the segments one ACK releases.
+    scratch: Vec<Slot>,
     /// GCCA's nodes, host queues and counters (see [`crate::gcca`]).
     gcca: GccaState,
     /// CP's aggregation points, applications and headers (see [`crate::cp`]).
@@ -612,6 +612,16 @@ impl Simulator {
         self.send_from(node, 0, pkt)
     }
 
+    /// An agent at `node` sends the packet it built in slot `s` of the wire: as
+    /// [`send`](Self::send) does, straight from its slot if `node` runs no stage.
+    fn send_slot(&mut self, node: NodeId, s: Slot) -> Result<(), CaptureError> {
+        if self.has_stages(node) {
+            let pkt = self.wire.take(s);
+            return self.send(node, pkt);
+        }
+        self.route(node, s, node)
+    }
+
     /// A stage of `node` that held `pkt` lets it go: it walks the stages after `stage`, then
     /// leaves toward its destination.
     fn send_after(
@@ -867,7 +877,8 @@ impl Simulator {
                     continue;
                 }
             }
-            batch.push(Packet {
+            // Built in the wire slot it leaves in: no copy between the sender and the wire.
+            batch.push(self.wire.put(Packet {
                 ecn: if seg.ect { Ecn::Ect0 } else { Ecn::NotEct },
                 ..Packet::new(
                     src,
@@ -882,7 +893,7 @@ impl Simulator {
                         ts_val: (now.as_nanos() / 1_000_000) as u32,
                     },
                 )
-            });
+            }));
         }
         if flow.trace_cwnd {
             let w = (
@@ -907,9 +918,11 @@ impl Simulator {
             }
         }
         let mut result = Ok(());
-        for p in batch.drain(..) {
+        for s in batch.drain(..) {
             if result.is_ok() {
-                result = self.send(src, p);
+                result = self.send_slot(src, s);
+            } else {
+                self.wire.take(s);
             }
         }
         self.scratch = batch;
@@ -926,8 +939,9 @@ impl Simulator {
         let Agent::Tcp(t) = &mut flow.agent else {
             return Ok(());
         };
+        // Built in the wire slot it leaves in.
         let ack = t.receiver.poll_ack().map(|a| {
-            Packet::new(
+            self.wire.put(Packet::new(
                 dst,
                 src,
                 f as FlowId,
@@ -940,7 +954,7 @@ impl Simulator {
                     ts_ecr: t.ts_recent,
                     sack: a.sack,
                 },
-            )
+            ))
         });
         if let Some(at) = t.receiver.poll_timeout() {
             if crate::timer::arm_earlier(&mut t.receiver_timer, at) {
@@ -948,8 +962,8 @@ impl Simulator {
                     .push_far(at, Event::Agent(AgentTimer::TcpReceiver(f as FlowId)));
             }
         }
-        if let Some(p) = ack {
-            self.send(dst, p)?;
+        if let Some(s) = ack {
+            self.send_slot(dst, s)?;
         }
         Ok(())
     }
