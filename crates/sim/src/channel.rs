@@ -6,8 +6,9 @@
 //! and then may be lost on the wire before it arrives.
 
 use crate::packet::{NodeId, Packet};
-use crate::queue_disc::QueueDisc;
+use crate::queue_disc::{Arrival, Placed, QueueDisc};
 use crate::scenario::{ChannelSpec, LossFilter};
+use crate::wire::{Slot, WireSlots};
 use concord_cc::aqm::{QueueLen, Verdict};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
@@ -69,73 +70,6 @@ pub enum Offer {
     /// The channel was idle: transmission starts now and ends after this long.
     Transmitting(Duration),
 }
-
-/// The packets on the wire: one slot per packet being transmitted or propagating. A packet
-/// takes a slot when it starts its transmission (or, sent by a node, when it is offered) and
-/// keeps it across the wire to the far end, where the simulator routes it by its [`Slot`] and
-/// offers the slot to the next channel: a packet crossing an idle channel with an empty queue
-/// is never copied, and a propagation lane holds 4-byte slots instead of packets. A freed slot
-/// is the next one taken, so the slots in use stay few and in cache while the channels
-/// themselves (thousands of them at large scale) are each touched once per packet.
-#[derive(Clone, Debug, Default)]
-pub struct WireSlots {
-    packets: Vec<Packet>,
-    free: Vec<u32>,
-}
-
-impl WireSlots {
-    /// No slots yet.
-    pub fn new() -> WireSlots {
-        WireSlots::default()
-    }
-
-    /// Stores `p`, returning its slot.
-    #[inline]
-    pub fn put(&mut self, p: Packet) -> Slot {
-        if let Some(i) = self.free.pop() {
-            self.packets[i as usize] = p;
-            return Slot(i);
-        }
-        self.packets.push(p);
-        Slot((self.packets.len() - 1) as u32)
-    }
-
-    /// Takes the packet out of slot `s`, which becomes free.
-    #[inline]
-    pub fn take(&mut self, s: Slot) -> Packet {
-        self.free.push(s.0);
-        self.packets[s.0 as usize]
-    }
-
-    /// The packet in slot `s`, left in place.
-    #[inline]
-    pub fn packet(&self, s: Slot) -> &Packet {
-        &self.packets[s.0 as usize]
-    }
-
-    /// The packet in slot `s`, to change in place.
-    #[inline]
-    fn packet_mut(&mut self, s: Slot) -> &mut Packet {
-        &mut self.packets[s.0 as usize]
-    }
-
-    /// Frees slot `s` without reading it (its packet was copied where it goes next).
-    #[inline]
-    fn free(&mut self, s: Slot) {
-        self.free.push(s.0);
-    }
-
-    /// The packet in slot `i`, if `i` is a slot (not [`IDLE`]).
-    #[inline]
-    fn get(&self, i: u32) -> Option<&Packet> {
-        self.packets.get(i as usize)
-    }
-}
-
-/// A packet's slot in the [`WireSlots`]: it stays taken until [`WireSlots::take`] moves the
-/// packet out, or a channel's queue admits it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slot(u32);
 
 /// `Hot::serving` when nothing is being transmitted.
 const IDLE: u32 = u32::MAX;
@@ -401,8 +335,9 @@ impl Channel {
     /// its own packets), to the channel's discipline, and starts transmitting if the link is
     /// idle; a packet that starts stays in `slots` until [`complete`](Self::complete). An
     /// idle link takes the packet in its slot, uncopied, when the discipline lets it bypass an
-    /// empty queue; a packet the queue admits is copied into it and its slot freed; a refused one
-    /// ([`Offer::Dropped`]) stays in `s` for the caller to take.
+    /// empty queue; DropTail and RED queue it in its slot, other disciplines copy it into their
+    /// own queues and free the slot; a refused one ([`Offer::Dropped`]) stays in `s` for the
+    /// caller to take.
     pub fn offer_slot(
         &mut self,
         now: Instant,
@@ -415,7 +350,7 @@ impl Channel {
             // What the full path below does here: the queue-length integral gains 0 x dt,
             // DropTail admits the arrival to its empty queue (a packet limit of at least 1),
             // and the idle link takes it at once (the bypass), nothing dropped or marked.
-            self.hot.serving = s.0;
+            self.hot.serving = s.index();
             return Offer::Transmitting(self.transmit_time(slots.packet(s)));
         }
         // The queue-length integral up to the arrival. Exact even when the length does not
@@ -423,14 +358,14 @@ impl Channel {
         self.account_queue(now);
         let before = self.dropped.len();
         let idle = self.hot.serving == IDLE && self.control.is_empty();
-        let (verdict, bypassed) = self.disc.enqueue(
-            now,
-            slots.packet_mut(s),
+        let arrival = Arrival {
+            slot: s,
             upstream,
-            idle,
-            &mut self.rng,
-            &mut self.dropped,
-        );
+            bypass: idle,
+        };
+        let (verdict, placed) =
+            self.disc
+                .enqueue(now, slots, arrival, &mut self.rng, &mut self.dropped);
         // Packets pushed out to make room are overflow drops.
         self.cold_stats.drops_full += (self.dropped.len() - before) as u64;
         match verdict {
@@ -446,12 +381,15 @@ impl Channel {
             Verdict::Enqueue => {}
         }
         // Admitted (perhaps stamped or marked in its slot): straight to the idle link from
-        // its slot, or copied into the queue, which frees the slot.
-        if bypassed {
-            self.hot.serving = s.0;
-            return Offer::Transmitting(self.transmit_time(slots.packet(s)));
+        // its slot, queued in it, or copied into a queue of the discipline's own.
+        match placed {
+            Placed::Bypass => {
+                self.hot.serving = s.index();
+                return Offer::Transmitting(self.transmit_time(slots.packet(s)));
+            }
+            Placed::Copied => slots.free(s),
+            Placed::InSlot | Placed::Refused => {}
         }
-        slots.free(s);
         let started = self.start_next(now, slots);
         self.cold_stats.max_queue_packets = self
             .cold_stats
@@ -490,21 +428,21 @@ impl Channel {
         }
         if let Some(p) = self.control.pop_front() {
             self.control_sent += 1;
-            self.hot.serving = slots.put(p).0;
+            self.hot.serving = slots.put(p).index();
             return Some(self.transmit_time(&p));
         }
         // The queue-length integral up to now, at the length the queue had since its last
         // change: before the dequeue (and any drop at dequeue) shortens it.
         self.account_queue(now);
         let before = self.dropped.len();
-        let p = self
+        let s = self
             .disc
-            .dequeue(now, &mut self.dropped, &mut self.cold_stats.marks);
+            .dequeue(now, slots, &mut self.dropped, &mut self.cold_stats.marks);
         // Drops at dequeue are the discipline's congestion signal (CoDel's control law).
         self.cold_stats.drops_early += (self.dropped.len() - before) as u64;
-        let p = p?;
-        self.hot.serving = slots.put(p).0;
-        Some(self.transmit_time(&p))
+        let s = s?;
+        self.hot.serving = s.index();
+        Some(self.transmit_time(slots.packet(s)))
     }
 
     /// The time to send `p` at the link rate: its bytes plus the link's framing bytes.
@@ -545,7 +483,7 @@ impl Channel {
         self.hot.tx_packets += 1;
         self.hot.tx_bytes += pkt.size as u64;
         if self.hot.flags & LOSSLESS != 0 {
-            return (Some(Slot(done)), next);
+            return (Some(Slot::at(done)), next);
         }
         let exposed = match self.loss_filter {
             LossFilter::All => true,
@@ -553,10 +491,10 @@ impl Channel {
         };
         if exposed && self.rng.bernoulli(self.loss) {
             self.cold_stats.wire_losses += 1;
-            slots.free(Slot(done));
+            slots.free(Slot::at(done));
             return (None, next);
         }
-        (Some(Slot(done)), next)
+        (Some(Slot::at(done)), next)
     }
 
     /// The packet now being transmitted, kept in `slots`.
@@ -748,11 +686,11 @@ mod tests {
         c.offer_from(Instant::ZERO, packet(), 0, &mut slots);
         // The second packet starts in another slot while the first waits to be taken.
         let (done, next) = c.complete(Instant::from_micros(800), &mut slots);
-        assert_eq!(done, Some(Slot(0)));
+        assert_eq!(done, Some(Slot::at(0)));
         assert_eq!(next, Some(Duration::from_micros(800)));
         assert_eq!(c.hot.serving, 1);
-        assert_eq!(slots.take(Slot(0)).size, 1000);
-        assert_eq!(slots.put(packet()), Slot(0));
+        assert_eq!(slots.take(Slot::at(0)).size, 1000);
+        assert_eq!(slots.put(packet()), Slot::at(0));
 
         let mut lossy = channel_with(
             AqmConfig::DropTail {
@@ -769,11 +707,11 @@ mod tests {
             (None, None)
         );
         assert_eq!(lossy.stats().wire_losses, 1);
-        assert_eq!(slots.put(packet()), Slot(0));
+        assert_eq!(slots.put(packet()), Slot::at(0));
     }
 
     #[test]
-    fn an_offered_slot_is_served_in_place_queued_out_of_it_or_left_when_refused() {
+    fn an_offered_slot_is_served_in_place_queued_in_place_or_left_when_refused() {
         let mut slots = WireSlots::new();
         let mut c = channel_with(
             AqmConfig::DropTail {
@@ -787,17 +725,24 @@ mod tests {
             c.offer_slot(Instant::ZERO, a, 0, &mut slots),
             Offer::Transmitting(Duration::from_micros(800))
         );
-        assert_eq!(c.hot.serving, a.0);
-        // Busy link: the queue admits the second packet and its slot is freed.
-        let b = slots.put(packet());
+        assert_eq!(c.hot.serving, a.index());
+        // Busy link: DropTail queues the second packet in its slot, which stays taken.
+        let mut second = packet();
+        second.flow = 5;
+        let b = slots.put(second);
         assert_eq!(c.offer_slot(Instant::ZERO, b, 0, &mut slots), Offer::Queued);
-        assert_eq!(c.queue_len().packets, 1);
-        assert_eq!(slots.put(packet()), b);
+        assert_eq!(
+            c.queue_len(),
+            QueueLen {
+                packets: 1,
+                bytes: 1000
+            }
+        );
         // Full queue: the third is refused and stays in its slot for the caller to take.
         let mut third = packet();
         third.flow = 7;
-        slots.take(b);
         let d = slots.put(third);
+        assert_ne!(d, b);
         assert_eq!(
             c.offer_slot(Instant::ZERO, d, 0, &mut slots),
             Offer::Dropped
@@ -805,6 +750,13 @@ mod tests {
         assert_eq!(slots.take(d).flow, 7);
         assert_eq!(c.stats().drops_full, 1);
         assert_eq!(c.stats().arrivals, 3);
+        // The first leaves; the second starts from the slot it waited in.
+        let (done, next) = c.complete(Instant::from_micros(800), &mut slots);
+        assert_eq!(done, Some(a));
+        assert_eq!(next, Some(Duration::from_micros(800)));
+        assert_eq!(c.hot.serving, b.index());
+        assert_eq!(c.in_service(&slots).map(|p| p.flow), Some(5));
+        assert_eq!(c.queue_len(), QueueLen::default());
 
         // A queue limited in bytes is not plain: the discipline admits the packet, lets it
         // bypass its empty queue, and the idle link serves it from its slot.
@@ -819,7 +771,7 @@ mod tests {
             bytes.offer_slot(Instant::ZERO, e, 0, &mut slots),
             Offer::Transmitting(Duration::from_micros(800))
         );
-        assert_eq!(bytes.hot.serving, e.0);
+        assert_eq!(bytes.hot.serving, e.index());
         assert_eq!(bytes.queue_len().packets, 0);
     }
 
@@ -828,7 +780,7 @@ mod tests {
         let mut slots = WireSlots::new();
         let a = slots.put(packet());
         let b = slots.put(packet());
-        assert_eq!((a, b), (Slot(0), Slot(1)));
+        assert_eq!((a, b), (Slot::at(0), Slot::at(1)));
         slots.take(a);
         assert_eq!(slots.put(packet()), a);
     }

@@ -22,5 +22,6 @@ pub mod simulator;
 pub mod tfrc;
 pub mod timer;
 pub mod trace;
+pub mod wire;
 
 pub use simulator::{SetupError, Simulator};

@@ -13,6 +13,7 @@ use crate::eca::QueueEca;
 use crate::gcca::GccaPort;
 use crate::packet::{NodeId, Packet};
 use crate::scenario::ChannelSpec;
+use crate::wire::{Slot, WireSlots};
 use concord_cc::aqm::codel::Dequeued;
 use concord_cc::aqm::{Aqm, AqmConfig, CodelQueue, FqCodel, QueueLen, QueueLimit, Verdict};
 use concord_cc::rng::Rng;
@@ -64,11 +65,77 @@ impl Fifo {
     }
 }
 
-/// An admission discipline (DropTail, RED, RED/ECN) in front of a FIFO.
+/// A FIFO of packets that wait in their slots of the wire, with their byte count: a packet is
+/// not copied to wait.
+#[derive(Clone, Debug, Default)]
+pub struct SlotFifo {
+    slots: VecDeque<Slot>,
+    bytes: u64,
+}
+
+impl SlotFifo {
+    /// Appends the packet in slot `s`, of `size` bytes.
+    #[inline]
+    fn push(&mut self, s: Slot, size: u32) {
+        self.bytes += u64::from(size);
+        self.slots.push_back(s);
+    }
+
+    /// Removes the head, whose packet is in `wire`.
+    #[inline]
+    fn pop(&mut self, wire: &WireSlots) -> Option<Slot> {
+        let s = self.slots.pop_front()?;
+        self.bytes -= u64::from(wire.packet(s).size);
+        Some(s)
+    }
+
+    /// True if nothing is queued.
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Packets and bytes queued.
+    #[inline]
+    fn len(&self) -> QueueLen {
+        QueueLen {
+            packets: self.slots.len() as u32,
+            bytes: self.bytes,
+        }
+    }
+}
+
+/// An admission discipline (DropTail, RED, RED/ECN) in front of a FIFO whose packets wait in
+/// their slots of the wire.
 #[derive(Clone, Debug)]
 pub struct Admission {
     aqm: Aqm,
-    fifo: Fifo,
+    fifo: SlotFifo,
+}
+
+/// A packet offered to a discipline (see [`Discipline::enqueue`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Arrival {
+    /// Its slot in the wire.
+    pub slot: Slot,
+    /// The neighbour it came from (the node itself for its own packets).
+    pub upstream: NodeId,
+    /// The link is idle: an admitted packet may bypass an empty queue.
+    pub bypass: bool,
+}
+
+/// Where an arriving packet went (see [`Discipline::enqueue`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placed {
+    /// Refused (the verdict says why): it is still in its slot.
+    Refused,
+    /// Admitted and to be transmitted from its slot at once: the link is idle and the
+    /// discipline's queue empty.
+    Bypass,
+    /// Queued in its slot, which stays taken until the packet is dequeued.
+    InSlot,
+    /// Copied into the discipline's own queue: its slot is free to reuse.
+    Copied,
 }
 
 /// A channel's queue discipline, with ECA's load estimator in front of it if the channel runs
@@ -140,17 +207,15 @@ impl QueueDisc {
     pub fn enqueue(
         &mut self,
         now: Instant,
-        pkt: &mut Packet,
-        upstream: NodeId,
-        bypass: bool,
+        wire: &mut WireSlots,
+        arrival: Arrival,
         rng: &mut Rng,
         dropped: &mut Vec<Packet>,
-    ) -> (Verdict, bool) {
+    ) -> (Verdict, Placed) {
         if let Some(e) = self.estimator.as_deref_mut() {
-            e.stamp(now, pkt);
+            e.stamp(now, wire.packet_mut(arrival.slot));
         }
-        self.discipline
-            .enqueue(now, pkt, upstream, bypass, rng, dropped)
+        self.discipline.enqueue(now, wire, arrival, rng, dropped)
     }
 
     /// See [`Discipline::dequeue`].
@@ -158,10 +223,11 @@ impl QueueDisc {
     pub fn dequeue(
         &mut self,
         now: Instant,
+        wire: &mut WireSlots,
         dropped: &mut Vec<Packet>,
         marks: &mut u64,
-    ) -> Option<Packet> {
-        self.discipline.dequeue(now, dropped, marks)
+    ) -> Option<Slot> {
+        self.discipline.dequeue(now, wire, dropped, marks)
     }
 
     /// See [`Discipline::on_link_idle`].
@@ -209,6 +275,15 @@ impl QueueDisc {
     }
 }
 
+/// Where a packet a discipline with queues of its own judged went: copied unless refused.
+fn copied_unless_dropped(verdict: Verdict) -> Placed {
+    if verdict.is_drop() {
+        Placed::Refused
+    } else {
+        Placed::Copied
+    }
+}
+
 impl Discipline {
     /// The discipline of `spec`'s queue.
     fn new(spec: &ChannelSpec) -> Discipline {
@@ -227,36 +302,40 @@ impl Discipline {
                     .unwrap_or(Aqm::DropTail(concord_cc::aqm::DropTail::new(other.limit())));
                 Discipline::Admission(Admission {
                     aqm,
-                    fifo: Fifo::default(),
+                    fifo: SlotFifo::default(),
                 })
             }
         }
     }
 
-    /// Offers `pkt`, which came from neighbour `upstream`, at `now`. The verdict is for the
-    /// arrival: `Enqueue` or `Mark` (it is admitted, marked CE for `Mark`), `DropFull` or
-    /// `DropEarly` (it is not). Other packets the discipline pushes out to make room go on
-    /// `dropped`.
+    /// Offers the packet of `arrival` (in its slot of `wire`) at `now`.
+    /// The verdict is for the arrival: `Enqueue` or `Mark` (it is admitted, marked CE for
+    /// `Mark`), `DropFull` or `DropEarly` (it is not, and stays in its slot). Other packets the
+    /// discipline pushes out to make room go on `dropped`. The discipline reads the packet
+    /// where it lies and marks it there; DropTail and RED queue it in its slot, the others copy
+    /// it into queues of their own ([`Placed`] says which).
     ///
-    /// The discipline reads `pkt` where it lies (the wire's slot it arrived in) and marks it
-    /// there; an admitted packet is copied into the discipline's queue, a refused one left.
-    ///
-    /// `bypass`: the link is idle, so an admitted packet may go straight to transmission if the
+    /// `arrival.bypass`: the link is idle, so an admitted packet may go straight to transmission if the
     /// discipline has nothing else to send and nothing to learn from the dequeue (Linux's
-    /// `TCQ_F_CAN_BYPASS`). Such a packet is not queued and the answer's `bool` is true: the
-    /// caller transmits it from where it lies; otherwise it is queued and the caller dequeues.
+    /// `TCQ_F_CAN_BYPASS`). Such a packet is not queued ([`Placed::Bypass`]): the caller
+    /// transmits it from its slot; otherwise it is queued and the caller dequeues.
     #[inline]
     pub fn enqueue(
         &mut self,
         now: Instant,
-        pkt: &mut Packet,
-        upstream: NodeId,
-        bypass: bool,
+        wire: &mut WireSlots,
+        arrival: Arrival,
         rng: &mut Rng,
         dropped: &mut Vec<Packet>,
-    ) -> (Verdict, bool) {
+    ) -> (Verdict, Placed) {
+        let Arrival {
+            slot: s,
+            upstream,
+            bypass,
+        } = arrival;
         match self {
             Discipline::Admission(q) => {
+                let pkt = wire.packet_mut(s);
                 let verdict = q.aqm.on_arrival(
                     now,
                     q.fifo.len(),
@@ -265,47 +344,52 @@ impl Discipline {
                     rng,
                 );
                 if verdict.is_drop() {
-                    return (verdict, false);
+                    return (verdict, Placed::Refused);
                 }
                 if verdict == Verdict::Mark {
                     pkt.ecn = concord_cc::wire::Ecn::Ce;
                 }
                 if bypass && q.fifo.is_empty() {
-                    return (verdict, true);
+                    return (verdict, Placed::Bypass);
                 }
-                q.fifo.push(*pkt);
-                (verdict, false)
+                q.fifo.push(s, pkt.size);
+                (verdict, Placed::InSlot)
             }
-            Discipline::Gcca(port) => (port.enqueue(now, *pkt, upstream, rng), false),
-            Discipline::CoDel(q) => match q.enqueue(now, *pkt) {
-                Ok(()) => (Verdict::Enqueue, false),
-                Err(_) => (Verdict::DropFull, false),
+            Discipline::Gcca(port) => {
+                let verdict = port.enqueue(now, *wire.packet(s), upstream, rng);
+                (verdict, copied_unless_dropped(verdict))
+            }
+            Discipline::CoDel(q) => match q.enqueue(now, *wire.packet(s)) {
+                Ok(()) => (Verdict::Enqueue, Placed::Copied),
+                Err(_) => (Verdict::DropFull, Placed::Refused),
             },
             Discipline::FqCodel(q) => {
-                q.enqueue(now, *pkt, dropped);
-                (Verdict::Enqueue, false)
+                q.enqueue(now, *wire.packet(s), dropped);
+                (Verdict::Enqueue, Placed::Copied)
             }
         }
     }
 
-    /// The packet to transmit at `now`, if the discipline releases one; packets it drops on
+    /// The slot of the packet to transmit at `now`, if the discipline releases one (a packet
+    /// from a queue of the discipline's own is put in a slot of `wire`); packets it drops on
     /// the way go on `dropped`, and a packet it marks CE adds one to `marks`. A GCCA port whose
     /// bucket holds the head releases nothing and sets its wake-up.
     #[inline]
     pub fn dequeue(
         &mut self,
         now: Instant,
+        wire: &mut WireSlots,
         dropped: &mut Vec<Packet>,
         marks: &mut u64,
-    ) -> Option<Packet> {
+    ) -> Option<Slot> {
         let d: Dequeued<Packet> = match self {
-            Discipline::Admission(q) => return q.fifo.pop(),
-            Discipline::Gcca(port) => return port.dequeue(now),
+            Discipline::Admission(q) => return q.fifo.pop(wire),
+            Discipline::Gcca(port) => return port.dequeue(now).map(|p| wire.put(p)),
             Discipline::CoDel(q) => q.dequeue(now, dropped),
             Discipline::FqCodel(q) => q.dequeue(now, dropped),
         };
         *marks += u64::from(d.marked);
-        d.packet
+        d.packet.map(|p| wire.put(p))
     }
 
     /// The link went idle at `now` (RED starts its idle clock, ns-2's `REDQueue::deque`).

@@ -1,7 +1,7 @@
 //! The simulator: a loop over `(time, sequence)`-ordered events that moves packets through
 //! channels and hands them to the flows' transport agents.
 
-use crate::channel::{Channel, ChannelStats, Offer, Slot, WireSlots};
+use crate::channel::{Channel, ChannelStats, Offer};
 use crate::eca::EcaState;
 use crate::event::EventQueue;
 use crate::flow::{Agent, Flow, TcpFlow, UdpFlow};
@@ -12,6 +12,7 @@ use crate::routing::{Routes, NO_ROUTE};
 use crate::scenario::DropWhen;
 use crate::scenario::{FlowKind, NodeKind, Scenario};
 use crate::trace::capture::{Capture, CaptureError};
+use crate::wire::{Slot, WireSlots};
 use concord_cc::rng::Rng;
 use concord_cc::tcp::sender::Segment;
 use concord_cc::tcp::{

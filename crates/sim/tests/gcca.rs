@@ -8,11 +8,12 @@ use concord_cc::gcca::{Code, GccpMessage};
 use concord_cc::rng::Rng;
 use concord_cc::time::{Duration, Instant};
 use concord_cc::wire::Ecn;
-use concord_sim::channel::{Channel, Offer, WireSlots};
+use concord_sim::channel::{Channel, Offer};
 use concord_sim::flow::Agent;
 use concord_sim::gcca::{padding_of, NodeGcca};
 use concord_sim::packet::{CpHandle, Packet, Transport};
 use concord_sim::scenario::{ErrorKind, ScenarioError};
+use concord_sim::wire::WireSlots;
 use concord_sim::Simulator;
 
 fn node(sim: &Simulator, name: &str) -> usize {
