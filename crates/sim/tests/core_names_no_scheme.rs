@@ -4,14 +4,17 @@
 //! (`send`), not through a scheme's hook.
 
 /// The core functions of `simulator.rs`, each of which must name no scheme.
-const CORE: [&str; 10] = [
+const CORE: [&str; 13] = [
     "dispatch",
     "run_until",
     "send",
     "send_after",
     "send_from",
+    "send_slot",
     "forward",
     "forward_from",
+    "forward_slot",
+    "route",
     "deliver",
     "on_tx_done",
     "on_queue_drop",
