@@ -1,16 +1,16 @@
-//! The packets on the wire: each in a slot from the moment it is offered to a channel (or
-//! starts its transmission) until it reaches the far end's agent or a queue that keeps its own
-//! copy. Channels, their queues and the propagation lanes move a packet by its [`Slot`].
+//! The packets on the wire: each in a slot from the moment a TCP agent builds it, or it is
+//! offered to a channel, or it starts its transmission, until it reaches its destination's agent
+//! or a queue that keeps packets of its own. Channels, DropTail's and RED's queues and the
+//! propagation lanes move a packet by its [`Slot`].
 
 use crate::packet::Packet;
 
-/// The packets on the wire: one slot per packet being transmitted or propagating. A packet
-/// takes a slot when it starts its transmission (or, sent by a node, when it is offered) and
-/// keeps it across the wire to the far end, where the simulator routes it by its [`Slot`] and
-/// offers the slot to the next channel: a packet crossing an idle channel with an empty queue
-/// is never copied, and a propagation lane holds 4-byte slots instead of packets. A freed slot
-/// is the next one taken, so the slots in use stay few and in cache while the channels
-/// themselves (thousands of them at large scale) are each touched once per packet.
+/// The packets on the wire: one slot per packet being transmitted, propagating or waiting in a
+/// DropTail or RED queue. A packet keeps its slot across each hop to the far end, where the
+/// simulator routes it by its [`Slot`] and offers the slot to the next channel: a packet
+/// crossing an idle channel with an empty queue is never copied, and a propagation lane or a
+/// FIFO holds 4-byte slots instead of packets. A freed slot is the next one taken, so the slots
+/// in use stay as few as the packets in flight.
 #[derive(Clone, Debug, Default)]
 pub struct WireSlots {
     packets: Vec<Packet>,
