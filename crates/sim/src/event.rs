@@ -228,6 +228,12 @@ impl<E: Copy, L> EventQueue<E, L> {
         Some(first.item)
     }
 
+    /// The item at the head of `lane`, if any.
+    #[inline]
+    pub fn lane_head(&self, lane: u32) -> Option<&L> {
+        self.lanes.get(lane as usize)?.front().map(|i| &i.item)
+    }
+
     /// The time of the earliest event.
     #[inline]
     pub fn peek_time(&mut self) -> Option<Instant> {

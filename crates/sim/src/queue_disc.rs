@@ -86,6 +86,10 @@ impl SlotFifo {
     fn pop(&mut self, wire: &WireSlots) -> Option<Slot> {
         let s = self.slots.pop_front()?;
         self.bytes -= u64::from(wire.packet(s).size);
+        // The next head leaves when this packet's transmission completes.
+        if let Some(&next) = self.slots.front() {
+            wire.touch(next);
+        }
         Some(s)
     }
 

@@ -561,6 +561,10 @@ impl Simulator {
                 let Some((c, s)) = self.events.pop_lane(lane, Event::Arrive(lane)) else {
                     return Ok(());
                 };
+                // The lane's next packet arrives next among this lane's.
+                if let Some(&(_, next)) = self.events.lane_head(lane) {
+                    self.wire.touch(next);
+                }
                 let node = self.channels[c as usize].far_end();
                 let pkt = self.wire.packet(s);
                 if pkt.is_link_control() {
