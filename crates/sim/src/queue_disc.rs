@@ -88,7 +88,7 @@ impl SlotFifo {
         self.bytes -= u64::from(wire.packet(s).size);
         // The next head leaves when this packet's transmission completes.
         if let Some(&next) = self.slots.front() {
-            wire.touch(next);
+            wire.prefetch(next);
         }
         Some(s)
     }

@@ -563,7 +563,7 @@ impl Simulator {
                 };
                 // The lane's next packet arrives next among this lane's.
                 if let Some(&(_, next)) = self.events.lane_head(lane) {
-                    self.wire.touch(next);
+                    self.wire.prefetch(next);
                 }
                 let node = self.channels[c as usize].far_end();
                 let pkt = self.wire.packet(s);
