@@ -154,8 +154,8 @@ pub struct Simulator {
     seed: u64,
     name: String,
     /// Events, with one lane per propagation delay for the packets propagating on the
-    /// channels of that delay, each with its channel and its slot in `wire`.
-    events: EventQueue<Event, (u32, Slot)>,
+    /// channels of that delay, each with its slot in `wire` and its hop.
+    events: EventQueue<Event, Crossing>,
     /// Nodes.
     nodes: Vec<Node>,
     /// Each node's outgoing channel toward each destination.
@@ -193,6 +193,9 @@ pub struct Simulator {
     macroflows: crate::trace::macroflow::MacroflowTrace,
     /// Each node's chain of stages, from the application side to the wire.
     chains: chains::Chains,
+    /// A channel's discipline reads a packet's upstream neighbour (a GCCA router port): every
+    /// arrival takes the full path (see `crossing.rs`).
+    ports_read_upstream: bool,
 }
 
 impl Simulator {
@@ -369,6 +372,7 @@ impl Simulator {
         let capture = Capture::open(dir, &pcap, &channels, sc)?;
 
         let lanes = propagation_lanes(&mut channels);
+        let ports_read_upstream = channels.iter().any(Channel::is_port);
         let mut sim = Simulator {
             now: Instant::ZERO,
             end,
@@ -397,6 +401,7 @@ impl Simulator {
             cm: Default::default(),
             macroflows: Default::default(),
             chains: Default::default(),
+            ports_read_upstream,
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);
@@ -558,13 +563,16 @@ impl Simulator {
         match event {
             Event::TxDone(c) => self.on_tx_done(c)?,
             Event::Arrive(lane) => {
-                let Some((c, s)) = self.events.pop_lane(lane, Event::Arrive(lane)) else {
+                let Some(crossing) = self.events.pop_lane(lane, Event::Arrive(lane)) else {
                     return Ok(());
                 };
-                // The lane's next packet arrives next among this lane's.
-                if let Some(&(_, next)) = self.events.lane_head(lane) {
-                    self.wire.prefetch(next);
-                }
+                self.read_ahead(lane);
+                let s = crossing.slot();
+                let c = match crossing.hop() {
+                    // Looked up when it left (see `crossing.rs`).
+                    Hop::Onward(o) => return self.route_by(s, UPSTREAM_UNREAD, o),
+                    Hop::Crossed(c) => c,
+                };
                 let node = self.channels[c as usize].far_end();
                 let pkt = self.wire.packet(s);
                 if pkt.is_link_control() {
@@ -602,9 +610,10 @@ impl Simulator {
             // The packet crosses the wire in its slot. A channel's delay is fixed and
             // departures are handled in time order, so the arrivals of every channel of that
             // delay are too: the lane accepts every one.
+            let crossing = Crossing::new(s, c, self.onward(c, s));
             let queued = self
                 .events
-                .push_lane(lane, now + delay, (c, s), Event::Arrive(lane));
+                .push_lane(lane, now + delay, crossing, Event::Arrive(lane));
             debug_assert!(queued, "channel {c}: arrival out of order");
         }
         self.on_queue_drops(c);
@@ -692,6 +701,12 @@ impl Simulator {
     /// destination.
     fn route(&mut self, node: NodeId, s: Slot, upstream: NodeId) -> Result<(), CaptureError> {
         let c = self.routes.next_hop(node, self.wire.packet(s).dst);
+        self.route_by(s, upstream, c)
+    }
+
+    /// Offers the packet in slot `s` to channel `c`, its node's next hop toward its
+    /// destination ([`NO_ROUTE`]: none).
+    fn route_by(&mut self, s: Slot, upstream: NodeId, c: u32) -> Result<(), CaptureError> {
         if c == NO_ROUTE {
             self.wire.take(s);
             self.unroutable += 1;
@@ -1158,6 +1173,7 @@ mod agents;
 mod chains;
 mod cm;
 mod cp;
+mod crossing;
 mod eca;
 mod gcca;
 mod handshake;
@@ -1166,6 +1182,7 @@ mod stages;
 mod tfrc;
 
 use agents::AgentTimer;
+use crossing::{Crossing, Hop, UPSTREAM_UNREAD};
 use lanes::propagation_lanes;
 
 /// The slowest channel between two routers (lowest index on ties), else the slowest channel.

@@ -4,7 +4,7 @@
 //! (`send`), not through a scheme's hook.
 
 /// The core functions of `simulator.rs`, each of which must name no scheme.
-const CORE: [&str; 13] = [
+const CORE: [&str; 14] = [
     "dispatch",
     "run_until",
     "send",
@@ -15,6 +15,7 @@ const CORE: [&str; 13] = [
     "forward_from",
     "forward_slot",
     "route",
+    "route_by",
     "deliver",
     "on_tx_done",
     "on_queue_drop",
