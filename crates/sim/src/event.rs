@@ -1,6 +1,6 @@
 //! The event queue: events ordered by `(time, sequence)`, ties broken by insertion order.
 //!
-//! Three structures share one sequence counter:
+//! Three heaps share one sequence counter, and a pop takes the earliest of their three tops:
 //!
 //! - a binary min-heap ([`heap`]) of entries `(time, sequence)` with the (small) event beside
 //!   its key, so a pop moves the event out of the heap itself, with no slab or free list to
@@ -16,28 +16,18 @@
 //!   when pushed, so the global order is exactly the order a single heap of every item would
 //!   give. A lane is a ring buffer: its items are taken in the order they were written, from
 //!   consecutive memory, which the processor's prefetchers stream in ahead of the pops;
-//! - *far timers*: events that are usually re-armed or superseded long before they are due (a
-//!   TCP sender's retransmission timer, a receiver's delayed ACK) wait in buckets of
-//!   [`BUCKET_NS`] by time, outside the heap, with the sequence number they were given when
-//!   pushed. A bucket's events enter the heap when the earliest event (of the heap and the lanes'
-//!   heads) is not before the bucket's start, so every event of a bucket is in the heap before
-//!   any later event pops and the order is again exactly that of one heap. With many flows the
-//!   heap then holds the events of the near future, not one timer per flow.
+//! - *far timers*: events that are usually due long after the events around them (a TCP
+//!   sender's retransmission timer, a receiver's delayed ACK) wait in a third heap, with the
+//!   sequence number they were given when pushed. A new timer is later than most of those
+//!   waiting, so its push rarely rises more than a level; the main heap holds the events of the
+//!   near future, not one timer per flow, and its sifts stay short. A pop compares the three
+//!   tops by `(time, sequence)`, so the order is again exactly that of one heap.
 
 use concord_cc::time::Instant;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 mod heap;
 use heap::Heap;
-
-/// Width of a far-timer bucket: 2^20 ns (about 1.05 ms).
-pub const BUCKET_NS: u64 = 1 << 20;
-
-/// The bucket holding time `at_ns`.
-#[inline]
-fn bucket_of(at_ns: u64) -> u64 {
-    at_ns >> BUCKET_NS.trailing_zeros()
-}
 
 /// A heap entry: an event with its key.
 #[derive(Clone, Copy, Debug)]
@@ -69,6 +59,17 @@ struct LaneItem<L> {
     item: L,
 }
 
+/// The heap an entry comes from.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// The main heap.
+    Heap,
+    /// The busy lanes' heads.
+    Heads,
+    /// The far timers.
+    Far,
+}
+
 /// A queue of events of type `E`, with lanes of items of type `L`.
 #[derive(Debug)]
 pub struct EventQueue<E, L = ()> {
@@ -81,14 +82,8 @@ pub struct EventQueue<E, L = ()> {
     lanes: Vec<VecDeque<LaneItem<L>>>,
     /// Items in lanes.
     lane_items: usize,
-    /// Far timers by bucket index (time in ns / [`BUCKET_NS`]).
-    far: BTreeMap<u64, Vec<Entry<E>>>,
-    /// Start of the earliest far bucket in ns (`u64::MAX`: none).
-    far_next: u64,
-    /// Far timers waiting.
-    far_len: usize,
-    /// Emptied bucket vectors, kept for reuse.
-    spare: Vec<Vec<Entry<E>>>,
+    /// Far timers: a heap of their own.
+    far: Heap<E>,
     next_seq: u64,
     processed: u64,
 }
@@ -100,10 +95,7 @@ impl<E, L> Default for EventQueue<E, L> {
             heads: Heap::default(),
             lanes: Vec::new(),
             lane_items: 0,
-            far: BTreeMap::new(),
-            far_next: u64::MAX,
-            far_len: 0,
-            spare: Vec::new(),
+            far: Heap::default(),
             next_seq: 0,
             processed: 0,
         }
@@ -137,47 +129,17 @@ impl<E: Copy, L> EventQueue<E, L> {
     }
 
     /// Schedules `event` at `at` like [`EventQueue::push`] (the same order), for a timer that is
-    /// usually far off and often superseded: it waits in its time bucket, out of the heap,
-    /// until the heap reaches that bucket.
+    /// usually far off and often superseded: it waits in the far timers' heap, out of the main
+    /// one.
     #[inline]
     pub fn push_far(&mut self, at: Instant, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let at = at.as_nanos();
-        let b = bucket_of(at);
-        let spare = &mut self.spare;
-        self.far
-            .entry(b)
-            .or_insert_with(|| spare.pop().unwrap_or_default())
-            .push(Entry { at, seq, event });
-        self.far_len += 1;
-        self.far_next = self.far_next.min(b << BUCKET_NS.trailing_zeros());
-    }
-
-    /// Moves the far buckets that start at or before the heap's earliest event into the heap.
-    #[inline]
-    fn settle_far(&mut self) {
-        // A bucket starts at a multiple of BUCKET_NS, never at u64::MAX (none).
-        while self.far_next != u64::MAX
-            && self.far_next <= self.earliest().map_or(u64::MAX, |e| e.at)
-        {
-            self.drain_next_bucket();
-        }
-    }
-
-    #[cold]
-    fn drain_next_bucket(&mut self) {
-        let Some((_, mut bucket)) = self.far.pop_first() else {
-            self.far_next = u64::MAX;
-            return;
-        };
-        self.far_len -= bucket.len();
-        self.heap.extend(bucket.drain(..));
-        self.spare.push(bucket);
-        self.far_next = self
-            .far
-            .first_key_value()
-            .map_or(u64::MAX, |(&b, _)| b << BUCKET_NS.trailing_zeros());
+        self.far.push(Entry {
+            at: at.as_nanos(),
+            seq,
+            event,
+        });
     }
 
     /// Queues `item` on `lane` to come out at `at`, which must not be earlier than the lane's
@@ -236,39 +198,42 @@ impl<E: Copy, L> EventQueue<E, L> {
 
     /// The time of the earliest event.
     #[inline]
-    pub fn peek_time(&mut self) -> Option<Instant> {
-        self.settle_far();
-        self.earliest().map(|e| Instant::from_nanos(e.at))
+    pub fn peek_time(&self) -> Option<Instant> {
+        self.earliest().map(|(_, at)| Instant::from_nanos(at))
     }
 
-    /// The earliest entry of the heap and the lanes' heads (the far timers aside).
+    /// Which heap holds the earliest entry, and its time in ns. Keys are unique, and an empty
+    /// heap's `u128::MAX` is no entry's key (its sequence number would be `u64::MAX`).
     #[inline]
-    fn earliest(&self) -> Option<&Entry<E>> {
-        match (self.heap.peek(), self.heads.peek()) {
-            (Some(e), Some(h)) => Some(if h.key() < e.key() { h } else { e }),
-            (e, h) => e.or(h),
-        }
-    }
-
-    /// Removes and returns the earliest entry of the heap and the lanes' heads.
-    #[inline]
-    fn pop_earliest(&mut self) -> Option<Entry<E>> {
-        let from_heads = match (self.heap.peek(), self.heads.peek()) {
-            (Some(e), Some(h)) => h.key() < e.key(),
-            (e, _) => e.is_none(),
-        };
-        if from_heads {
-            self.heads.pop()
+    fn earliest(&self) -> Option<(Source, u64)> {
+        let key = |h: &Heap<E>| h.peek().map_or(u128::MAX, Entry::key);
+        let (e, h, f) = (key(&self.heap), key(&self.heads), key(&self.far));
+        let (source, k) = if e <= h && e <= f {
+            (Source::Heap, e)
+        } else if h <= f {
+            (Source::Heads, h)
         } else {
-            self.heap.pop()
+            (Source::Far, f)
+        };
+        // The time is the key's high 64 bits.
+        (k != u128::MAX).then_some((source, (k >> 64) as u64))
+    }
+
+    /// Removes and returns the top entry of `source`'s heap.
+    #[inline]
+    fn pop_from(&mut self, source: Source) -> Option<Entry<E>> {
+        match source {
+            Source::Heap => self.heap.pop(),
+            Source::Heads => self.heads.pop(),
+            Source::Far => self.far.pop(),
         }
     }
 
     /// Removes and returns the earliest event with its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Instant, E)> {
-        self.settle_far();
-        let e = self.pop_earliest()?;
+        let (source, _) = self.earliest()?;
+        let e = self.pop_from(source)?;
         self.processed += 1;
         Some((Instant::from_nanos(e.at), e.event))
     }
@@ -276,11 +241,11 @@ impl<E: Copy, L> EventQueue<E, L> {
     /// Removes and returns the earliest event with its time if it is not later than `until`.
     #[inline]
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, E)> {
-        self.settle_far();
-        if self.earliest()?.at > until.as_nanos() {
+        let (source, at) = self.earliest()?;
+        if at > until.as_nanos() {
             return None;
         }
-        let e = self.pop_earliest()?;
+        let e = self.pop_from(source)?;
         self.processed += 1;
         Some((Instant::from_nanos(e.at), e.event))
     }
@@ -288,12 +253,12 @@ impl<E: Copy, L> EventQueue<E, L> {
     /// Events waiting (a lane counts its items).
     pub fn len(&self) -> usize {
         // A busy lane's head entry in `heads` stands for an item of `lane_items`.
-        self.heap.len() + self.lane_items + self.far_len
+        self.heap.len() + self.lane_items + self.far.len()
     }
 
     /// No events wait.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.heads.is_empty() && self.far_len == 0
+        self.heap.is_empty() && self.heads.is_empty() && self.far.is_empty()
     }
 
     /// Events popped so far.
@@ -306,6 +271,9 @@ impl<E: Copy, L> EventQueue<E, L> {
 mod tests {
     use super::*;
     use concord_cc::rng::Rng;
+
+    /// A span of time for the far timers' tests: 2^20 ns.
+    const BUCKET_NS: u64 = 1 << 20;
 
     #[test]
     fn events_come_out_in_time_order_and_ties_in_insertion_order() {
@@ -356,6 +324,22 @@ mod tests {
         assert!(q.is_empty());
         assert_eq!(q.pop(), None);
         assert_eq!(q.pop_until(Instant::from_nanos(u64::MAX)), None);
+    }
+
+    #[test]
+    fn the_earliest_of_the_three_tops_pops_and_ties_go_by_insertion() {
+        let mut q: EventQueue<char, u32> = EventQueue::with_lanes(1);
+        let t = Instant::from_nanos(7);
+        q.push_far(t, 'f');
+        assert!(q.push_lane(0, t, 1, 'l'));
+        q.push(t, 'h');
+        q.push_far(Instant::from_nanos(6), 'e');
+        // Each in its own heap: the far timers out of the main one.
+        assert_eq!((q.heap.len(), q.heads.len(), q.far.len()), (1, 1, 2));
+        assert_eq!(q.peek_time(), Some(Instant::from_nanos(6)));
+        let order: String = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, "eflh");
+        assert_eq!(q.processed(), 4);
     }
 
     #[test]

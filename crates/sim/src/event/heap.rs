@@ -68,13 +68,6 @@ impl<E: Copy> Heap<E> {
         self.data[hole] = e;
     }
 
-    /// Adds every entry of `entries`.
-    pub(super) fn extend(&mut self, entries: impl IntoIterator<Item = Entry<E>>) {
-        for e in entries {
-            self.push(e);
-        }
-    }
-
     /// Removes and returns the earliest entry.
     #[inline]
     pub(super) fn pop(&mut self) -> Option<Entry<E>> {
@@ -153,11 +146,11 @@ mod tests {
             }
             assert_eq!(h.len(), reference.len());
         }
-        let mut batch: Vec<Entry<u64>> = (0..100)
-            .map(|s| entry(rng.below(50), 100_000 + s))
-            .collect();
-        reference.extend(batch.iter().map(|e| (e.at, e.seq)));
-        h.extend(batch.drain(..));
+        for s in 0..100 {
+            let e = entry(rng.below(50), 100_000 + s);
+            reference.push((e.at, e.seq));
+            h.push(e);
+        }
         reference.sort_unstable();
         let rest: Vec<_> = std::iter::from_fn(|| h.pop())
             .map(|e| (e.at, e.seq))
