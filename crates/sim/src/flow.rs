@@ -202,6 +202,17 @@ impl OneWay {
 }
 
 impl Flow {
+    /// Asks the processor to fetch the four lines a packet's arrival reads (the agent, the
+    /// delivered bytes and the goodput series; the delay histogram; the jitter histogram; the
+    /// last delay, the drop count and the trace switches): a hint, nothing changes.
+    #[inline]
+    pub fn prefetch(&self) {
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.agent);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.network.delay);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.network.jitter);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.queue_drops);
+    }
+
     /// The flow's kind as a word for tables.
     pub fn kind(&self) -> &'static str {
         match &self.agent {
@@ -231,6 +242,19 @@ mod tests {
         assert!(hot_end <= 256, "hot fields end at byte {hot_end}");
         assert!(offset_of!(Flow, name) >= hot_end);
         assert!(offset_of!(Flow, application) >= hot_end);
+    }
+
+    #[test]
+    fn the_prefetch_reaches_every_line_an_arrival_reads() {
+        // `Flow::prefetch` names one field in each of the first four lines.
+        let lines = [
+            offset_of!(Flow, agent),
+            offset_of!(Flow, network) + offset_of!(OneWay, delay),
+            offset_of!(Flow, network) + offset_of!(OneWay, jitter),
+            offset_of!(Flow, queue_drops),
+        ]
+        .map(|at| at / 64);
+        assert_eq!(lines, [0, 1, 2, 3]);
     }
 
     #[test]

@@ -83,7 +83,14 @@ impl Simulator {
         }
         let node = self.channels[c as usize].far_end();
         let pkt = self.wire.packet(s);
-        if pkt.is_link_control() || node == pkt.dst || self.has_stages(node) {
+        if pkt.is_link_control() || self.has_stages(node) {
+            NO_ROUTE
+        } else if node == pkt.dst {
+            // Delivered at the far end, a propagation delay from now: its flow's lines are
+            // fetched while it crosses.
+            if let Some(f) = self.flows.get(pkt.flow as usize) {
+                f.prefetch();
+            }
             NO_ROUTE
         } else {
             self.routes.next_hop(node, pkt.dst)
