@@ -104,10 +104,12 @@ impl Simulator {
                 c.min_rate = concord_cc::units::Rate::from_bps(8 * c.mtu);
                 let rng = Rng::stream(self.seed, NONCE_STREAM + src as u64);
                 // The loader checked every value the configuration takes from the scenario.
-                state.hosts[src] = CongestionManager::new(c, rng).ok().map(|cm| HostCm {
-                    cm,
-                    armed: None,
-                    flows: Default::default(),
+                state.hosts[src] = CongestionManager::new(c, rng).ok().map(|cm| {
+                    Box::new(HostCm {
+                        cm,
+                        armed: None,
+                        flows: Default::default(),
+                    })
                 });
             }
             match &mut self.flows[f].agent {
@@ -126,7 +128,7 @@ impl Simulator {
                     let dst = spec.to;
                     if state.responders[dst].is_none() {
                         state.responders[dst] =
-                            Some(ProbeResponder::new(ResponderConfig::default()));
+                            Some(Box::new(ProbeResponder::new(ResponderConfig::default())));
                     }
                 }
                 _ => {}
@@ -143,7 +145,7 @@ impl Simulator {
 
     /// Host `node`'s sending CM, if it has one.
     fn host_cm(&mut self, node: NodeId) -> Option<&mut HostCm> {
-        self.cm.hosts.get_mut(node as usize)?.as_mut()
+        self.cm.hosts.get_mut(node as usize)?.as_deref_mut()
     }
 
     /// The flow's CM handle and its source host, if it is an open CM flow.
