@@ -273,7 +273,7 @@ mod tests {
     use concord_cc::rng::Rng;
 
     /// A span of time for the far timers' tests: 2^20 ns.
-    const BUCKET_NS: u64 = 1 << 20;
+    const SPAN_NS: u64 = 1 << 20;
 
     #[test]
     fn events_come_out_in_time_order_and_ties_in_insertion_order() {
@@ -311,14 +311,14 @@ mod tests {
     #[test]
     fn a_far_timer_keeps_its_place_among_events_at_the_same_instant() {
         let mut q: EventQueue<char> = EventQueue::new();
-        let t = Instant::from_nanos(3 * BUCKET_NS);
+        let t = Instant::from_nanos(3 * SPAN_NS);
         q.push(t, 'a');
         q.push_far(t, 'b');
         q.push(t, 'c');
-        q.push_far(Instant::from_nanos(3 * BUCKET_NS - 1), 'z');
-        q.push(Instant::from_nanos(4 * BUCKET_NS), 'd');
+        q.push_far(Instant::from_nanos(3 * SPAN_NS - 1), 'z');
+        q.push(Instant::from_nanos(4 * SPAN_NS), 'd');
         assert_eq!(q.len(), 5);
-        assert_eq!(q.peek_time(), Some(Instant::from_nanos(3 * BUCKET_NS - 1)));
+        assert_eq!(q.peek_time(), Some(Instant::from_nanos(3 * SPAN_NS - 1)));
         let order: String = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, "zabcd");
         assert!(q.is_empty());
@@ -345,11 +345,11 @@ mod tests {
     #[test]
     fn pop_until_leaves_a_far_timer_after_the_limit() {
         let mut q: EventQueue<char> = EventQueue::new();
-        q.push_far(Instant::from_nanos(2 * BUCKET_NS + 7), 'x');
-        assert_eq!(q.pop_until(Instant::from_nanos(2 * BUCKET_NS + 6)), None);
+        q.push_far(Instant::from_nanos(2 * SPAN_NS + 7), 'x');
+        assert_eq!(q.pop_until(Instant::from_nanos(2 * SPAN_NS + 6)), None);
         assert_eq!(
-            q.pop_until(Instant::from_nanos(2 * BUCKET_NS + 7)),
-            Some((Instant::from_nanos(2 * BUCKET_NS + 7), 'x'))
+            q.pop_until(Instant::from_nanos(2 * SPAN_NS + 7)),
+            Some((Instant::from_nanos(2 * SPAN_NS + 7), 'x'))
         );
         assert_eq!(q.processed(), 1);
     }
@@ -410,7 +410,7 @@ mod tests {
                     // (ties with them).
                     let at = now
                         + if rng.below(2) == 0 {
-                            rng.below(5 * BUCKET_NS)
+                            rng.below(5 * SPAN_NS)
                         } else {
                             rng.below(50)
                         };
