@@ -196,6 +196,9 @@ pub struct Simulator {
     /// A channel's discipline reads a packet's upstream neighbour (a GCCA router port): every
     /// arrival takes the full path (see `crossing.rs`).
     ports_read_upstream: bool,
+    /// The flows' state outgrows the caches: an arrival prefetches the transport state of
+    /// the next packet its lane delivers (see `crossing.rs`).
+    agents_read_ahead: bool,
 }
 
 impl Simulator {
@@ -373,6 +376,7 @@ impl Simulator {
 
         let lanes = propagation_lanes(&mut channels);
         let ports_read_upstream = channels.iter().any(Channel::is_port);
+        let agents_read_ahead = flows.len() >= crossing::AGENTS_READ_AHEAD_FLOWS;
         let mut sim = Simulator {
             now: Instant::ZERO,
             end,
@@ -402,6 +406,7 @@ impl Simulator {
             macroflows: Default::default(),
             chains: Default::default(),
             ports_read_upstream,
+            agents_read_ahead,
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);
@@ -559,6 +564,8 @@ impl Simulator {
         self.capture.flush()
     }
 
+    /// Handles one event. Inline in its one caller, the event loop.
+    #[inline(always)]
     fn dispatch(&mut self, event: Event) -> Result<(), CaptureError> {
         match event {
             Event::TxDone(c) => self.on_tx_done(c)?,
@@ -568,23 +575,25 @@ impl Simulator {
                 };
                 self.read_ahead(lane);
                 let s = crossing.slot();
-                let c = match crossing.hop() {
+                match crossing.hop() {
                     // Looked up when it left (see `crossing.rs`).
                     Hop::Onward(o) => return self.route_by(s, UPSTREAM_UNREAD, o),
-                    Hop::Crossed(c) => c,
-                };
-                let node = self.channels[c as usize].far_end();
-                let pkt = self.wire.packet(s);
-                if pkt.is_link_control() {
-                    let pkt = self.wire.take(s);
-                    self.on_link_control(c, pkt)?;
-                } else if node == pkt.dst {
-                    let pkt = self.wire.take(s);
-                    self.deliver(pkt)?;
-                } else {
-                    let upstream = self.channels[c as usize].near_end();
-                    self.forward_slot(node, s, upstream)?;
+                    Hop::Deliver(..) => {}
+                    Hop::Crossed(c) => {
+                        let node = self.channels[c as usize].far_end();
+                        let pkt = self.wire.packet(s);
+                        if pkt.is_link_control() {
+                            let pkt = self.wire.take(s);
+                            return self.on_link_control(c, pkt);
+                        } else if node != pkt.dst {
+                            let upstream = self.channels[c as usize].near_end();
+                            return self.forward_slot(node, s, upstream);
+                        }
+                    }
                 }
+                // At its destination: one call site, so that the delivery stays inline.
+                let pkt = self.wire.take(s);
+                self.deliver(pkt)?;
             }
             Event::FlowStart(f) => self.on_flow_start(f)?,
             Event::FlowStop(f) => self.agent_stop(f)?,
@@ -610,7 +619,7 @@ impl Simulator {
             // The packet crosses the wire in its slot. A channel's delay is fixed and
             // departures are handled in time order, so the arrivals of every channel of that
             // delay are too: the lane accepts every one.
-            let crossing = Crossing::new(s, c, self.onward(c, s));
+            let crossing = Crossing::new(s, self.onward(c, s));
             let queued = self
                 .events
                 .push_lane(lane, now + delay, crossing, Event::Arrive(lane));

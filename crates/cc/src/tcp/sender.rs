@@ -174,6 +174,24 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
+    /// Asks the processor to fetch the state an ACK's arrival reads (the RTT estimator, the
+    /// recovery points, the window, the segments in flight's ring, the sequence numbers and
+    /// the shared settings, the counters, the gate), for a caller that knows an ACK will
+    /// arrive: a hint, nothing changes. One field of each 64-byte line the sender spans as
+    /// the compiler lays it out on x86-64 (about 500 bytes); a line named twice costs one
+    /// more instruction, a line left out one miss.
+    #[inline]
+    pub fn prefetch(&self) {
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.rtt);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.timeout_recover);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.recover);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.ctl);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.sent);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.snd_una);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.stats);
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.gate);
+    }
+
     /// A sender with an infinite source, its controller chosen by `config.cc`.
     pub fn new(config: TcpConfig) -> Result<TcpSender, TcpConfigError> {
         TcpSender::with_shared_config(Arc::new(config))
