@@ -34,8 +34,9 @@ const ONWARD: u32 = 1 << 31;
 const DELIVER: u32 = 1 << 30;
 /// With [`DELIVER`], the bit that marks the packet as its flow's feedback (an ACK).
 const FEEDBACK: u32 = 1 << 29;
-/// Channel and flow indices a crossing holds are below this (a channel takes 512 bytes, 2^29
-/// of them would be 256 GB; flows are at most 100,000).
+/// Channel and flow indices a crossing holds are below this (a channel takes 512 bytes and a
+/// TCP flow about 1.4 KB: 2^29 of either would be hundreds of GB, far beyond what the memory
+/// estimate lets a scenario load).
 const INDEX_LIMIT: u32 = FEEDBACK;
 
 /// The upstream neighbour given for a packet sent on by its onward channel: none is kept, as
