@@ -4,6 +4,7 @@
 # so that the compiler lays out and inlines the hot paths by measured branch and call counts.
 #
 #   bench/pgo.sh            # -> target/pgo/release/concord
+#   JOBS=1 bench/pgo.sh     # the training run on one thread (default: 2)
 #
 # The training workload is `concord reproduce --quick` (every paper experiment at its quick
 # setting: TCP, TFRC, the CM, CP, ECA and GCCA scenarios), not the `concord bench` scenarios
@@ -21,6 +22,14 @@ repo="$(cd "$here/.." && pwd)"
 cd "$repo"
 
 log() { echo "pgo.sh: $*" >&2; }
+
+if [ "$#" -gt 0 ]; then
+    log "takes no arguments (got: $*); the output is target/pgo/release/concord, JOBS=N sets the training's --jobs"
+    exit 2
+fi
+case "${JOBS:-2}" in
+    ''|*[!0-9]*|0) log "JOBS=${JOBS} is not a positive whole number of threads for the training run (e.g. JOBS=2)"; exit 2 ;;
+esac
 
 profdata="${LLVM_PROFDATA:-}"
 if [ -z "$profdata" ]; then
