@@ -224,6 +224,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
             "jain_index": r.jain_index,
             "bottleneck_drops": r.bottleneck_drops,
             "bottleneck_utilisation": r.bottleneck_utilisation,
+            "build": crate::build_info::json(),
         });
         println!(
             "{}",
@@ -241,6 +242,7 @@ pub fn bench(a: &BenchArgs) -> Result<(), Failure> {
         a.duration,
         a.seed
     );
+    println!("build: {}", crate::build_info::describe());
     println!();
     println!("speed (median of {} runs)", a.runs);
     println!("  wall time                       {wall:.3} s");
@@ -431,6 +433,7 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             sender_name(a),
             a.rate, a.delay, a.queue, a.duration, a.seed, a.runs
         );
+        println!("build: {}", crate::build_info::describe());
         println!();
         println!(
             "{:>7} {:>10} {:>13} {:>13} {:>13} {:>13} {:>10} {:>10} {:>13} {:>10} {:>10} {:>9}",
@@ -484,6 +487,7 @@ fn scaling(a: &BenchArgs) -> Result<(), Failure> {
             "window_bottleneck_packets_per_cpu_second": per_second(m.window.cpu, m.window.packets as f64),
             "resident_bytes_per_flow": per_flow,
             "peak_rss_mb": peak_mb,
+            "build": crate::build_info::json(),
         });
         if !a.json {
             let opt =

@@ -1,6 +1,7 @@
 //! `concord`: run congestion-control experiments on the embedded packet simulator.
 
 mod bench;
+mod build_info;
 mod clock;
 mod output_dir;
 mod plot;

@@ -295,6 +295,41 @@ fn bench_reports_speed_beside_the_figures_ns3_users_compare() {
 }
 
 #[test]
+fn bench_says_which_build_made_its_figures() {
+    // This test is compiled with the same profile as the binary it runs, so the binary's debug
+    // assertions are this test's.
+    let out = common::concord(&["bench", "--flows", "2", "--duration", "1s", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let b = &j["build"];
+    assert_eq!(b["debug_assertions"], cfg!(debug_assertions), "{b}");
+    assert_eq!(b["profile_guided"], false, "{b}");
+    let level = b["opt_level"].as_str().unwrap_or("");
+    assert!(["0", "1", "2", "3", "s", "z"].contains(&level), "{b}");
+    let release = level == "3" && !cfg!(debug_assertions);
+
+    let out = common::concord(&["bench", "--flows", "2", "--duration", "1s"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("build: "))
+        .unwrap_or("");
+    assert!(
+        line.starts_with(&format!("build: opt-level {level}")),
+        "{text}"
+    );
+    assert_eq!(line.contains("not a release build"), !release, "{line}");
+
+    let out = common::concord(&["bench", "--scaling", "2", "--duration", "1s", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(rows[0]["build"], *b);
+}
+
+#[test]
 fn bench_rwnd_bounds_every_flow_by_its_advertised_window() {
     // 8 flows, 1 Gbps / 100 ms bottleneck, 1 Gbps / 1 ms access links: the round trip is at
     // least 2 x 102 ms, so a 64 KiB window carries at most 65,536 x 8 / 0.204 bit/s a flow.
