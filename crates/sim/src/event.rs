@@ -196,6 +196,23 @@ impl<E: Copy, L> EventQueue<E, L> {
         self.lanes.get(lane as usize)?.front().map(|i| &i.item)
     }
 
+    /// The item `k` places behind the head of `lane` (0: the head), if any, with its time.
+    #[inline]
+    pub fn lane_ahead(&self, lane: u32, k: usize) -> Option<(Instant, &L)> {
+        self.lanes
+            .get(lane as usize)?
+            .get(k)
+            .map(|i| (Instant::from_nanos(i.at), &i.item))
+    }
+
+    /// The far timers that will come out next, at most three: the earliest waiting, then two of
+    /// which one is the next earliest (its children in the far timers' heap). A timer pushed
+    /// meanwhile may come out before them.
+    #[inline]
+    pub fn far_ahead(&self) -> impl Iterator<Item = &E> {
+        self.far.first(3).iter().map(|e| &e.event)
+    }
+
     /// The time of the earliest event.
     #[inline]
     pub fn peek_time(&self) -> Option<Instant> {
@@ -391,6 +408,50 @@ mod tests {
         // An empty lane, or one that does not exist, yields nothing.
         assert_eq!(q.pop_lane(1, 1), None);
         assert_eq!(q.pop_lane(7, 7), None);
+    }
+
+    #[test]
+    fn a_lane_shows_its_items_behind_the_head_with_their_times() {
+        let mut q: EventQueue<u32, char> = EventQueue::with_lanes(2);
+        for (at, item) in [(10, 'a'), (10, 'b'), (25, 'c')] {
+            assert!(q.push_lane(0, Instant::from_nanos(at), item, 0));
+        }
+        let ahead =
+            |q: &EventQueue<u32, char>, k| q.lane_ahead(0, k).map(|(t, &i)| (t.as_nanos(), i));
+        assert_eq!(ahead(&q, 0), Some((10, 'a')));
+        assert_eq!(ahead(&q, 2), Some((25, 'c')));
+        assert_eq!(ahead(&q, 3), None);
+        assert_eq!(q.lane_ahead(1, 0), None);
+        assert_eq!(q.lane_ahead(9, 0), None);
+        // Once the head is taken, the item behind it heads the lane.
+        assert_eq!(q.pop().map(|(_, e)| e), Some(0));
+        assert_eq!(q.pop_lane(0, 0), Some('a'));
+        assert_eq!(ahead(&q, 0), Some((10, 'b')));
+        assert_eq!(ahead(&q, 1), Some((25, 'c')));
+    }
+
+    #[test]
+    fn the_far_timers_ahead_start_with_the_next_and_hold_the_one_after() {
+        let mut q: EventQueue<char> = EventQueue::new();
+        assert_eq!(q.far_ahead().count(), 0);
+        for (at, e) in [(50, 'e'), (20, 'b'), (40, 'd'), (10, 'a'), (30, 'c')] {
+            q.push_far(Instant::from_nanos(at), e);
+        }
+        // A plain event is not among the far timers.
+        q.push(Instant::from_nanos(5), 'z');
+        assert_eq!(q.far_ahead().next(), Some(&'a'));
+        assert_eq!(q.pop().map(|(_, e)| e), Some('z'));
+        for want in ['a', 'b', 'c', 'd', 'e'] {
+            let ahead: Vec<char> = q.far_ahead().copied().collect();
+            assert_eq!(ahead.first(), Some(&want));
+            assert!(ahead.len() <= 3);
+            assert_eq!(q.pop().map(|(_, e)| e), Some(want));
+            // The next earliest was one of the two behind it.
+            if let Some(next) = q.far_ahead().next() {
+                assert!(ahead[1..].contains(next), "{next} not in {ahead:?}");
+            }
+        }
+        assert_eq!(q.far_ahead().count(), 0);
     }
 
     /// Random pushes, lane pushes and pops against a sorted reference of (time, sequence).

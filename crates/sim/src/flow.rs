@@ -201,6 +201,19 @@ impl OneWay {
     }
 }
 
+impl OneWay {
+    /// Asks the processor to fetch the counts that recording `d` next adds to (the delay's and,
+    /// against the last delay, the jitter's): a hint, nothing changes.
+    #[inline]
+    pub fn prefetch(&self, d: Duration) {
+        self.delay.prefetch(d);
+        if let Some(prev) = self.last {
+            self.jitter
+                .prefetch(if d > prev { d - prev } else { prev - d });
+        }
+    }
+}
+
 impl Flow {
     /// Asks the processor to fetch the four lines a packet's arrival reads (the agent, the
     /// delivered bytes and the goodput series; the delay histogram; the jitter histogram; the
@@ -211,6 +224,13 @@ impl Flow {
         mem_prefetch::prefetch_read_data::<_, 3>(&self.network.delay);
         mem_prefetch::prefetch_read_data::<_, 3>(&self.network.jitter);
         mem_prefetch::prefetch_read_data::<_, 3>(&self.queue_drops);
+    }
+
+    /// Asks the processor to fetch the flow's first line (the agent's pointer, the hosts): a
+    /// hint, nothing changes.
+    #[inline]
+    pub fn prefetch_entry(&self) {
+        mem_prefetch::prefetch_read_data::<_, 3>(&self.agent);
     }
 
     /// Asks the processor to fetch the transport state behind [`Flow::agent`] that the arrival
@@ -278,6 +298,10 @@ mod tests {
         ]
         .map(|at| at / 64);
         assert_eq!(lines, [0, 1, 2, 3]);
+        // `Flow::prefetch_entry` fetches the first line: the read-ahead reads the hosts with
+        // the agent's pointer.
+        assert_eq!(offset_of!(Flow, src) / 64, 0);
+        assert_eq!(offset_of!(Flow, dst) / 64, 0);
     }
 
     #[test]

@@ -1189,6 +1189,7 @@ mod handshake;
 mod lanes;
 mod stages;
 mod tfrc;
+mod timers_ahead;
 
 use agents::AgentTimer;
 use crossing::{Crossing, Hop, UPSTREAM_UNREAD};

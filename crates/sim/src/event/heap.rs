@@ -31,6 +31,13 @@ impl<E: Copy> Heap<E> {
         self.data.first()
     }
 
+    /// The first `n` entries of the heap's array (fewer if it holds fewer): the earliest, then
+    /// its two children, one of which is the next earliest, then the first grandchild.
+    #[inline]
+    pub(super) fn first(&self, n: usize) -> &[Entry<E>] {
+        &self.data[..n.min(self.data.len())]
+    }
+
     /// Entries held.
     #[inline]
     pub(super) fn len(&self) -> usize {

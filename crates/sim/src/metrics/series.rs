@@ -20,11 +20,26 @@ impl Series {
 
     /// Adds `bytes` at time `at`.
     pub fn add(&mut self, at: Instant, bytes: u64) {
-        let i = (at.as_nanos() / self.bin.as_nanos()) as usize;
+        let i = self.bin_of(at);
         if i >= self.bins.len() {
             self.bins.resize(i + 1, 0);
         }
         self.bins[i] += bytes;
+    }
+
+    /// Asks the processor to fetch the bin that [`Series::add`] at `at` adds to, if it exists:
+    /// a hint, nothing changes.
+    #[inline]
+    pub fn prefetch(&self, at: Instant) {
+        if let Some(bin) = self.bins.get(self.bin_of(at)) {
+            mem_prefetch::prefetch_read_data::<_, 3>(bin);
+        }
+    }
+
+    /// The bin of time `at`.
+    #[inline]
+    fn bin_of(&self, at: Instant) -> usize {
+        (at.as_nanos() / self.bin.as_nanos()) as usize
     }
 
     /// The bin width.
@@ -85,6 +100,9 @@ mod tests {
         s.add(Instant::from_millis(50), 1000);
         s.add(Instant::from_millis(250), 500);
         assert_eq!(s.bins(), &[1000, 0, 500]);
+        // The bin a prefetch names is the one an add at that time adds to.
+        assert_eq!(s.bin_of(Instant::from_millis(250)), 2);
+        assert_eq!(s.bin_of(Instant::from_millis(300)), 3);
         assert_eq!(
             s.rates_bps(Instant::from_millis(400)),
             vec![80_000.0, 0.0, 40_000.0, 0.0]

@@ -35,8 +35,14 @@ impl Simulator {
     /// Fires timer `t` of a flow's agent.
     pub(super) fn on_agent_timer(&mut self, t: AgentTimer) -> Result<(), CaptureError> {
         match t {
-            AgentTimer::TcpSender(f) => self.on_sender_timer(f),
-            AgentTimer::TcpReceiver(f) => self.on_receiver_timer(f),
+            AgentTimer::TcpSender(f) => {
+                self.read_timers_ahead();
+                self.on_sender_timer(f)
+            }
+            AgentTimer::TcpReceiver(f) => {
+                self.read_timers_ahead();
+                self.on_receiver_timer(f)
+            }
             AgentTimer::Source(f) => self.on_source_tick(f),
             AgentTimer::Tfrc(t) => self.on_tfrc_timer(t),
             AgentTimer::CUdp(f) => self.on_cp_timer(CpTimer::Send(f)),
