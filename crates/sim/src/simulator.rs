@@ -199,6 +199,10 @@ pub struct Simulator {
     /// The flows' state outgrows the caches: an arrival prefetches the transport state of
     /// the next packet its lane delivers (see `crossing.rs`).
     agents_read_ahead: bool,
+    /// The flows' state outgrows the last-level cache too: the read-ahead reaches a stage
+    /// further (the timers due next, the lane's packet after the next, what a delivery
+    /// writes; see `crossing.rs` and `timers_ahead.rs`).
+    pipelined_read_ahead: bool,
 }
 
 impl Simulator {
@@ -377,6 +381,7 @@ impl Simulator {
         let lanes = propagation_lanes(&mut channels);
         let ports_read_upstream = channels.iter().any(Channel::is_port);
         let agents_read_ahead = flows.len() >= crossing::AGENTS_READ_AHEAD_FLOWS;
+        let pipelined_read_ahead = flows.len() >= crossing::PIPELINED_READ_AHEAD_FLOWS;
         let mut sim = Simulator {
             now: Instant::ZERO,
             end,
@@ -407,6 +412,7 @@ impl Simulator {
             chains: Default::default(),
             ports_read_upstream,
             agents_read_ahead,
+            pipelined_read_ahead,
         };
         sim.setup_gcca(sc);
         sim.setup_cp(sc);

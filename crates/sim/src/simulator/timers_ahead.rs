@@ -24,12 +24,12 @@ fn tcp_timer(e: &Event) -> Option<(FlowId, bool)> {
 }
 
 impl Simulator {
-    /// With [`AGENTS_READ_AHEAD_FLOWS`](super::crossing::AGENTS_READ_AHEAD_FLOWS) flows or
-    /// more, prefetches what the far timers due next read: the transport state of the next
+    /// With [`PIPELINED_READ_AHEAD_FLOWS`](super::crossing::PIPELINED_READ_AHEAD_FLOWS) flows
+    /// or more, prefetches what the far timers due next read: the transport state of the next
     /// one's flow, the first lines of the two after it. Hints: nothing changes.
     #[inline]
     pub(super) fn read_timers_ahead(&self) {
-        if !self.agents_read_ahead {
+        if !self.pipelined_read_ahead {
             return;
         }
         let mut ahead = self.events.far_ahead();
