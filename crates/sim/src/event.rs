@@ -190,12 +190,6 @@ impl<E: Copy, L> EventQueue<E, L> {
         Some(first.item)
     }
 
-    /// The item at the head of `lane`, if any.
-    #[inline]
-    pub fn lane_head(&self, lane: u32) -> Option<&L> {
-        self.lanes.get(lane as usize)?.front().map(|i| &i.item)
-    }
-
     /// The item `k` places behind the head of `lane` (0: the head), if any, with its time.
     #[inline]
     pub fn lane_ahead(&self, lane: u32, k: usize) -> Option<(Instant, &L)> {

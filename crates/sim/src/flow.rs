@@ -199,9 +199,7 @@ impl OneWay {
         }
         self.last = Some(d);
     }
-}
 
-impl OneWay {
     /// Asks the processor to fetch the counts that recording `d` next adds to (the delay's and,
     /// against the last delay, the jitter's): a hint, nothing changes.
     #[inline]

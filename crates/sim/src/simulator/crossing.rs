@@ -11,7 +11,10 @@
 //! A packet whose far end is its destination (no stage there, not a control message) has its
 //! flow's entry fetched when it leaves. With [`AGENTS_READ_AHEAD_FLOWS`] flows or more it also
 //! crosses with its flow in place of the channel, so that when it heads the lane the flow's
-//! transport state, behind a pointer in that entry, is fetched too.
+//! transport state, behind a pointer in that entry, is fetched too. With
+//! [`PIPELINED_READ_AHEAD_FLOWS`] flows or more the read-ahead is a pipeline of two stages: the
+//! packet two places behind the lane's head has its flow's transport state and the channel its
+//! host answers by fetched, and the next delivery what it writes.
 //!
 //! A packet sent on this way is offered without its upstream neighbour, which only a GCCA
 //! router port reads: in a network with such a port every arrival takes the full path.
